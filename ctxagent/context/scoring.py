@@ -1,0 +1,96 @@
+"""Relevance (BM25) and recency (exponential decay) scores.
+
+BM25 (Robertson & Zaragoza, "The Probabilistic Relevance Framework", 2009) with the
+usual k1 = 1.5 and b = 0.75, over the terms of `ctxagent.context.terms`. Scores are
+normalised to [0, 1] per query by dividing by the best score, so they combine with
+recency in `score = w_rel * relevance + w_rec * recency` (DESIGN.md section 2).
+The index is an inverted index, so scoring touches only documents that share a term
+with the query: cost grows with matches, not with the corpus.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import Counter, defaultdict
+from typing import Iterable, Sequence
+
+from ctxagent.context.terms import terms
+
+K1 = 1.5
+B = 0.75
+
+
+class BM25Index:
+    """An in-memory BM25 index over a list of documents (strings or pre-split terms).
+
+    `docs`: the texts; document i is addressed by its position i.
+    `raw_scores(query) -> dict[int, float]` gives unnormalised scores of matching docs;
+    `scores(query) -> list[float]` gives one score in [0, 1] per document.
+    """
+
+    def __init__(self, docs: Iterable[str | Sequence[str]], *, k1: float = K1, b: float = B) -> None:
+        self.k1 = k1
+        self.b = b
+        self.doc_len: list[int] = []
+        self.postings: dict[str, list[tuple[int, int]]] = defaultdict(list)
+        for i, doc in enumerate(docs):
+            doc_terms = terms(doc) if isinstance(doc, str) else list(doc)
+            self.doc_len.append(len(doc_terms))
+            for term, count in Counter(doc_terms).items():
+                self.postings[term].append((i, count))
+        self.n_docs = len(self.doc_len)
+        self.avg_len = (sum(self.doc_len) / self.n_docs) if self.n_docs else 0.0
+
+    def idf(self, term: str) -> float:
+        """Inverse document frequency with the +1 floor that keeps it positive."""
+        df = len(self.postings.get(term, ()))
+        return math.log(1.0 + (self.n_docs - df + 0.5) / (df + 0.5))
+
+    def raw_scores(self, query: str | Sequence[str]) -> dict[int, float]:
+        """Unnormalised BM25 score of every document sharing a term with `query`."""
+        q_terms = terms(query) if isinstance(query, str) else list(query)
+        out: dict[int, float] = defaultdict(float)
+        avg = self.avg_len or 1.0
+        for term, q_count in Counter(q_terms).items():
+            plist = self.postings.get(term)
+            if not plist:
+                continue
+            idf = self.idf(term)
+            for doc, tf in plist:
+                norm = tf * (self.k1 + 1) / (tf + self.k1 * (1 - self.b + self.b * self.doc_len[doc] / avg))
+                out[doc] += idf * norm * (1 + math.log(q_count))
+        return out
+
+    def scores(self, query: str | Sequence[str]) -> list[float]:
+        """Scores in [0, 1], one per document; the best match scores 1.0, no match 0.0."""
+        raw = self.raw_scores(query)
+        result = [0.0] * self.n_docs
+        best = max(raw.values(), default=0.0)
+        if best <= 0:
+            return result
+        for doc, value in raw.items():
+            result[doc] = value / best
+        return result
+
+    def top(self, query: str | Sequence[str], k: int) -> list[tuple[int, float]]:
+        """The `k` best (doc index, raw score) pairs, best first; ties by index."""
+        raw = self.raw_scores(query)
+        return sorted(raw.items(), key=lambda item: (-item[1], item[0]))[:k]
+
+
+def relevance_scores(query: str, docs: Sequence[str]) -> list[float]:
+    """BM25 relevance in [0, 1] of each of `docs` to `query` (convenience for one-off use)."""
+    return BM25Index(docs).scores(query)
+
+
+def recency_score(timestamp: float, *, now: float | None = None, half_life_s: float = 3600.0) -> float:
+    """Exponential decay in [0, 1]: 1.0 now, 0.5 after `half_life_s` seconds, and so on.
+
+    `timestamp` and `now` are Unix seconds. Timestamps in the future count as now.
+    """
+    if half_life_s <= 0:
+        raise ValueError("half_life_s must be > 0 seconds")
+    now = time.time() if now is None else now
+    age = max(0.0, now - timestamp)
+    return 0.5 ** (age / half_life_s)

@@ -1,0 +1,97 @@
+"""Text -> index terms, for ranking English, code identifiers and CJK text alike.
+
+One tokenizer serves every ranking in ctxagent (context selection, note search,
+context_fetch, memory, rag), so a query scores the same way everywhere.
+
+Rules:
+- Words and identifiers are lowercased; an identifier such as `parse_cfg` or
+  `ContextBuilder` yields the whole identifier and its parts (`parse`, `cfg`;
+  `context`, `builder`), so both "parse_cfg" and "parse config" find it.
+- A light English stemmer folds plurals and common suffixes (`refreshed` ->
+  `refresh`, `bars` -> `bar`), so questions match code written in another inflection.
+- CJK text has no spaces: each run of CJK characters yields its single characters and
+  its overlapping character bigrams (`内存优化` -> 内, 存, 优, 化, 内存, 存优, 优化),
+  the standard approach of CJK full-text engines without a dictionary. This is what
+  makes `如何优化Pandas的内存占用?` score against `Pandas内存优化` (case C04).
+- A short English stop-word list is dropped from both queries and documents.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_TOKEN_RE = re.compile(rf"[{_CJK}]+|[A-Za-z_][A-Za-z0-9_]*|[0-9]+(?:\.[0-9]+)*")
+_CJK_RE = re.compile(rf"[{_CJK}]")
+_SPLIT_RE = re.compile(r"_+|(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|(?<=[A-Za-z])(?=[0-9])")
+
+STOP_WORDS = frozenset(
+    """a an and are as at be by for from has have how i if in into is it its of on or
+    that the their then there these this to was were what when where which while who why
+    will with you your do does can not no yes self none true false return def class
+    import""".split()
+)
+
+_SUFFIXES = ("ations", "ation", "ings", "ing", "edly", "ed", "ies", "es", "s", "ly")
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """Light suffix stripping for lowercase ASCII words (not a full Porter stemmer).
+
+    Keeps at least 3 characters of stem; `ies` -> `y`; doubled final consonants from
+    `-ed`/`-ing` are undoubled (`stopped` -> `stop`).
+    """
+    if len(word) <= 3 or not word.isascii() or not word.isalpha():
+        return word
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            base = word[: -len(suffix)]
+            if suffix == "ies":
+                return base + "y"
+            if suffix == "s" and base.endswith("s"):
+                return word  # "class", "process": not a plural
+            if suffix in ("ed", "ing", "edly") and len(base) > 3 and base[-1] == base[-2] and base[-1] not in "lsz":
+                return base[:-1]
+            return base
+    return word
+
+
+def _cjk_terms(run: str) -> list[str]:
+    terms = list(run)
+    terms.extend(run[i : i + 2] for i in range(len(run) - 1))
+    return terms
+
+
+def _word_terms(word: str) -> list[str]:
+    lower = word.lower()
+    parts = [p.lower() for p in _SPLIT_RE.split(word) if p]
+    out = []
+    if len(parts) > 1:
+        out.append(lower)
+        out.extend(stem(p) for p in parts if p not in STOP_WORDS)
+    elif lower not in STOP_WORDS:
+        out.append(stem(lower))
+    return out
+
+
+def terms(text: str) -> list[str]:
+    """Index terms of `text`, in order, with repeats (term frequency matters).
+
+    >>> terms("parse_cfg reads ContextBuilder")
+    ['parse_cfg', 'parse', 'cfg', 'read', 'contextbuilder', 'context', 'builder']
+    """
+    out: list[str] = []
+    for match in _TOKEN_RE.finditer(text):
+        token = match.group()
+        if _CJK_RE.match(token):
+            out.extend(_cjk_terms(token))
+        else:
+            out.extend(_word_terms(token))
+    return out
+
+
+def has_cjk(text: str) -> bool:
+    """True if `text` contains at least one CJK (Chinese, Japanese, Korean) character."""
+    return _CJK_RE.search(text) is not None

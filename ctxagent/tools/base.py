@@ -1,0 +1,137 @@
+"""The tool contract: `Tool`, `ToolResult` and the `ToolRegistry`.
+
+A tool has a `name`, a `description` and parameters described by a pydantic model
+(`Params`), from which the JSON Schema sent to the model is derived. The loop calls
+`execute(args)`, which never raises: bad arguments and refusals come back as
+`ToolResult(ok=False, content=<what to do instead>)`. Library users call `run(args)`,
+which returns the Python result (`data`) and raises a `CtxAgentError` subclass on bad
+input, following the Hello-Agents textbook's conventions (`tool.run({"action": ...})`).
+See DESIGN.md section 5.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Iterable
+
+from pydantic import BaseModel, ValidationError
+
+from ctxagent.errors import CtxAgentError, ToolInputError
+
+
+@dataclass
+class ToolResult:
+    """What a tool call produced.
+
+    ok: False when the call was refused or failed; `content` then says why and what to do.
+    content: compact text for the model (no terminal colour codes).
+    data: the Python result for library callers (None when `ok` is False).
+    """
+
+    ok: bool
+    content: str
+    data: Any = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form: {"ok": bool, "content": str, "data": Any}."""
+        return {"ok": self.ok, "content": self.content, "data": _jsonable(self.data)}
+
+
+def _jsonable(value: Any) -> Any:
+    try:
+        json.dumps(value)
+        return value
+    except (TypeError, ValueError):
+        return json.loads(json.dumps(value, default=str))
+
+
+class Tool:
+    """Base class of every tool.
+
+    Subclasses set `name`, `description`, `Params` (a pydantic model of the arguments)
+    and implement `_run(params) -> ToolResult`. Raising a `CtxAgentError` inside `_run`
+    is fine: `execute` turns it into `ok=False`; `run` lets it through.
+    """
+
+    name: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    Params: ClassVar[type[BaseModel]]
+    needs_approval: ClassVar[bool] = False
+
+    def schema(self) -> dict[str, Any]:
+        """The OpenAI `tools` entry: {"type": "function", "function": {name, description, parameters}}."""
+        params = self.Params.model_json_schema()
+        params.pop("title", None)
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": params},
+        }
+
+    def parse(self, args: dict[str, Any] | None) -> BaseModel:
+        """Validate `args` against `Params`. Raises ToolInputError naming each bad field."""
+        if args is None:
+            args = {}
+        if not isinstance(args, dict):
+            raise ToolInputError(
+                f"{self.name}: arguments must be a JSON object, got {type(args).__name__}"
+            )
+        try:
+            return self.Params.model_validate(args)
+        except ValidationError as exc:
+            raise ToolInputError(f"{self.name}: invalid arguments: {_describe(exc)}") from None
+
+    def execute(self, args: dict[str, Any] | None) -> ToolResult:
+        """Run for the agent loop. Never raises; failures are `ok=False` results."""
+        try:
+            return self._run(self.parse(args))
+        except CtxAgentError as exc:
+            return ToolResult(ok=False, content=str(exc))
+        except Exception as exc:  # a bug in a tool must not end the session
+            return ToolResult(ok=False, content=f"{self.name}: internal error: {type(exc).__name__}: {exc}")
+
+    def run(self, args: dict[str, Any] | None) -> Any:
+        """Library convenience: returns `data`; raises CtxAgentError on bad input or refusal."""
+        result = self._run(self.parse(args))
+        if not result.ok:
+            raise ToolInputError(result.content)
+        return result.data
+
+    def _run(self, params: Any) -> ToolResult:
+        raise NotImplementedError
+
+
+def _describe(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err.get("loc", ())) or "(arguments)"
+        parts.append(f"{loc}: {err.get('msg', 'invalid')}")
+    return "; ".join(parts)
+
+
+@dataclass
+class ToolRegistry:
+    """Tools by name, in registration order. The loop looks tools up here only."""
+
+    tools: dict[str, Tool] = field(default_factory=dict)
+
+    def register(self, tool: Tool) -> None:
+        """Add `tool`. Raises ValueError if its name is empty or already taken."""
+        if not tool.name:
+            raise ValueError("tool has no name")
+        if tool.name in self.tools:
+            raise ValueError(f"tool {tool.name!r} is already registered")
+        self.tools[tool.name] = tool
+
+    def get(self, name: str) -> Tool | None:
+        return self.tools.get(name)
+
+    def names(self) -> list[str]:
+        return list(self.tools)
+
+    def schemas(self) -> list[dict[str, Any]]:
+        """OpenAI `tools` list for every registered tool."""
+        return [tool.schema() for tool in self.tools.values()]
+
+    def __iter__(self) -> Iterable[Tool]:
+        return iter(self.tools.values())
