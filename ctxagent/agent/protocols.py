@@ -1,0 +1,62 @@
+"""The loop's boundaries, as small protocols (STYLE.md, habit 1).
+
+The loop depends on these, never on concrete classes:
+
+- `ChatModel`: anything with `chat(messages, tools, *, on_delta, cancel) -> ChatResponse`
+  (`ctxagent.llm.client.LLMClient` is the real one).
+- `ContextAssembler`: turns the full history into the request actually sent, before
+  every model call. `PassthroughAssembler` (here) sends the history as is; the context
+  engine's assembler (`ctxagent.context.assembler`) selects, compresses and snapshots.
+  An assembler may also have `compact(history) -> list[dict]`, which the loop calls once
+  after a context-length error (see `ctxagent.agent.compaction`).
+- `Sink` (in `ctxagent.agent.events`): a callable receiving each event.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol, runtime_checkable
+
+
+@dataclass
+class AssembledRequest:
+    """What goes to the model: `messages` (OpenAI chat messages, system first) and a free-form `report`
+    (layer sizes, dropped items, snapshot path...) that the loop passes on untouched."""
+
+    messages: list[dict[str, Any]]
+    report: dict[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class ContextAssembler(Protocol):
+    """Builds each request. `state` keys the loop provides: session_id, turn, step, call_index
+    (model calls so far in the session, from 1), task (this turn's user text), repo (str),
+    model, context_window and max_output_tokens (tokens)."""
+
+    def assemble(self, history: list[dict[str, Any]], tools: list[dict[str, Any]], state: dict[str, Any]) -> AssembledRequest:
+        """Return the request for this model call; must keep tool-call pairing valid."""
+        ...
+
+
+class ChatModel(Protocol):
+    """The model client as the loop uses it (see `ctxagent.llm.client.LLMClient.chat`)."""
+
+    def chat(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        *,
+        on_delta: Callable[[Any], None] | None = None,
+        cancel: threading.Event | None = None,
+    ) -> Any:
+        """Send one request; return a ChatResponse; raise `LLMError` subclasses."""
+        ...
+
+
+class PassthroughAssembler:
+    """The default assembler: sends the history unchanged (the system message included)."""
+
+    def assemble(self, history: list[dict[str, Any]], tools: list[dict[str, Any]], state: dict[str, Any]) -> AssembledRequest:
+        """Return `history` as the messages, with a report of {"assembler": "passthrough", "messages": n}."""
+        return AssembledRequest(messages=list(history), report={"assembler": "passthrough", "messages": len(history)})

@@ -1,0 +1,187 @@
+"""A session: its id, its history, and its transcript on disk.
+
+Transcript: `<repo>/.ctxagent/sessions/<id>.jsonl`, appended (and fsynced) as things
+happen, one JSON record a line (DESIGN.md section 4):
+
+- `{"kind": "meta", "ts", "session_id", "repo", "provider", "model", "resumed": bool}`
+- `{"kind": "message", "ts", "message": {OpenAI message}, "usage": {...} | null}`
+- `{"kind": "event", "ts", "event": {"type": ..., ...}}` (streaming deltas are not recorded)
+
+Every record passes through `redact` first, so API keys never reach the disk even if a
+tool or the model echoes one. `resume` rebuilds the history from the message records
+and repairs the pairing, so a session that crashed mid-tool-call resumes validly.
+"""
+
+from __future__ import annotations
+
+import secrets as _secrets
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Iterable
+
+from ctxagent.agent.events import STREAMING_TYPES, Event
+from ctxagent.agent.pairing import repair_pairing
+from ctxagent.errors import NotFoundError
+from ctxagent.storage import append_jsonl, atomic_write_text, read_jsonl, state_dir
+
+#: Secrets shorter than this are not redacted (too likely to match ordinary text).
+MIN_SECRET_LEN = 6
+REDACTED = "[REDACTED]"
+
+
+def new_session_id(now: datetime | None = None) -> str:
+    """`YYYYmmdd-HHMMSS-<4 hex>` in local time, e.g. `20260129-184501-a3f9`."""
+    now = now or datetime.now()
+    return f"{now:%Y%m%d-%H%M%S}-{_secrets.token_hex(2)}"
+
+
+def ensure_state_dir(repo: Path) -> Path:
+    """Create `<repo>/.ctxagent/` if needed, with a `.gitignore` of `*` on creation; return it."""
+    folder = state_dir(repo)
+    folder.mkdir(parents=True, exist_ok=True)
+    ignore = folder / ".gitignore"
+    if not ignore.exists():
+        atomic_write_text(ignore, "*\n")
+    return folder
+
+
+def sessions_dir(repo: Path) -> Path:
+    """`<repo>/.ctxagent/sessions` (not created here)."""
+    return state_dir(repo) / "sessions"
+
+
+def redact(value: Any, secrets: Iterable[str]) -> Any:
+    """Copy of `value` (JSON-like) with every occurrence of each secret replaced by [REDACTED]."""
+    keys = [s for s in secrets if s and len(s) >= MIN_SECRET_LEN]
+    if not keys:
+        return value
+    return _redact(value, keys)
+
+
+def _redact(value: Any, keys: list[str]) -> Any:
+    if isinstance(value, str):
+        for key in keys:
+            value = value.replace(key, REDACTED)
+        return value
+    if isinstance(value, dict):
+        return {k: _redact(v, keys) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_redact(v, keys) for v in value]
+    return value
+
+
+@dataclass
+class Session:
+    """One conversation with the agent.
+
+    `history`: OpenAI messages without the system prompt (the loop adds a fresh one to
+    every request); `turns`: user turns so far; `secrets`: strings redacted from every record.
+    """
+
+    id: str
+    repo: Path
+    history: list[dict[str, Any]] = field(default_factory=list)
+    turns: int = 0
+    secrets: list[str] = field(default_factory=list, repr=False)
+
+    @property
+    def path(self) -> Path:
+        """The transcript file."""
+        return sessions_dir(self.repo) / f"{self.id}.jsonl"
+
+    @classmethod
+    def create(cls, repo: Path, *, secrets: Iterable[str] = (), meta: dict[str, Any] | None = None) -> "Session":
+        """Start a new session in `repo` and write its meta record. Never reuses an id."""
+        repo = Path(repo).resolve()
+        ensure_state_dir(repo)
+        while True:
+            session = cls(id=new_session_id(), repo=repo, secrets=list(secrets))
+            if not session.path.exists():
+                break
+        session._append({"kind": "meta", "session_id": session.id, "repo": str(repo), "resumed": False, **(meta or {})})
+        return session
+
+    @classmethod
+    def resume(cls, repo: Path, ref: str, *, secrets: Iterable[str] = (), meta: dict[str, Any] | None = None) -> "Session":
+        """Reopen session `ref` (an id, or `last`). Raises NotFoundError listing how to find ids."""
+        repo = Path(repo).resolve()
+        path = find_transcript(repo, ref)
+        records = read_jsonl(path)
+        session = cls(id=path.stem, repo=repo, secrets=list(secrets))
+        session.history = history_from_records(records)
+        session.turns = sum(1 for r in records if r.get("kind") == "event" and r["event"].get("type") == "turn_start")
+        session._append({"kind": "meta", "session_id": session.id, "repo": str(repo), "resumed": True, **(meta or {})})
+        return session
+
+    def add_message(self, message: dict[str, Any], *, usage: dict[str, Any] | None = None) -> None:
+        """Append `message` to the history and record it (with the call's usage, if any)."""
+        self.history.append(message)
+        self._append({"kind": "message", "message": message, "usage": usage})
+
+    def record_event(self, event: Event) -> None:
+        """Record a non-streaming event; a sink, so it can be passed to the loop."""
+        if event.type in STREAMING_TYPES:
+            return
+        self._append({"kind": "event", "event": event.to_dict()})
+
+    def _append(self, record: dict[str, Any]) -> None:
+        record = {"kind": record.pop("kind"), "ts": round(time.time(), 3), **record}
+        append_jsonl(self.path, redact(record, self.secrets))
+
+
+def history_from_records(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The repaired, system-free message history recorded in a transcript."""
+    messages = [r["message"] for r in records if r.get("kind") == "message" and isinstance(r.get("message"), dict)]
+    return repair_pairing([m for m in messages if m.get("role") != "system"])
+
+
+def find_transcript(repo: Path, ref: str) -> Path:
+    """Path of session `ref` (id or `last`, the most recently written) in `repo`."""
+    folder = sessions_dir(repo)
+    files = sorted(folder.glob("*.jsonl")) if folder.is_dir() else []
+    if ref == "last":
+        if not files:
+            raise NotFoundError(f"no sessions in {folder}; start one with `ctxagent chat`")
+        return max(files, key=lambda p: (p.stat().st_mtime, p.name))
+    path = folder / f"{ref}.jsonl"
+    if "/" in ref or not path.is_file():
+        raise NotFoundError(f"no session {ref!r} in {folder}; list them with `ctxagent sessions`")
+    return path
+
+
+@dataclass
+class SessionSummary:
+    """One row of `ctxagent sessions`: tokens = prompt + completion over all calls."""
+
+    id: str
+    started: str
+    turns: int
+    task: str
+    tokens: int
+    path: Path
+
+
+def list_sessions(repo: Path) -> list[SessionSummary]:
+    """Summaries of every session in `repo`, newest first."""
+    folder = sessions_dir(repo)
+    if not folder.is_dir():
+        return []
+    rows = [summarize(path) for path in folder.glob("*.jsonl")]
+    return sorted(rows, key=lambda r: r.id, reverse=True)
+
+
+def summarize(path: Path) -> SessionSummary:
+    """Read one transcript into a `SessionSummary` (survives torn or odd records)."""
+    records = read_jsonl(path)
+    starts = [r["event"] for r in records if r.get("kind") == "event" and isinstance(r.get("event"), dict)
+              and r["event"].get("type") == "turn_start"]
+    tokens = 0
+    for record in records:
+        usage = record.get("usage") if record.get("kind") == "message" else None
+        if isinstance(usage, dict):
+            tokens += int(usage.get("prompt_tokens") or 0) + int(usage.get("completion_tokens") or 0)
+    first = str(starts[0].get("task", "")) if starts else ""
+    started = datetime.fromtimestamp(records[0]["ts"]).strftime("%Y-%m-%d %H:%M") if records and "ts" in records[0] else "?"
+    return SessionSummary(path.stem, started, len(starts), first.strip().splitlines()[0] if first.strip() else "", tokens, path)

