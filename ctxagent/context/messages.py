@@ -1,0 +1,254 @@
+"""Chat messages as plain OpenAI dicts: normalisation, call/result pairing, history units,
+and truncation of tool results before they enter the history.
+
+Rules (DESIGN.md section 5, cases C01, C02, C05, C06, C07):
+- every `tool` message answers a `tool_calls` id of the assistant message just before
+  it (and its sibling results); every call gets exactly one result;
+- an assistant message that carries tool calls is kept even with empty content (C07);
+- extra keys such as `reasoning_content` (DeepSeek thinking mode, C06) ride along
+  untouched: nothing here rebuilds a message from selected fields;
+- a tool call and its results form one history unit, kept or dropped together (C01);
+- long tool output is cut to head + tail around a marker that says how much went
+  (C05); JSON output keeps all of its keys, only long values are cut.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any, Iterable
+
+from ctxagent.errors import CtxAgentError
+
+INTERRUPTED_RESULT = "not executed: interrupted"
+"""Content of the synthetic result given to a call that has none (case C02)."""
+
+ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
+
+_MARKER = "[... {n:,} characters truncated ...]"
+_MIN_VALUE_CHARS = 40  # JSON strings are never cut below this many characters
+
+
+class MessageError(CtxAgentError, ValueError):
+    """A chat message is malformed (unknown role, missing content, bad tool call)."""
+
+
+def to_dict(message: Any) -> dict:
+    """One message as an OpenAI dict; accepts dicts and objects with `role`/`content`.
+
+    A `Message`-like object's `timestamp` is kept under the key `timestamp` (as Unix
+    seconds) so recency can use it; `strip_private` removes it before sending.
+    Raises `MessageError` for an unknown role or a non-string content.
+    """
+    if isinstance(message, dict):
+        msg = message
+    elif hasattr(message, "role") and hasattr(message, "content"):
+        msg = {"role": message.role, "content": message.content}
+        stamp = getattr(message, "timestamp", None)
+        if stamp is not None:
+            msg["timestamp"] = stamp.timestamp() if isinstance(stamp, datetime) else float(stamp)
+    else:
+        raise MessageError(f"expected a dict with 'role' and 'content' or a Message, got {type(message).__name__}")
+    role = msg.get("role")
+    if role not in ROLES:
+        raise MessageError(f"message role must be one of {sorted(ROLES)}, got {role!r}")
+    content = msg.get("content")
+    if content is not None and not isinstance(content, (str, list)):
+        raise MessageError(f"message content must be a string, a list of parts or None, got {type(content).__name__}")
+    return msg
+
+
+def normalize(messages: Iterable[Any] | None) -> list[dict]:
+    """`to_dict` applied to every message (None -> [])."""
+    return [to_dict(m) for m in messages or []]
+
+
+def strip_private(message: dict) -> dict:
+    """The message without keys the API does not take (`timestamp`); same dict if none."""
+    if "timestamp" not in message:
+        return message
+    return {k: v for k, v in message.items() if k != "timestamp"}
+
+
+def call_ids(message: dict) -> list[str]:
+    """Ids of the tool calls of an assistant message, in order ([] if none)."""
+    if message.get("role") != "assistant":
+        return []
+    return [str(c.get("id", "")) for c in message.get("tool_calls") or [] if isinstance(c, dict)]
+
+
+def has_content(message: dict) -> bool:
+    """True if `content` holds text or parts (None, "" and whitespace-only do not count)."""
+    content = message.get("content")
+    if isinstance(content, list):
+        return bool(content)
+    return bool(content and str(content).strip())
+
+
+def synthetic_result(call_id: str, note: str = INTERRUPTED_RESULT) -> dict:
+    """The result message given to a call that never produced one."""
+    return {"role": "tool", "tool_call_id": call_id, "content": note}
+
+
+def repair_pairing(messages: list[dict], *, note: str = INTERRUPTED_RESULT) -> list[dict]:
+    """A pairing-valid copy of `messages` (case C02); the input is not modified.
+
+    - a call without a result gets `synthetic_result` right after its siblings' results;
+    - a result found later than it should be (after a user message) moves up to its call;
+    - `tool` messages answering no call of the assistant before them are dropped, and
+      so is a second result for the same call;
+    - an assistant message with neither content nor tool calls is dropped; one with
+      tool calls is kept whatever its content (C07); an empty `tool_calls` list is removed;
+    - all other keys (`reasoning_content`, C06) are kept. A valid list comes back equal,
+      with the same message objects (C02b).
+    """
+    out: list[dict] = []
+    consumed: set[int] = set()
+    for i, msg in enumerate(messages):
+        role = msg.get("role")
+        if role == "tool":
+            continue  # placed with its call below, or an orphan
+        if role == "assistant" and "tool_calls" in msg and not msg.get("tool_calls"):
+            msg = {k: v for k, v in msg.items() if k != "tool_calls"}
+        ids = call_ids(msg)
+        if role == "assistant" and not ids and not has_content(msg):
+            continue
+        out.append(msg)
+        if ids:
+            out.extend(_results_for(messages, i, ids, consumed, note))
+    return out
+
+
+def _results_for(messages: list[dict], start: int, ids: list[str], consumed: set[int], note: str) -> list[dict]:
+    """The results for `ids` found after `start` (up to the next assistant), then synthetics."""
+    wanted = set(ids)
+    found: list[dict] = []
+    for j in range(start + 1, len(messages)):
+        msg = messages[j]
+        if msg.get("role") == "assistant":
+            break
+        call_id = msg.get("tool_call_id")
+        if msg.get("role") == "tool" and j not in consumed and call_id in wanted:
+            wanted.discard(call_id)
+            consumed.add(j)
+            found.append(msg)
+    for call_id in ids:
+        if call_id in wanted:
+            wanted.discard(call_id)
+            found.append(synthetic_result(call_id, note))
+    return found
+
+
+def is_valid_pairing(messages: list[dict]) -> bool:
+    """True if every call has exactly one result right after it and no result is orphaned."""
+    pending: set[str] = set()
+    for msg in messages:
+        if msg.get("role") == "tool":
+            if msg.get("tool_call_id") not in pending:
+                return False
+            pending.discard(msg.get("tool_call_id"))
+            continue
+        if pending:
+            return False
+        if msg.get("role") == "assistant" and not call_ids(msg) and not has_content(msg):
+            return False
+        pending = set(call_ids(msg))
+    return not pending
+
+
+def history_units(messages: list[dict]) -> list[list[dict]]:
+    """Group messages into units: an assistant with tool calls plus the `tool` messages that
+    follow it is one unit; every other message is a unit of its own.
+
+    Expects a pairing-valid list (see `repair_pairing`); stray `tool` messages become
+    units of their own rather than being lost.
+    """
+    units: list[list[dict]] = []
+    for msg in messages:
+        if msg.get("role") == "tool" and units and call_ids(units[-1][0]):
+            units[-1].append(msg)
+        else:
+            units.append([msg])
+    return units
+
+
+def truncate_observation(text: str, max_chars: int) -> str:
+    """`text` cut to at most `max_chars` characters: head and tail kept around the marker
+    `[... N characters truncated ...]` (N = characters removed; case C05).
+
+    The cut snaps to a line break when one lies within the last fifth of the head (or
+    the first fifth of the tail), so lines are not split needlessly. Below about 40
+    characters there is no room for the marker and the text is simply cut. Raises
+    `MessageError` if `max_chars` < 1.
+    """
+    if max_chars < 1:
+        raise MessageError(f"max_chars must be >= 1, got {max_chars}")
+    if len(text) <= max_chars:
+        return text
+    keep = max_chars - len(_MARKER.format(n=len(text))) - 2
+    if keep < 2:
+        return text[:max_chars]  # no room for a marker: a plain cut
+    head = _snap_head(text[: keep * 3 // 5])
+    tail = _snap_tail(text[len(text) - (keep - keep * 3 // 5) :])
+    removed = len(text) - len(head) - len(tail)
+    return f"{head}\n{_MARKER.format(n=removed)}\n{tail}"
+
+
+def _snap_head(head: str) -> str:
+    cut = head.rfind("\n")
+    return head[:cut] if cut >= len(head) * 4 // 5 else head
+
+
+def _snap_tail(tail: str) -> str:
+    cut = tail.find("\n")
+    return tail[cut + 1 :] if 0 <= cut <= len(tail) // 5 else tail
+
+
+def truncate_tool_result(content: str, max_chars: int) -> str:
+    """A tool result cut to about `max_chars` characters before it enters the history.
+
+    JSON objects and arrays stay valid JSON with every key kept: long string values are
+    cut (head + tail + marker) and long arrays keep their first and last items with a
+    marker item, at the largest per-value limit that fits. Other text, or JSON whose
+    keys alone exceed `max_chars`, gets `truncate_observation`.
+    """
+    if len(content) <= max_chars:
+        return content
+    stripped = content.lstrip()
+    if stripped[:1] in ("{", "["):
+        try:
+            data = json.loads(content)
+        except ValueError:
+            data = None
+        if isinstance(data, (dict, list)):
+            cut = _fit_json(data, max_chars)
+            if cut is not None:
+                return cut
+    return truncate_observation(content, max_chars)
+
+
+def _fit_json(data: Any, max_chars: int) -> str | None:
+    """Binary search of the largest per-string limit whose dump fits; None if none does."""
+    low, high, best = _MIN_VALUE_CHARS, max_chars, None
+    while low <= high:
+        mid = (low + high) // 2
+        text = json.dumps(_shrink(data, mid), ensure_ascii=False)
+        if len(text) <= max_chars:
+            best, low = text, mid + 1
+        else:
+            high = mid - 1
+    return best
+
+
+def _shrink(value: Any, limit: int) -> Any:
+    if isinstance(value, str):
+        return truncate_observation(value, limit) if len(value) > limit else value
+    if isinstance(value, dict):
+        return {k: _shrink(v, limit) for k, v in value.items()}
+    if isinstance(value, list):
+        items = max(2, limit // _MIN_VALUE_CHARS)
+        if len(value) > items:
+            head = [_shrink(v, limit) for v in value[: items - 1]]
+            return head + [f"[... {len(value) - items:,} items truncated ...]", _shrink(value[-1], limit)]
+        return [_shrink(v, limit) for v in value]
+    return value
