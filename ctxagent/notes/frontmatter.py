@@ -1,0 +1,99 @@
+"""Markdown with YAML front matter: the on-disk form of one note.
+
+Layout (DESIGN.md section 4, Hello-Agents textbook section 9.4.2)::
+
+    ---
+    id: note_20250119_153000_1a2b3c
+    title: 'Governance: Manifest-Diff Prompt'
+    type: task_state
+    tags:
+    - refactoring
+    created_at: '2025-01-19T15:30:00.123456+08:00'
+    updated_at: '2025-01-19T15:30:00.123456+08:00'
+    ---
+
+    <body>
+
+Writing goes through PyYAML's safe dumper, never a string template, so titles such as
+`yes`, `null`, `- leading dash` or `key: [a, b]` are quoted as needed (case S02). Any
+string holding a line break or control character is written double-quoted with escapes,
+so the front matter never contains a line that could be mistaken for the closing `---`.
+Reading uses PyYAML's base loader, which resolves every scalar to a string: a title a
+person typed as `yes` stays the string "yes", a timestamp stays text.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import yaml
+
+from ctxagent.errors import StorageError
+
+#: Characters that force double-quoted style: C0/C1 controls, DEL, Unicode line and
+#: paragraph separators and the BOM (all of which YAML folds or strips otherwise).
+_RISKY = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff]")
+
+_SafeDumper = yaml.SafeDumper
+_BaseLoader = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
+
+
+class _NoteDumper(_SafeDumper):  # type: ignore[misc, valid-type]
+    """Safe dumper that double-quotes strings holding line breaks or control characters."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = '"' if _RISKY.search(value) else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_NoteDumper.add_representer(str, _represent_str)
+
+DELIMITER = "---"
+
+
+def render(meta: dict[str, Any], body: str) -> str:
+    """Return the Markdown text of a note: front matter from `meta`, a blank line, `body`.
+
+    `meta` holds plain data (str, list of str); keys keep their order.
+    """
+    header = yaml.dump(
+        meta, Dumper=_NoteDumper, allow_unicode=True, sort_keys=False, width=float("inf")
+    )
+    text = f"{DELIMITER}\n{header}{DELIMITER}\n\n{body}"
+    return text if text.endswith("\n") else text + "\n"
+
+
+def parse(text: str, *, source: str = "note") -> tuple[dict[str, Any], str]:
+    """Split note text into (front matter dict, body).
+
+    The body loses the one blank line after the closing delimiter and surrounding
+    newlines. Raises StorageError (naming `source`) when the front matter is missing,
+    unterminated, not valid YAML or not a mapping.
+    """
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    lines = text.split("\n")
+    if not lines or lines[0].rstrip("\r") != DELIMITER:
+        raise StorageError(f"{source}: no YAML front matter (the file must start with a '---' line)")
+    end = _closing_line(lines)
+    if end is None:
+        raise StorageError(f"{source}: the YAML front matter is not closed by a '---' line")
+    try:
+        meta = yaml.load("\n".join(lines[1:end]), Loader=_BaseLoader)
+    except yaml.YAMLError as exc:
+        raise StorageError(f"{source}: the YAML front matter does not parse: {exc}") from None
+    if meta is None:
+        meta = {}
+    if not isinstance(meta, dict):
+        raise StorageError(f"{source}: the YAML front matter must be a mapping of keys to values")
+    body = "\n".join(lines[end + 1 :]).strip("\r\n")
+    return meta, body
+
+
+def _closing_line(lines: list[str]) -> int | None:
+    for i in range(1, len(lines)):
+        if lines[i].rstrip("\r") in (DELIMITER, "..."):
+            return i
+    return None
