@@ -1,0 +1,134 @@
+"""The chat handler the offline model's server runs: prompt -> constrained completion ->
+OpenAI chat response (or stream of chunks) with real `tool_calls`.
+
+Why our own handler: llama-cpp-python's built-in `chatml-function-calling` drops `tool`
+messages from the prompt (the model never sees a result) and raises "Automatic streaming
+tool choice is not supported" for `stream=True` with `tool_choice="auto"` (checked in
+llama-cpp-python 0.3.36, `llama_chat_format.chatml_function_calling`). This handler
+renders results, constrains every reply with the grammar of `ctxagent.llm.local_calls`,
+and streams both text and calls. It runs inside the server process (started by
+`ctxagent.llm.local_launcher`); it is registered under `ctxagent-<family>`.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any, Iterator
+
+from ctxagent.llm.local_calls import classify_prefix, grammar_text, parse_reply
+from ctxagent.llm.local_format import ChatFamily, family, render_prompt
+
+DEFAULT_MAX_TOKENS = 512
+"""Completion tokens when a request gives no max_tokens (the loop always gives one)."""
+
+_GRAMMARS: dict[str, Any] = {}
+
+
+def register_handler(family_name: str) -> str:
+    """Register the handler for `family_name` ("chatml", "gemma") with llama-cpp-python;
+    returns the chat_format name to pass to the server (`ctxagent-<family>`)."""
+    from llama_cpp import llama_chat_format
+
+    name = f"ctxagent-{family_name}"
+    llama_chat_format.LlamaChatCompletionHandlerRegistry().register_chat_completion_handler(
+        name, make_handler(family(family_name)), overwrite=True
+    )
+    return name
+
+
+def make_handler(fam: ChatFamily):
+    """A llama-cpp-python chat completion handler for chat family `fam`."""
+
+    def handler(*, llama: Any, messages: list[dict], tools: list[dict] | None = None,
+                tool_choice: Any = None, stream: bool = False, **params: Any) -> Any:
+        use_tools = bool(tools) and tool_choice != "none"
+        prompt = render_prompt(messages, tools if use_tools else [], fam)
+        grammar = _grammar(tools or [], tool_choice or "auto") if use_tools else None
+        kwargs = _sampling(params, fam)
+        completion = llama.create_completion(prompt=prompt, grammar=grammar, stream=stream, **kwargs)
+        meta = {"id": "chatcmpl-" + uuid.uuid4().hex[:24], "created": int(time.time()),
+                "model": params.get("model") or "local"}
+        if stream:
+            return _stream(completion, meta, len(llama.tokenize(prompt.encode("utf-8"), special=True)))
+        return _response(completion, meta)
+
+    return handler
+
+
+def _grammar(tools: list[dict], tool_choice: Any) -> Any:
+    import json
+
+    from llama_cpp import LlamaGrammar
+
+    key = json.dumps([tools, tool_choice], sort_keys=True)
+    if key not in _GRAMMARS:
+        if len(_GRAMMARS) > 16:
+            _GRAMMARS.clear()
+        _GRAMMARS[key] = LlamaGrammar.from_string(grammar_text(tools, tool_choice), verbose=False)
+    return _GRAMMARS[key]
+
+
+def _sampling(params: dict[str, Any], fam: ChatFamily) -> dict[str, Any]:
+    stop = params.get("stop") or []
+    stop = [stop] if isinstance(stop, str) else list(stop)
+    keys = ("temperature", "top_p", "top_k", "min_p", "seed", "repeat_penalty",
+            "presence_penalty", "frequency_penalty")
+    out = {k: params[k] for k in keys if params.get(k) is not None}
+    out["max_tokens"] = params.get("max_tokens") or DEFAULT_MAX_TOKENS
+    out["stop"] = stop + list(fam.stop)
+    return out
+
+
+def _response(completion: dict, meta: dict) -> dict:
+    choice = completion["choices"][0]
+    reply = parse_reply(choice["text"])
+    message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+    finish = choice.get("finish_reason") or "stop"
+    if reply.tool_calls:
+        message["tool_calls"] = [_call(i, name, args) for i, (name, args) in enumerate(reply.tool_calls)]
+        finish = "tool_calls"
+    return {"object": "chat.completion", **meta, "usage": completion.get("usage"),
+            "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}]}
+
+
+def _call(index: int, name: str, arguments: str) -> dict:
+    return {"id": f"call_{uuid.uuid4().hex[:16]}", "type": "function",
+            "function": {"name": name, "arguments": arguments}}
+
+
+def _chunk(meta: dict, delta: dict, finish: str | None = None, usage: dict | None = None) -> dict:
+    chunk = {"object": "chat.completion.chunk", **meta,
+             "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}]}
+    if usage is not None:
+        chunk["usage"] = usage
+    return chunk
+
+
+def _stream(pieces: Iterator[dict], meta: dict, prompt_tokens: int) -> Iterator[dict]:
+    """Text streams as it comes; a tool call is buffered and sent as one complete delta
+    (index 0, id, name, full arguments) once it has closed, so no half call is ever sent."""
+    yield _chunk(meta, {"role": "assistant", "content": ""})
+    buffer, mode, finish, count = "", "undecided", "stop", 0
+    for piece in pieces:
+        choice = piece["choices"][0]
+        buffer += choice["text"]
+        count += 1
+        finish = choice.get("finish_reason") or finish
+        if mode == "undecided":
+            mode = classify_prefix(buffer)
+            if mode == "text":
+                yield _chunk(meta, {"content": buffer.lstrip()})
+        elif mode == "text" and choice["text"]:
+            yield _chunk(meta, {"content": choice["text"]})
+    usage = {"prompt_tokens": prompt_tokens, "completion_tokens": count,
+             "total_tokens": prompt_tokens + count}
+    reply = parse_reply(buffer)
+    if mode != "text" and reply.tool_calls:
+        name, args = reply.tool_calls[0]
+        call = {"index": 0, **_call(0, name, args)}
+        yield _chunk(meta, {"tool_calls": [call]})
+        finish = "tool_calls"
+    elif mode != "text" and buffer.strip():
+        yield _chunk(meta, {"content": buffer.strip()})
+    yield _chunk(meta, {}, finish, usage)

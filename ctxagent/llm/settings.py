@@ -1,0 +1,78 @@
+"""Settings of one model endpoint (`ModelSettings`) and the `mask` helper for API keys.
+
+The fields are the contract in INTERFACES.md ("Model settings"). Provider defaults
+(base URL, key variable, context window) live in `ctxagent.llm.presets`; config loading
+(`ctxagent.config`) fills a `ModelSettings` from files, environment and flags.
+
+The API key is a `pydantic.SecretStr`: `repr`, `str`, `model_dump()` and
+`model_dump_json()` show `**********`, never the key. Only the client reads it, with
+`get_secret_value()`, to build the `Authorization` header.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
+
+
+class ModelSettings(BaseModel):
+    """How to reach one OpenAI-compatible chat-completions endpoint and how to talk to it."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, protected_namespaces=())
+
+    provider: str = "openai"
+    """Preset name: openai, deepseek, qwen, ollama, vllm, llamacpp, local or custom."""
+    model: str
+    """Model name sent as `model`, e.g. "gpt-4o-mini", "deepseek-chat", "qwen-plus"."""
+    base_url: str | None = None
+    """OpenAI-compatible root ending in /v1; None means the preset's URL."""
+    api_key: SecretStr | None = None
+    """API key; never shown by repr/str/dumps. None: no key (local servers)."""
+    context_window: int = Field(128_000, gt=0)
+    """Tokens the model accepts, prompt and output together."""
+    max_output_tokens: int = Field(4096, gt=0)
+    """Tokens the model may generate per call (sent as `max_tokens`)."""
+    max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
+    """Request field that carries `max_output_tokens`; OpenAI o-series want max_completion_tokens."""
+    temperature: float | None = 0.2
+    """Sampling temperature; None leaves it out (reasoning models that reject it)."""
+    price_prompt_per_mtok: float | None = Field(None, ge=0)
+    """USD per 1M prompt tokens; with the completion price it turns usage into cost."""
+    price_completion_per_mtok: float | None = Field(None, ge=0)
+    """USD per 1M completion tokens (reasoning tokens included, as providers bill them)."""
+    send_reasoning_content: bool = False
+    """Send assistant `reasoning_content` back (DeepSeek thinking mode with tools; case C06)."""
+    empty_content: Literal["null", "empty"] = "null"
+    """Content sent beside tool_calls when there is no text: null (OpenAI) or "" (case C07)."""
+    timeout_s: float = Field(120.0, gt=0)
+    """Seconds to wait for connect and for each read (the gap between stream chunks)."""
+    max_retries: int = Field(4, ge=0)
+    """Retries after a 429, 5xx, timeout or connection error (attempts = retries + 1)."""
+    extra_body: dict[str, Any] = Field(default_factory=dict)
+    """Extra request fields passed through as given (e.g. llama.cpp grammar, DeepSeek thinking)."""
+
+    def __str__(self) -> str:
+        return self.__repr__()
+
+    def key_hint(self) -> str:
+        """The API key masked for display (`sk-...abcd`), or "(none)"."""
+        if self.api_key is None:
+            return "(none)"
+        return mask(self.api_key.get_secret_value())
+
+
+def mask(key: str | SecretStr | None) -> str:
+    """Show an API key safely: its prefix up to the first dash and its last 4 characters.
+
+    "sk-proj-abcdef123456" -> "sk-...3456"; keys of 12 characters or fewer -> "***"
+    (too short to show any of it); None or "" -> "(none)".
+    """
+    if isinstance(key, SecretStr):
+        key = key.get_secret_value()
+    if not key:
+        return "(none)"
+    if len(key) <= 12:
+        return "***"
+    prefix = key.split("-", 1)[0] + "-" if "-" in key[:6] else ""
+    return f"{prefix}...{key[-4:]}"

@@ -1,0 +1,393 @@
+"""A scripted OpenAI-compatible server on 127.0.0.1 for tests (real HTTP, real SSE).
+
+Speaks `POST .../chat/completions` (streamed and not) and `GET .../models`. Each chat
+request takes the next step of the script; when the script runs out, the server answers
+with a final text (`default_text`, "done") so an agent loop ends.
+
+Steps are dicts (the helpers below build them):
+  {"type": "text", "content": "hi", "reasoning": "...", "reasoning_field": "reasoning_content"}
+  {"type": "tool_calls", "calls": [{"name": "ls", "arguments": "{...}", "id": "call_1"}],
+   "content": None, "interleave": True}      # interleave: alternate fragments of parallel calls
+  {"type": "error", "status": 429, "body": {...} or "text", "headers": {"Retry-After": "1"}}
+  {"type": "drop", "after_chunks": 2, ...reply keys...}   # connection closed mid-stream
+  {"type": "drop", "after_chunks": 2, "clean": True}      # stream ends cleanly, no finish_reason
+  {"type": "length", "content": ..., "calls": [...]}      # finish_reason "length"
+Any streamed step also takes: "chunk_size" (characters per delta, default 4), "delay"
+(seconds before each chunk), "usage" (a usage dict to send, or None for none; default
+computed), "finish_reason" (override), "empty_content" ("" to send content "" beside
+tool calls instead of null).
+
+Python: `with FakeOpenAI(script) as server: base_url = server.base_url` (or
+`.start() -> base_url`, `.stop()`). `server.requests` is the list of chat request JSON
+bodies, `server.request_headers` their headers (Authorization included, recorded only
+here), `server.log` every HTTP request as {"method", "path", "headers", "body"}.
+
+CLI: `python tests/support/fake_openai.py --script script.json --port-file F
+[--requests-file R] [--port N]` writes the port to F once listening, appends each
+request to R as a JSON line, and serves until killed. The script file is a JSON list of
+steps, or {"steps": [...], "default_text": "done"}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+Step = dict[str, Any]
+
+
+# ----------------------------------------------------------------- step helpers
+
+def text(content: str, reasoning: str | None = None, **opts: Any) -> Step:
+    """A plain text reply (with optional reasoning, streamed apart from content)."""
+    return {"type": "text", "content": content, "reasoning": reasoning, **opts}
+
+
+def tool_calls(calls: Iterable[Any], content: str | None = None, **opts: Any) -> Step:
+    """Tool calls: `calls` items are (name, raw_args) pairs or dicts {name, arguments, id?}."""
+    return {"type": "tool_calls", "calls": [_call(c) for c in calls], "content": content, **opts}
+
+
+def error(status: int, body: Any = None, headers: dict[str, str] | None = None) -> Step:
+    """An HTTP error reply; body defaults to an OpenAI-style error object for `status`."""
+    return {"type": "error", "status": status, "body": body, "headers": headers or {}}
+
+
+def drop_stream_after(n_chunks: int, **reply: Any) -> Step:
+    """Stream `n_chunks` chunks of the reply, then close the connection abruptly."""
+    return {"type": "drop", "after_chunks": n_chunks, **reply}
+
+
+def _call(c: Any) -> dict[str, Any]:
+    if isinstance(c, dict):
+        return dict(c)
+    name, args = c
+    return {"name": name, "arguments": args}
+
+
+# ----------------------------------------------------------------- reply building
+
+def _pieces(s: str, size: int) -> list[str]:
+    return [s[i:i + size] for i in range(0, len(s), size)] or []
+
+
+def _default_error_body(status: int) -> dict[str, Any]:
+    kinds = {400: "invalid_request_error", 401: "authentication_error", 404: "not_found_error",
+             429: "rate_limit_error"}
+    return {"error": {"message": f"fake server error {status}", "type": kinds.get(status, "server_error"),
+                      "param": None, "code": None}}
+
+
+class _Reply:
+    """One scripted reply, turned into stream deltas or a whole completion."""
+
+    def __init__(self, step: Step, request: dict[str, Any], n: int) -> None:
+        self.step = step
+        self.request = request
+        self.n = n
+        self.size = max(1, int(step.get("chunk_size", 4)))
+        self.calls = [dict(c, id=c.get("id") or f"call_{n}_{i}") for i, c in enumerate(step.get("calls") or [])]
+        self.content = step.get("content")
+        if self.content is None and step["type"] in ("text", "drop") and not self.calls:
+            self.content = "partial answer that never ends" if step["type"] == "drop" else ""
+
+    def finish_reason(self) -> str:
+        if self.step.get("finish_reason"):
+            return self.step["finish_reason"]
+        if self.step["type"] == "length":
+            return "length"
+        return "tool_calls" if self.calls else "stop"
+
+    def deltas(self) -> Iterator[dict[str, Any]]:
+        first: dict[str, Any] = {"role": "assistant"}
+        if self.calls and self.content is None:
+            first["content"] = "" if self.step.get("empty_content") == "" else None
+        else:
+            first["content"] = ""
+        yield first
+        field = self.step.get("reasoning_field", "reasoning_content")
+        for piece in _pieces(self.step.get("reasoning") or "", self.size):
+            yield {field: piece}
+        for piece in _pieces(self.content or "", self.size):
+            yield {"content": piece}
+        yield from self._call_deltas()
+
+    def _call_deltas(self) -> Iterator[dict[str, Any]]:
+        queues = []
+        for i, c in enumerate(self.calls):
+            head = {"index": i, "id": c["id"], "type": "function",
+                    "function": {"name": c["name"], "arguments": ""}}
+            frags = [{"index": i, "function": {"arguments": p}} for p in _pieces(c["arguments"], self.size)]
+            queues.append([head, *frags])
+        if self.step.get("interleave", True):
+            while any(queues):
+                for q in queues:
+                    if q:
+                        yield {"tool_calls": [q.pop(0)]}
+        else:
+            for q in queues:
+                for frag in q:
+                    yield {"tool_calls": [frag]}
+
+    def usage(self) -> dict[str, Any] | None:
+        if "usage" in self.step:
+            return self.step["usage"]
+        prompt = len(json.dumps(self.request.get("messages", []))) // 4
+        out = len(self.content or "") + len(self.step.get("reasoning") or "")
+        out += sum(len(c["arguments"]) for c in self.calls)
+        return {"prompt_tokens": prompt, "completion_tokens": out // 4 + 1,
+                "total_tokens": prompt + out // 4 + 1}
+
+    def completion(self, model: str) -> dict[str, Any]:
+        msg: dict[str, Any] = {"role": "assistant", "content": self.content}
+        if self.step.get("reasoning"):
+            msg[self.step.get("reasoning_field", "reasoning_content")] = self.step["reasoning"]
+        if self.calls:
+            msg["tool_calls"] = [{"id": c["id"], "type": "function",
+                                  "function": {"name": c["name"], "arguments": c["arguments"]}}
+                                 for c in self.calls]
+        body = {"id": f"chatcmpl-fake-{self.n}", "object": "chat.completion", "created": int(time.time()),
+                "model": model, "choices": [{"index": 0, "message": msg, "finish_reason": self.finish_reason()}]}
+        if self.usage() is not None:
+            body["usage"] = self.usage()
+        return body
+
+
+# ----------------------------------------------------------------- HTTP handler
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
+        pass
+
+    def do_GET(self) -> None:
+        self.server.fake._record(self, None)
+        if self.path.rstrip("/").endswith("/models"):
+            data = [{"id": m, "object": "model", "owned_by": "fake"} for m in self.server.fake.models]
+            self._send_json(200, {"object": "list", "data": data})
+        else:
+            self._send_json(404, _default_error_body(404))
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            self._send_json(400, {"error": {"message": "body is not JSON", "type": "invalid_request_error"}})
+            return
+        fake = self.server.fake
+        fake._record(self, body)
+        if not self.path.rstrip("/").endswith("/chat/completions"):
+            self._send_json(404, _default_error_body(404))
+            return
+        step, n = fake._next_step()
+        if step["type"] == "error":
+            self._send_error_step(step)
+        elif body.get("stream"):
+            self._stream(_Reply(step, body, n), body)
+        else:
+            self._send_json(200, _Reply(step, body, n).completion(body.get("model", "fake-model")))
+
+    def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+        data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json" if not isinstance(payload, str) else "text/plain")
+        self.send_header("Content-Length", str(len(data)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _send_error_step(self, step: Step) -> None:
+        body = step.get("body")
+        self._send_json(step["status"], _default_error_body(step["status"]) if body is None else body,
+                        step.get("headers"))
+
+    def _stream(self, reply: _Reply, request: dict[str, Any]) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        step = reply.step
+        limit = step.get("after_chunks") if step["type"] == "drop" else None
+        base = {"id": f"chatcmpl-fake-{reply.n}", "object": "chat.completion.chunk",
+                "created": int(time.time()), "model": request.get("model", "fake-model")}
+        sent = 0
+        for delta in reply.deltas():
+            if limit is not None and sent >= limit:
+                return self._cut(clean=bool(step.get("clean")))
+            if not self._event({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+                               step.get("delay")):
+                return None
+            sent += 1
+        if limit is not None:
+            return self._cut(clean=bool(step.get("clean")))
+        final = {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": reply.finish_reason()}]}
+        self._event(final, step.get("delay"))
+        usage = reply.usage()
+        if (request.get("stream_options") or {}).get("include_usage") and usage is not None:
+            self._event({**base, "choices": [], "usage": usage}, None)
+        self._write_chunk(b"data: [DONE]\n\n")
+        self._write_chunk(b"")
+        return None
+
+    def _event(self, payload: dict[str, Any], delay: float | None) -> bool:
+        if delay and self.server.fake._stopping.wait(delay):
+            self._cut(clean=False)
+            return False
+        return self._write_chunk(b"data: " + json.dumps(payload).encode() + b"\n\n")
+
+    def _write_chunk(self, data: bytes) -> bool:
+        try:
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+            self.wfile.flush()
+            return True
+        except OSError:  # the client went away (cancelled); stop streaming
+            self.close_connection = True
+            return False
+
+    def _cut(self, *, clean: bool) -> None:
+        """End the stream early: cleanly (terminating chunk, no [DONE]) or by a hard close."""
+        self.close_connection = True
+        if clean:
+            self._write_chunk(b"")
+            return
+        try:
+            self.wfile.flush()
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    fake: FakeOpenAI
+
+
+# ----------------------------------------------------------------- public API
+
+class FakeOpenAI:
+    """A scripted OpenAI-compatible server; see the module docstring."""
+
+    def __init__(self, script: Iterable[Step] = (), *, default_text: str = "done",
+                 models: Iterable[str] = ("fake-model",), port: int = 0,
+                 requests_file: str | os.PathLike[str] | None = None) -> None:
+        self.script: list[Step] = [dict(s) for s in script]
+        self.default_text = default_text
+        self.models = list(models)
+        self.requests: list[dict[str, Any]] = []
+        self.request_headers: list[dict[str, str]] = []
+        self.log: list[dict[str, Any]] = []
+        self._requests_file = Path(requests_file) if requests_file else None
+        self._port = port
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._httpd: _Server | None = None
+        self._thread: threading.Thread | None = None
+        self._served = 0
+
+    @property
+    def port(self) -> int:
+        if self._httpd is None:
+            raise RuntimeError("FakeOpenAI is not started; call start() first")
+        return self._httpd.server_address[1]
+
+    @property
+    def base_url(self) -> str:
+        """The OpenAI-compatible root to give a client, e.g. http://127.0.0.1:PORT/v1."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def start(self) -> str:
+        """Listen on 127.0.0.1 (ephemeral port unless one was given); return base_url."""
+        self._httpd = _Server(("127.0.0.1", self._port), _Handler)
+        self._httpd.fake = self
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
+                                        daemon=True, name="fake-openai")
+        self._thread.start()
+        return self.base_url
+
+    def stop(self) -> None:
+        """Stop serving; pending slow streams are cut. Safe to call twice."""
+        self._stopping.set()
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    def add(self, *steps: Step) -> None:
+        """Append steps to the script (thread-safe, also while serving)."""
+        with self._lock:
+            self.script.extend(dict(s) for s in steps)
+
+    def __enter__(self) -> FakeOpenAI:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _next_step(self) -> tuple[Step, int]:
+        with self._lock:
+            self._served += 1
+            if self.script:
+                return self.script.pop(0), self._served
+            return text(self.default_text), self._served
+
+    def _record(self, handler: BaseHTTPRequestHandler, body: dict[str, Any] | None) -> None:
+        headers = {k: v for k, v in handler.headers.items()}
+        entry = {"method": handler.command, "path": handler.path, "headers": headers, "body": body}
+        with self._lock:
+            self.log.append(entry)
+            if body is not None and handler.path.rstrip("/").endswith("/chat/completions"):
+                self.requests.append(body)
+                self.request_headers.append(headers)
+            if self._requests_file is not None:
+                with self._requests_file.open("a", encoding="utf-8") as f:
+                    f.write(json.dumps(entry) + "\n")
+
+
+def _load_script(path: str) -> tuple[list[Step], str]:
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    if isinstance(data, dict):
+        return list(data.get("steps", [])), data.get("default_text", "done")
+    return list(data), "done"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI entry point; serves until killed (SIGTERM/SIGINT)."""
+    parser = argparse.ArgumentParser(description="Scripted fake OpenAI server for tests.")
+    parser.add_argument("--script", help="JSON file: a list of steps or {steps, default_text}")
+    parser.add_argument("--port-file", required=True, help="file to write the listening port to")
+    parser.add_argument("--requests-file", help="append each request here as a JSON line")
+    parser.add_argument("--port", type=int, default=0)
+    args = parser.parse_args(argv)
+    steps, default_text = _load_script(args.script) if args.script else ([], "done")
+    server = FakeOpenAI(steps, default_text=default_text, port=args.port, requests_file=args.requests_file)
+    server.start()
+    tmp = Path(args.port_file + ".tmp")
+    tmp.write_text(str(server.port), encoding="utf-8")
+    os.replace(tmp, args.port_file)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
