@@ -1,0 +1,83 @@
+"""Resolve a path named in a patch to a file inside the workspace, or refuse it.
+
+A patch path must be relative, use `/` separators, contain no NUL byte, and stay in the
+workspace after `..` and symlinks are resolved (`os.path.realpath`). Nothing under a
+`.git` folder (at any depth: the repository's own metadata, case P06) or under
+`.ctxagent/` (ctxagent's own state and backups) may be touched, whether named directly
+or reached through a symlink. Case P05.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+from pathlib import Path
+
+from ctxagent.errors import PatchError
+
+#: Folder names a patch may never write into (compared case-insensitively).
+PROTECTED_DIRS = (".git", ".ctxagent")
+
+_DRIVE = re.compile(r"^[A-Za-z]:")
+
+
+def workspace_root(workspace: Path | str) -> Path:
+    """The workspace's real path. Raises PatchError if it is not an existing folder."""
+    root = Path(os.path.realpath(workspace))
+    if not root.is_dir():
+        raise PatchError(f"workspace {workspace} is not an existing folder")
+    return root
+
+
+def resolve(root: Path, raw: str) -> tuple[str, Path]:
+    """(workspace-relative POSIX path, absolute real path) of `raw`, symlinks resolved.
+
+    `root` must come from `workspace_root`. Raises PatchError(path=raw) naming the rule
+    that was broken.
+    """
+    norm = _lexical(raw)
+    real = Path(os.path.realpath(root / norm))
+    try:
+        rel = real.relative_to(root).as_posix()
+    except ValueError:
+        raise _refuse(raw, f"resolves to {real}, outside the workspace (through a symlink)") from None
+    if rel in ("", "."):
+        raise _refuse(raw, "names the workspace folder itself, not a file")
+    _check_protected(raw, rel)
+    return rel, real
+
+
+def _lexical(raw: str) -> str:
+    if "\x00" in raw:
+        raise _refuse(raw, "contains a NUL byte")
+    if raw.startswith(("/", "\\", "~")) or _DRIVE.match(raw):
+        raise _refuse(raw, "is absolute; use a path relative to the workspace root, e.g. src/app.py")
+    if "\\" in raw:
+        raise _refuse(raw, "contains '\\'; separate folders with '/'")
+    norm = posixpath.normpath(raw)
+    if norm == ".." or norm.startswith("../"):
+        raise _refuse(raw, "leaves the workspace through '..'; use a path inside the workspace")
+    if norm in ("", "."):
+        raise _refuse(raw, "names the workspace folder itself, not a file")
+    _check_protected(raw, norm)
+    return norm
+
+
+def _check_protected(raw: str, rel: str) -> None:
+    for part in rel.split("/"):
+        if part.casefold() in PROTECTED_DIRS:
+            raise _refuse(raw, f"is inside '{part}/', which patches may not change")
+
+
+def check_parents(root: Path, real: Path, raw: str) -> None:
+    """Refuse creating `real` when one of its existing ancestors is not a folder."""
+    parent = real.parent
+    while parent != root and not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        raise _refuse(raw, f"cannot be created: {parent.relative_to(root).as_posix()} is a file, not a folder")
+
+
+def _refuse(raw: str, why: str) -> PatchError:
+    return PatchError(f"apply_patch: refused path {raw!r}: it {why}. Nothing was changed.", path=raw)
