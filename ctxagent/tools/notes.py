@@ -145,7 +145,7 @@ def render_rows(notes: list[Note], scores: list[float | None], empty: str) -> st
         tags = " ".join(f"#{t}" for t in note.tags)
         extra = f" score={score:.2f}" if score is not None else ""
         lines.append(f"- {note.id} [{note.type}] {_one_line(note.title)} {tags} "
-                     f"(updated {note.updated_at[:16].replace("T", " ")}){extra}".replace("  ", " "))
+                     f"(updated {note.updated_at[:16].replace('T', ' ')}){extra}".replace("  ", " "))
         snippet = _one_line(note.content, SNIPPET_CHARS)
         if snippet:
             lines.append(f"  {snippet}")
@@ -158,5 +158,5 @@ def render_summary(summary: dict[str, Any]) -> str:
     lines = [f"{summary['total_notes']} notes ({types})"]
     for row in summary["recent_notes"]:
         lines.append(f"- {row['id']} [{row['type']}] {_one_line(row['title'])} "
-                     f"(updated {row["updated_at"][:16].replace("T", " ")})")
+                     f"(updated {row['updated_at'][:16].replace('T', ' ')})")
     return "\n".join(lines)

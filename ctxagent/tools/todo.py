@@ -1,0 +1,122 @@
+"""`todo`: the task board the agent keeps while it works (case S05: one item in progress).
+
+Actions: add, update, list, remove, clear_completed, and set (alias write) which
+replaces the whole board in one call, like Claude Code's TodoWrite. `run` returns data
+(add/update/remove -> the item dict; list/set -> the list of item dicts;
+clear_completed -> the removed item dicts); the model receives the board as plain text
+(no terminal colour codes). Storage and rules: `ctxagent.todo.board`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from ctxagent.errors import ToolInputError
+from ctxagent.storage import state_dir
+from ctxagent.todo.board import PRIORITIES, STATUSES, TodoBoard, TodoItem, check_status
+from ctxagent.tools.base import Tool, ToolResult
+
+_MARK = {"pending": "[ ]", "in_progress": "[>]", "completed": "[x]"}
+
+
+class TodoItemSpec(BaseModel):
+    """One item of a `set` request."""
+
+    id: int | None = Field(None, description="keep this id (omit for a new item)")
+    content: str = Field(description="what is to be done, one short imperative line")
+    status: str = Field("pending", description=" | ".join(STATUSES))
+    priority: str | None = Field(None, description=" | ".join(PRIORITIES))
+
+
+class TodoParams(BaseModel):
+    """Arguments of the `todo` tool."""
+
+    action: Literal["add", "update", "list", "remove", "clear_completed", "set", "write"] = Field(
+        description="add | update | list | remove | clear_completed | set (replace the whole board)")
+    id: int | None = Field(None, description="item id (update, remove)")
+    content: str | None = Field(None, description="item text (add; update)")
+    status: str | None = Field(None, description=f"{' | '.join(STATUSES)}; at most one item in_progress "
+                               "(add, default pending; update; filter for list)")
+    priority: str | None = Field(None, description=f"{' | '.join(PRIORITIES)} (add; update)")
+    items: list[TodoItemSpec] | None = Field(None, description="the whole board (set)")
+
+
+class TodoTool(Tool):
+    """The todo board stored at `path` (the agent uses `<repo>/.ctxagent/todos.json`)."""
+
+    name = "todo"
+    description = (
+        "Track the steps of a multi-step task: add items, mark exactly one in_progress while "
+        "you work on it, mark it completed when done, list the board to see what is left."
+    )
+    Params = TodoParams
+
+    def __init__(self, path: str | Path = "./.ctxagent/todos.json") -> None:
+        self.board = TodoBoard(path)
+
+    @classmethod
+    def for_repo(cls, repo: str | Path) -> "TodoTool":
+        """The tool over `<repo>/.ctxagent/todos.json` (DESIGN.md section 4)."""
+        return cls(state_dir(Path(repo)) / "todos.json")
+
+    def _run(self, params: TodoParams) -> ToolResult:
+        action = "set" if params.action == "write" else params.action
+        return getattr(self, f"_{action}")(params)
+
+    def _add(self, p: TodoParams) -> ToolResult:
+        item = self.board.add(p.content or "", status=p.status or "pending", priority=p.priority)
+        return self._answer(f"added item {item.id}", item.to_dict())
+
+    def _update(self, p: TodoParams) -> ToolResult:
+        item = self.board.update(_need_id(p), content=p.content, status=p.status, priority=p.priority)
+        return self._answer(f"updated item {item.id}", item.to_dict())
+
+    def _remove(self, p: TodoParams) -> ToolResult:
+        item = self.board.remove(_need_id(p))
+        return self._answer(f"removed item {item.id}", item.to_dict())
+
+    def _clear_completed(self, p: TodoParams) -> ToolResult:
+        done = self.board.clear_completed()
+        return self._answer(f"removed {len(done)} completed items", [i.to_dict() for i in done])
+
+    def _set(self, p: TodoParams) -> ToolResult:
+        specs = [spec.model_dump() for spec in (p.items or [])]
+        items = self.board.replace(specs)
+        return self._answer(f"board replaced ({len(items)} items)", [i.to_dict() for i in items])
+
+    def _list(self, p: TodoParams) -> ToolResult:
+        if p.status is not None:
+            check_status(p.status)
+        items = self.board.items()
+        shown = [i for i in items if p.status is None or i.status == p.status]
+        return ToolResult(True, render_board(items, only=p.status), [i.to_dict() for i in shown])
+
+    def _answer(self, what: str, data: Any) -> ToolResult:
+        return ToolResult(True, f"{what}\n{render_board(self.board.items())}", data)
+
+
+def _need_id(p: TodoParams) -> int:
+    if p.id is None:
+        raise ToolInputError(f"{p.action} needs the id of a todo item; use list to see ids")
+    return p.id
+
+
+def render_board(items: list[TodoItem], *, only: str | None = None) -> str:
+    """The board as plain text for the model: a count line, then `[x] 3 text (priority)` rows.
+
+    Marks: `[ ]` pending, `[>]` in progress, `[x]` completed. `only` keeps one status.
+    """
+    if not items:
+        return "todo board is empty"
+    done = sum(1 for i in items if i.status == "completed")
+    lines = [f"todo board: {done}/{len(items)} completed"]
+    for item in items:
+        if only is not None and item.status != only:
+            continue
+        extra = " (in progress)" if item.status == "in_progress" else ""
+        extra += f" !{item.priority}" if item.priority else ""
+        lines.append(f"{_MARK[item.status]} {item.id} {' '.join(item.content.split())}{extra}")
+    return "\n".join(lines)
