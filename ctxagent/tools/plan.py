@@ -1,0 +1,202 @@
+"""`plan`: ask the model for an executable plan (5 to 12 steps, risks, validation).
+
+The prompt is `ctxagent/agent/prompts/plan.md`. The model always answers in JSON, which
+is validated with pydantic (`Plan`); a reply that is not a valid plan gets one retry
+carrying the validation error (`plan_retry.md`), then a clear LLMError. The validated
+plan is shown as Markdown (default) or JSON (`format`), and with `load_to_todo` its
+steps go onto the todo board in one write. Any object with
+`chat(messages, tools=None) -> reply-with-.content` serves as the client
+(`ctxagent.llm.client.LLMClient` in the agent).
+
+`run` returns the plan as a dict {goal, steps: [{title, detail, validation}],
+risks: [{risk, mitigation}], markdown}, plus `todo_ids` when loaded onto the board.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel, Field, ValidationError, field_validator
+
+from ctxagent.agent.prompts import render
+from ctxagent.errors import ConfigError, LLMError, ToolInputError
+from ctxagent.todo.board import TodoBoard
+from ctxagent.tools.base import Tool, ToolResult
+
+#: Step bounds from issue 3 ("an executable plan of 5 to 12 steps").
+MIN_STEPS = 5
+MAX_STEPS = 12
+
+
+class ChatClient(Protocol):
+    """What PlanTool needs from a model client."""
+
+    def chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> Any: ...
+
+
+class PlanStep(BaseModel):
+    """One step: what to do, how, and how to check it worked."""
+
+    title: str = Field(min_length=1)
+    detail: str = Field(min_length=1)
+    validation: str = Field(min_length=1)
+
+
+class PlanRisk(BaseModel):
+    """A risk and how to prevent or detect it (a bare string is read as the risk)."""
+
+    risk: str = Field(min_length=1)
+    mitigation: str = ""
+
+
+class Plan(BaseModel):
+    """A validated plan: MIN_STEPS to MAX_STEPS steps and at least one risk."""
+
+    goal: str = ""
+    steps: list[PlanStep] = Field(min_length=MIN_STEPS, max_length=MAX_STEPS)
+    risks: list[PlanRisk] = Field(min_length=1)
+
+    @field_validator("risks", mode="before")
+    @classmethod
+    def _risk_strings(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            return [{"risk": r} if isinstance(r, str) else r for r in value]
+        return value
+
+
+class PlanParams(BaseModel):
+    """Arguments of the `plan` tool."""
+
+    action: Literal["plan", "load_to_todo"] = Field(
+        "plan", description="plan: ask for a plan; load_to_todo: put a given plan's steps on the board")
+    goal: str | None = Field(None, description="what the plan must achieve (plan)")
+    constraints: list[str] | str | None = Field(None, description="rules the plan must respect (plan)")
+    format: Literal["markdown", "json"] = Field("markdown", description="how to show the plan")
+    load_to_todo: bool = Field(False, description="also put the steps on the todo board (plan)")
+    plan: dict[str, Any] | None = Field(None, description="a plan returned earlier (load_to_todo)")
+
+
+class PlanTool(Tool):
+    """Plans with `client`; loads steps onto `board` (a TodoBoard, or anything with `.board`)."""
+
+    name = "plan"
+    description = (
+        "Draft an executable step-by-step plan (5-12 steps, each with a validation, plus risks) "
+        "for a goal before starting a larger change; optionally load the steps onto the todo board."
+    )
+    Params = PlanParams
+
+    def __init__(self, client: ChatClient | None = None, *, board: Any = None) -> None:
+        self.client = client
+        self.board: TodoBoard | None = getattr(board, "board", board)
+
+    def _run(self, params: PlanParams) -> ToolResult:
+        if params.action == "load_to_todo":
+            plan = validate_plan(params.plan)
+            return self._answer(plan, params.format, load=True)
+        if not params.goal or not params.goal.strip():
+            raise ToolInputError("plan needs a goal: say what the plan must achieve")
+        plan = self.make_plan(params.goal.strip(), _constraints(params.constraints))
+        return self._answer(plan, params.format, load=params.load_to_todo)
+
+    def make_plan(self, goal: str, constraints: list[str]) -> Plan:
+        """Ask the model for a plan; one retry on an invalid reply. Raises LLMError, ConfigError."""
+        if self.client is None:
+            raise ConfigError("the plan tool has no model client; construct PlanTool(client)")
+        bounds = {"min_steps": MIN_STEPS, "max_steps": MAX_STEPS}
+        messages = [{"role": "user", "content": render("plan", goal=goal, constraints=constraints, **bounds)}]
+        text = self._ask(messages)
+        try:
+            plan = parse_plan(text)
+        except PlanFormatError as exc:
+            messages += [{"role": "assistant", "content": text},
+                         {"role": "user", "content": render("plan_retry", error=str(exc), **bounds)}]
+            try:
+                plan = parse_plan(self._ask(messages))
+            except PlanFormatError as again:
+                raise LLMError(f"the model did not return a valid plan after 2 attempts: {again}. "
+                               "Try again, rephrase the goal, or use a stronger model.") from None
+        plan.goal = plan.goal or goal
+        return plan
+
+    def _ask(self, messages: list[dict[str, Any]]) -> str:
+        reply = self.client.chat(list(messages), tools=None)  # type: ignore[union-attr]
+        return getattr(reply, "content", None) or ""
+
+    def _answer(self, plan: Plan, fmt: str, *, load: bool) -> ToolResult:
+        data: dict[str, Any] = {**plan.model_dump(), "markdown": plan_markdown(plan)}
+        text = data["markdown"] if fmt == "markdown" else json.dumps(plan.model_dump(), ensure_ascii=False, indent=2)
+        if load:
+            ids = self._load(plan)
+            data["todo_ids"] = ids
+            text += f"\n\nLoaded {len(ids)} steps onto the todo board as items {ids[0]}-{ids[-1]}."
+        return ToolResult(True, text, data)
+
+    def _load(self, plan: Plan) -> list[int]:
+        if self.board is None:
+            raise ConfigError("the plan tool has no todo board; construct PlanTool(client, board=...)")
+        items = self.board.add_many([{"content": step.title} for step in plan.steps])
+        return [item.id for item in items]
+
+
+class PlanFormatError(ValueError):
+    """The model's reply is not a valid plan (message says why, for the retry)."""
+
+
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
+
+
+def parse_plan(text: str) -> Plan:
+    """The Plan in a model reply (a JSON object, possibly fenced). Raises PlanFormatError."""
+    fenced = _FENCE.search(text)
+    body = fenced.group(1) if fenced else text
+    start, end = body.find("{"), body.rfind("}")
+    if start < 0 or end < start:
+        raise PlanFormatError("the reply holds no JSON object")
+    try:
+        value = json.loads(body[start : end + 1])
+    except ValueError as exc:
+        raise PlanFormatError(f"the JSON does not parse ({exc})") from None
+    try:
+        return Plan.model_validate(value)
+    except ValidationError as exc:
+        raise PlanFormatError(describe(exc)) from None
+
+
+def validate_plan(value: Any) -> Plan:
+    """A plan given by a caller (load_to_todo), validated. Raises ToolInputError."""
+    if not isinstance(value, dict):
+        raise ToolInputError("load_to_todo needs `plan`: the plan object returned by the plan action")
+    try:
+        return Plan.model_validate(value)
+    except ValidationError as exc:
+        raise ToolInputError(f"not a valid plan: {describe(exc)}") from None
+
+
+def describe(exc: ValidationError) -> str:
+    """Pydantic errors as `field.path: message; ...`."""
+    parts = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err.get("loc", ())) or "(plan)"
+        parts.append(f"{loc}: {err.get('msg', 'invalid')}")
+    return "; ".join(parts)
+
+
+def _constraints(value: list[str] | str | None) -> list[str]:
+    if value is None:
+        return []
+    items = [value] if isinstance(value, str) else value
+    return [c.strip() for c in items if c and c.strip()]
+
+
+def plan_markdown(plan: Plan) -> str:
+    """The plan as Markdown: a heading, numbered steps with detail and validation, risks."""
+    lines = [f"# Plan: {plan.goal}", ""]
+    for n, step in enumerate(plan.steps, 1):
+        lines += [f"{n}. **{step.title}**: {step.detail}", f"   - Validation: {step.validation}"]
+    lines += ["", "## Risks"]
+    for risk in plan.risks:
+        lines.append(f"- {risk.risk}" + (f" (mitigation: {risk.mitigation})" if risk.mitigation else ""))
+    return "\n".join(lines)
