@@ -1,0 +1,205 @@
+"""The data the context builder works on: `ContextPacket`, `ContextConfig`, `Message`.
+
+Names and call conventions follow the Hello-Agents textbook (chapter 9, section 9.3.2),
+with three corrections the issue asks for: a caller's relevance score is never
+overwritten (the textbook recomputed any score equal to its 0.5 default), invalid
+settings raise `ValueError` naming the field and its range (the textbook used
+`assert`, which `python -O` removes), and timestamps may be datetimes or Unix seconds.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field, fields
+from datetime import datetime
+from typing import Any, Mapping
+
+#: Packet types and the layer whose budget they draw on. Unknown types go to "evidence".
+TYPE_LAYER: dict[str, str] = {
+    "instructions": "system", "system": "system", "system_instruction": "system", "policy": "system",
+    "memory": "memory",
+    "rag": "evidence", "rag_result": "evidence", "evidence": "evidence", "knowledge": "evidence",
+    "note": "evidence", "state": "evidence", "task_state": "evidence", "todo": "evidence",
+    "code_structure": "evidence", "git_history": "evidence", "file": "evidence", "custom": "evidence",
+    "history": "history", "conversation_history": "history",
+    "tool_result": "tool_results",
+    "task": "current", "current": "current",
+}
+LAYERS = ("system", "memory", "evidence", "history", "tool_results", "current")
+DEFAULT_SHARES: dict[str, float] = {
+    "system": 0.15, "memory": 0.10, "evidence": 0.30, "history": 0.30, "tool_results": 0.10, "current": 0.05,
+}
+
+
+def to_epoch(value: datetime | float | int | str | None) -> float:
+    """Unix seconds from a datetime, a number, an ISO-8601 string or None (= now)."""
+    if value is None:
+        return time.time()
+    if isinstance(value, datetime):
+        return value.timestamp()
+    if isinstance(value, (int, float)):
+        return float(value)
+    try:
+        return datetime.fromisoformat(str(value).replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return time.time()
+
+
+@dataclass
+class ContextPacket:
+    """One candidate piece of context.
+
+    content: the text. timestamp: when it was produced (datetime, Unix seconds or ISO
+    string; default now; stored as given, `epoch` gives seconds). token_count: tokens
+    (estimated when None; the builder recounts with its own counter). relevance_score:
+    None = let the builder rank it (BM25); a caller's value is kept, clamped to [0, 1].
+    metadata: free-form; `type` picks the layer and section (see TYPE_LAYER), `pinned`
+    exempts it from `min_relevance`, `source`/`id`/`title` show in reports.
+    """
+
+    content: str
+    timestamp: datetime | float | None = None
+    token_count: int | None = None
+    relevance_score: float | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.content, str):
+            raise ValueError(f"ContextPacket.content must be a string, got {type(self.content).__name__}")
+        if self.timestamp is None:
+            self.timestamp = datetime.now()
+        if self.metadata is None:
+            self.metadata = {}
+        if self.relevance_score is not None:
+            score = float(self.relevance_score)
+            self.relevance_score = 0.0 if math.isnan(score) else max(0.0, min(1.0, score))
+        if self.token_count is None:
+            from ctxagent.context.tokens import estimate_tokens
+
+            self.token_count = estimate_tokens(self.content)
+
+    @property
+    def epoch(self) -> float:
+        """The timestamp in Unix seconds."""
+        return to_epoch(self.timestamp)
+
+    @property
+    def type(self) -> str:
+        """`metadata["type"]`, default "custom"."""
+        return str(self.metadata.get("type") or "custom")
+
+    @property
+    def layer(self) -> str:
+        """The budget layer of this packet's type (unknown types: "evidence")."""
+        return TYPE_LAYER.get(self.type, "evidence")
+
+
+@dataclass
+class Message:
+    """A chat message (textbook `hello_agents.core.message.Message`): content, role, timestamp.
+
+    Everywhere a Message is accepted, a plain dict with `role` and `content` is too.
+    """
+
+    content: str | None
+    role: str
+    timestamp: datetime | float | None = None
+
+    def __post_init__(self) -> None:
+        if self.timestamp is None:
+            self.timestamp = datetime.now()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The OpenAI message dict (`timestamp` kept as Unix seconds for recency)."""
+        return {"role": self.role, "content": self.content, "timestamp": to_epoch(self.timestamp)}
+
+
+def _check_range(name: str, value: float, low: float, high: float) -> None:
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not low <= value <= high:
+        raise ValueError(f"ContextConfig.{name} must be a number in [{low}, {high}], got {value!r}")
+
+
+@dataclass
+class ContextConfig:
+    """Settings of one context build. All token figures are tokens of the target model.
+
+    max_tokens: the whole window the request may use (input + reserved output), [64, 10^8].
+    reserve_ratio: share of max_tokens kept free for the model's reply, [0, 0.9].
+    min_relevance: packets ranked below this are dropped (never system, pinned, state,
+        history or the current request), [0, 1].
+    enable_compression: truncate a high-scoring packet to fit instead of dropping it.
+    relevance_weight, recency_weight: score = w_rel * relevance + w_rec * recency; each
+        in [0, 1], summing to 1 (textbook rule).
+    half_life_s: recency halves every this many seconds, (0, 10^9].
+    layer_shares: share of the input budget per layer (keys from LAYERS; normalised to
+        sum 1); unused budget of one layer flows to the others.
+    dedup_threshold: Jaccard similarity of term-bigram sets above which a packet counts
+        as a near-duplicate of one already selected, (0, 1].
+    tool_result_max_chars: longest tool result kept in history before head+tail cut, >= 200.
+    adaptive_layers: re-weight layer shares by query type (code, follow-up, recall).
+    output_instructions: text of the [Output] section; None = the default template text.
+    """
+
+    max_tokens: int = 8000
+    reserve_ratio: float = 0.15
+    min_relevance: float = 0.1
+    enable_compression: bool = True
+    recency_weight: float = 0.3
+    relevance_weight: float = 0.7
+    half_life_s: float = 3600.0
+    layer_shares: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_SHARES))
+    dedup_threshold: float = 0.8
+    tool_result_max_chars: int = 20_000
+    adaptive_layers: bool = True
+    output_instructions: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.max_tokens, int) or isinstance(self.max_tokens, bool) or not 64 <= self.max_tokens <= 10**8:
+            raise ValueError(f"ContextConfig.max_tokens must be an integer in [64, 100000000], got {self.max_tokens!r}")
+        _check_range("reserve_ratio", self.reserve_ratio, 0.0, 0.9)
+        _check_range("min_relevance", self.min_relevance, 0.0, 1.0)
+        _check_range("recency_weight", self.recency_weight, 0.0, 1.0)
+        _check_range("relevance_weight", self.relevance_weight, 0.0, 1.0)
+        if abs(self.recency_weight + self.relevance_weight - 1.0) > 1e-6:
+            raise ValueError(
+                "ContextConfig.relevance_weight + recency_weight must equal 1.0, got "
+                f"{self.relevance_weight} + {self.recency_weight}"
+            )
+        _check_range("half_life_s", self.half_life_s, 1e-9, 1e9)
+        _check_range("dedup_threshold", self.dedup_threshold, 1e-9, 1.0)
+        if not isinstance(self.tool_result_max_chars, int) or self.tool_result_max_chars < 200:
+            raise ValueError(f"ContextConfig.tool_result_max_chars must be an integer >= 200, got {self.tool_result_max_chars!r}")
+        self.layer_shares = _check_shares(self.layer_shares)
+
+    @property
+    def reserve_tokens(self) -> int:
+        """Tokens kept free for the reply: round(max_tokens * reserve_ratio)."""
+        return round(self.max_tokens * self.reserve_ratio)
+
+    @property
+    def input_budget(self) -> int:
+        """Tokens the request itself may use: max_tokens - reserve_tokens."""
+        return self.max_tokens - self.reserve_tokens
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, Any]) -> "ContextConfig":
+        """Build from a settings table (`[context]` of config.toml); unknown keys raise ValueError."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ValueError(f"unknown context setting(s) {unknown}; known: {sorted(known)}")
+        return cls(**dict(values))
+
+
+def _check_shares(shares: Mapping[str, float]) -> dict[str, float]:
+    unknown = sorted(set(shares) - set(LAYERS))
+    if unknown:
+        raise ValueError(f"ContextConfig.layer_shares has unknown layer(s) {unknown}; layers: {list(LAYERS)}")
+    merged = {layer: float(shares.get(layer, DEFAULT_SHARES[layer])) for layer in LAYERS}
+    for layer, share in merged.items():
+        _check_range(f"layer_shares[{layer!r}]", share, 0.0, 1.0)
+    total = sum(merged.values())
+    if total <= 0:
+        raise ValueError("ContextConfig.layer_shares must have a positive sum")
+    return {layer: share / total for layer, share in merged.items()}
