@@ -83,10 +83,3 @@ class ApprovalPolicy:
                 return decision
         return Decision(approved=False, reason="no valid answer")
 
-
-def refusal_message(tool_name: str, decision: Decision) -> str:
-    """The tool result the model sees when the user says no."""
-    text = f"The user declined this {tool_name} call; it was not executed."
-    if decision.reason:
-        text += f" Reason given: {decision.reason}"
-    return text + " Do not retry the same call; adjust your approach or ask the user."

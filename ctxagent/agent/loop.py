@@ -1,0 +1,189 @@
+"""The agent loop: the model calls tools until it answers without one, or a limit stops it.
+
+One turn (`Agent.run_turn`): record the user's message, then repeat
+  check limits -> assembler.assemble(history) -> client.chat(messages, tools)
+  -> record the assistant message -> no tool calls? finished : run each call, record results.
+Limits (Settings.agent): max_steps model calls, max_task_tokens, max_cost_usd (when
+prices are known) and wall_time_s, each checked before every model call and reported
+as the TurnEnd reason. A ContextLengthError compacts the history and retries once.
+Ctrl-C (KeyboardInterrupt, LLMCancelledError or the `cancel` event) ends the turn as
+"interrupted"; the session survives, and every tool call still gets exactly one result
+(case C02). Model failures end the turn as "error". The loop never prints: it emits
+events to its sinks (DESIGN.md section 5). Like mini-swe-agent's, it stays thin: tool
+calls live in `toolcalls.py`, compaction in `compaction.py`, limits in `limits.py`.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from ctxagent.agent.approval import ApprovalPolicy
+from ctxagent.agent.compaction import compact_history
+from ctxagent.agent.events import (Compaction, ErrorEvent, Event, ReasoningDelta, Sink, TextDelta, ToolCallEvent,
+                                   ToolResultEvent, TurnEnd, TurnStart, UsageEvent)
+from ctxagent.agent.limits import TurnStop, check_limits, limits_dict
+from ctxagent.agent.pairing import INTERRUPTED_RESULT, tool_message, unanswered_calls
+from ctxagent.agent.protocols import ChatModel, ContextAssembler, PassthroughAssembler
+from ctxagent.agent.session import Session
+from ctxagent.agent.toolcalls import Outcome, ToolRunner
+from ctxagent.config import Settings
+from ctxagent.errors import LLMError
+from ctxagent.llm.errors import ContextLengthError, LLMCancelledError
+from ctxagent.llm.usage import Usage
+from ctxagent.tools.base import ToolRegistry
+
+
+@dataclass
+class TurnState:
+    """Counters of the running turn: steps = model calls made; usage summed over them."""
+
+    task: str
+    started: float = field(default_factory=time.monotonic)
+    steps: int = 0
+    usage: Usage = field(default_factory=Usage)
+
+    @property
+    def elapsed_s(self) -> float:
+        return time.monotonic() - self.started
+
+
+class Agent:
+    """Runs turns of one session. Collaborators are injected (protocols, not classes):
+
+    client: a ChatModel (LLMClient); registry: the tools; session: history + transcript;
+    settings: limits and model settings; system: the system prompt text; assembler:
+    builds each request (PassthroughAssembler by default); approval: asks before tools
+    that need it; sinks: event consumers (the session's transcript is always one).
+    """
+
+    def __init__(self, *, client: ChatModel, registry: ToolRegistry, session: Session, settings: Settings,
+                 system: str, assembler: ContextAssembler | None = None, approval: ApprovalPolicy | None = None,
+                 sinks: Sequence[Sink] = ()) -> None:
+        self.client = client
+        self.registry = registry
+        self.session = session
+        self.settings = settings
+        self.system = system
+        self.assembler = assembler or PassthroughAssembler()
+        self.approval = approval or ApprovalPolicy(auto_approve=settings.agent.auto_approve)
+        self.sinks: list[Sink] = [session.record_event, *sinks]
+        self.runner = ToolRunner(registry, self.approval, self.emit, max_result_chars=settings.tools.max_result_chars)
+        self.model_calls = 0
+
+    def emit(self, event: Event) -> None:
+        """Send `event` to every sink; a failing sink is skipped, never fatal."""
+        for sink in self.sinks:
+            try:
+                sink(event)
+            except Exception:  # a broken renderer must not break the turn
+                pass
+
+    def run_turn(self, task: str, *, cancel: threading.Event | None = None) -> TurnEnd:
+        """Run one user request to its end and return the TurnEnd (also emitted)."""
+        self.session.turns += 1
+        turn = TurnState(task=task)
+        self.emit(TurnStart(session_id=self.session.id, turn=self.session.turns, task=task))
+        end = TurnEnd(reason="error", message="the turn ended unexpectedly")
+        try:
+            self.session.add_message({"role": "user", "content": task})
+            answer = self._steps(turn, cancel)
+            end = TurnEnd(reason="finished", answer=answer)
+        except TurnStop as stop:
+            end = TurnEnd(reason=stop.reason, message=stop.message)
+        except (KeyboardInterrupt, LLMCancelledError):
+            end = TurnEnd(reason="interrupted", message="interrupted; the session is kept, send a new message to go on")
+        except LLMError as exc:
+            self.emit(ErrorEvent(message=str(exc), kind=type(exc).__name__))
+            end = TurnEnd(reason="error", message=str(exc))
+        finally:
+            self._close_open_calls()
+            end.steps, end.elapsed_s = turn.steps, round(turn.elapsed_s, 3)
+            end.tokens, end.cost_usd = turn.usage.total_tokens, turn.usage.cost_usd
+            end.limits = limits_dict(self.settings.agent)
+            self.emit(end)
+        return end
+
+    def _steps(self, turn: TurnState, cancel: threading.Event | None) -> str:
+        while True:
+            check_limits(self.settings.agent, steps=turn.steps, usage=turn.usage, elapsed_s=turn.elapsed_s)
+            if cancel is not None and cancel.is_set():
+                raise KeyboardInterrupt
+            turn.steps += 1
+            response = self._call_model(turn, cancel)
+            turn.usage = turn.usage + response.usage
+            self.emit(_usage_event(response.usage, turn.usage))
+            self.session.add_message(response.assistant_message(self.settings.model), usage=response.usage.to_dict())
+            if not response.tool_calls:
+                return response.content or ""
+            self._run_tools(response, turn, cancel)
+
+    def _call_model(self, turn: TurnState, cancel: threading.Event | None) -> Any:
+        tools = self.registry.schemas()
+        try:
+            return self._chat(turn, tools, cancel)
+        except ContextLengthError as exc:
+            self._compact(str(exc))
+            return self._chat(turn, tools, cancel)  # once: a second ContextLengthError ends the turn
+
+    def _chat(self, turn: TurnState, tools: list[dict[str, Any]], cancel: threading.Event | None) -> Any:
+        self.model_calls += 1
+        request = self.assembler.assemble(self._messages(), tools, self._state(turn))
+        return self.client.chat(request.messages, tools or None, on_delta=self._on_delta, cancel=cancel)
+
+    def _messages(self) -> list[dict[str, Any]]:
+        return [{"role": "system", "content": self.system}, *self.session.history]
+
+    def _state(self, turn: TurnState) -> dict[str, Any]:
+        model = self.settings.model
+        return {"session_id": self.session.id, "turn": self.session.turns, "step": turn.steps,
+                "call_index": self.model_calls, "task": turn.task, "repo": str(self.session.repo),
+                "model": model.model, "context_window": model.context_window,
+                "max_output_tokens": model.max_output_tokens}
+
+    def _on_delta(self, delta: Any) -> None:
+        if delta.kind == "text":
+            self.emit(TextDelta(text=delta.text))
+        elif delta.kind == "reasoning":
+            self.emit(ReasoningDelta(text=delta.text))
+
+    def _compact(self, reason: str) -> None:
+        before = self._messages()
+        after, method = compact_history(self.assembler, before)
+        if after and after[0].get("role") == "system":
+            after = after[1:]
+        self.session.history = after
+        self.emit(Compaction(reason=reason, method=method, messages_before=len(before), messages_after=len(after) + 1))
+
+    def _run_tools(self, response: Any, turn: TurnState, cancel: threading.Event | None) -> None:
+        try:
+            for call in response.tool_calls:
+                if cancel is not None and cancel.is_set():
+                    raise KeyboardInterrupt
+                self.emit(ToolCallEvent(call_id=call.id, name=call.name, arguments=call.arguments, step=turn.steps))
+                outcome = self.runner.run(call.id, call.name, call.arguments, finish_reason=response.finish_reason)
+                self._add_result(call.id, call.name, outcome)
+        except KeyboardInterrupt:
+            raise TurnStop("interrupted", "interrupted while running tools; the calls not run were recorded "
+                           "as not executed") from None
+
+    def _add_result(self, call_id: str, name: str, outcome: Outcome) -> None:
+        self.session.add_message(tool_message(call_id, outcome.content))
+        self.emit(ToolResultEvent(call_id=call_id, name=name, ok=outcome.ok, content=outcome.content,
+                                  status=outcome.status))
+
+    def _close_open_calls(self) -> None:
+        """Give every call still without a result the synthetic "not executed: interrupted" one (C02)."""
+        names = {c["id"]: c["function"]["name"] for m in self.session.history if m.get("role") == "assistant"
+                 for c in m.get("tool_calls") or []}
+        for call_id in unanswered_calls(self.session.history):
+            self._add_result(call_id, names.get(call_id, "?"), Outcome(False, INTERRUPTED_RESULT, "interrupted"))
+
+
+def _usage_event(call: Usage, turn: Usage) -> UsageEvent:
+    return UsageEvent(prompt_tokens=call.prompt_tokens, completion_tokens=call.completion_tokens,
+                      cached_tokens=call.cached_tokens, reasoning_tokens=call.reasoning_tokens,
+                      cost_usd=call.cost_usd, turn_prompt_tokens=turn.prompt_tokens,
+                      turn_completion_tokens=turn.completion_tokens, turn_cost_usd=turn.cost_usd)

@@ -1,0 +1,95 @@
+"""Run one tool call the model asked for, and turn whatever happens into one result.
+
+Order: parse the raw arguments (case L01) -> look the tool up -> for tools that need
+approval, build the preview and ask the `ApprovalPolicy` -> `Tool.execute` -> clip the
+result to `tools.max_result_chars` (head and tail kept, marked; case C05). Every path
+ends in exactly one `Outcome`, which the loop sends as the call's `tool` message
+(case C02): invalid arguments, an unknown tool, a refusal and a crash are results, not
+exceptions. Only KeyboardInterrupt (Ctrl-C while a tool or the approval prompt runs)
+passes through, and the loop answers the remaining calls itself.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ctxagent.agent.approval import ApprovalPolicy
+from ctxagent.agent.arguments import parse_arguments
+from ctxagent.agent.events import ApprovalRequest, Event
+from ctxagent.agent.prompts import feedback
+from ctxagent.errors import CtxAgentError
+from ctxagent.tools.base import Tool, ToolRegistry
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The result of one call. `status`: ran, invalid, unknown, refused, interrupted, crashed."""
+
+    ok: bool
+    content: str
+    status: str = "ran"
+
+
+def clip(text: str, max_chars: int) -> str:
+    """`text` if it fits, else its head and tail around `[... N characters truncated ...]` (C05)."""
+    if len(text) <= max_chars:
+        return text
+    cut = len(text) - max_chars
+    head = max_chars * 2 // 3
+    return f"{text[:head]}\n[... {cut:,} characters truncated ...]\n{text[len(text) - (max_chars - head):]}"
+
+
+class ToolRunner:
+    """Runs calls against `registry`, asking `approval` and reporting through `emit`.
+
+    max_result_chars: characters of a result kept in the history (Settings.tools.max_result_chars).
+    """
+
+    def __init__(self, registry: ToolRegistry, approval: ApprovalPolicy, emit: Callable[[Event], None],
+                 *, max_result_chars: int) -> None:
+        self.registry = registry
+        self.approval = approval
+        self.emit = emit
+        self.max_result_chars = max_result_chars
+
+    def run(self, call_id: str, name: str, raw_arguments: str, *, finish_reason: str | None = None) -> Outcome:
+        """Execute one call; never raises except KeyboardInterrupt."""
+        parsed = parse_arguments(raw_arguments, finish_reason=finish_reason)
+        if not parsed.ok:
+            return Outcome(False, feedback("invalid_arguments", name=name, problem=parsed.problem,
+                                           truncated=parsed.truncated), "invalid")
+        tool = self.registry.get(name)
+        if tool is None:
+            return Outcome(False, feedback("unknown_tool", name=name, available=self.registry.names()), "unknown")
+        if getattr(tool, "needs_approval", False):
+            refusal = self._approve(call_id, tool, parsed.args)
+            if refusal is not None:
+                return refusal
+        try:
+            result = tool.execute(parsed.args)
+        except Exception as exc:  # execute() should never raise; a buggy tool must not end the session
+            return Outcome(False, feedback("crashed", name=name, error=f"{type(exc).__name__}: {exc}"), "crashed")
+        return Outcome(bool(result.ok), clip(str(result.content), self.max_result_chars))
+
+    def _approve(self, call_id: str, tool: Tool, args: dict[str, Any]) -> Outcome | None:
+        """None when approved; otherwise the Outcome to send instead of running."""
+        try:
+            preview = _preview(tool, args)
+        except CtxAgentError as exc:
+            return Outcome(False, feedback("invalid_preview", name=tool.name, error=str(exc)), "invalid")
+        except Exception as exc:
+            return Outcome(False, feedback("crashed", name=tool.name, error=f"{type(exc).__name__}: {exc}"), "crashed")
+        self.emit(ApprovalRequest(call_id=call_id, name=tool.name, preview=preview, auto=self.approval.pre_approved))
+        decision = self.approval.decide(tool.name, preview)
+        if decision.approved:
+            return None
+        return Outcome(False, feedback("refused", name=tool.name, reason=decision.reason), "refused")
+
+
+def _preview(tool: Tool, args: dict[str, Any]) -> str:
+    method = getattr(tool, "preview", None)
+    if callable(method):
+        return str(method(args))
+    return json.dumps(args, indent=2, ensure_ascii=False)
