@@ -1,0 +1,91 @@
+"""`ctxagent apply PATCH_FILE [--repo PATH] [--yes]`: apply a patch file by hand.
+
+Same checks as the agent's `apply_patch` tool (parse, path rules, hunk location, the
+configured `tools.patch_max_*` limits, all or nothing, backups). Shows the diff in
+colour, asks y/n unless `--yes`, refuses to ask when stdin is not a terminal.
+Exit code 0 only when every operation was applied; 1 with a message otherwise.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.markup import escape
+from rich.syntax import Syntax
+
+from ctxagent.config import ToolSettings, load_settings
+from ctxagent.errors import ConfigError, CtxAgentError
+from ctxagent.patch import apply_changes, parse_patch, plan_patch, unified_diff
+from ctxagent.patch.paths import workspace_root
+from ctxagent.patch.plan import PatchLimits
+
+
+def register(cli: click.Group) -> None:
+    """Add the `apply` command to `cli`."""
+    cli.add_command(apply_command)
+
+
+@click.command("apply")
+@click.argument("patch_file", type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("--repo", type=click.Path(file_okay=False), default=".", show_default=True,
+              help="workspace the patch paths are relative to")
+@click.option("--yes", "-y", is_flag=True, help="apply without asking")
+def apply_command(patch_file: str, repo: str, yes: bool) -> None:
+    """Show PATCH_FILE (a '*** Begin Patch' patch, '-' for stdin) as a diff and apply it."""
+    err = Console(stderr=True, highlight=False)
+    try:
+        _apply(patch_file, Path(repo), yes, err)
+    except CtxAgentError as exc:
+        err.print(f"[bold red]error:[/] {escape(str(exc))}", markup=True, soft_wrap=True)
+        sys.exit(1)
+
+
+def _apply(patch_file: str, repo: Path, yes: bool, err: Console) -> None:
+    if patch_file == "-" and not yes:
+        _fail(err, "reading the patch from stdin leaves no way to ask for approval; pass --yes.")
+    text = _read(patch_file)
+    changes = plan_patch(parse_patch(text), repo, _limits(repo, err))
+    diff = unified_diff(changes)
+    if diff:
+        Console().print(Syntax(diff, "diff", theme="ansi_dark", background_color="default"))
+    if not yes:
+        _confirm(err)
+    root = workspace_root(repo)
+    result = apply_changes(changes, root, root / ".ctxagent" / "backups")
+    click.echo(result.summary())
+    if result.backup_dir is not None:
+        click.echo(f"Originals backed up in {result.backup_dir}")
+
+
+def _read(patch_file: str) -> str:
+    try:
+        with click.open_file(patch_file, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        raise CtxAgentError(f"cannot read patch file {patch_file}: {exc.strerror or exc}") from exc
+    return data.decode("utf-8", errors="replace")
+
+
+def _limits(repo: Path, err: Console) -> PatchLimits:
+    try:
+        tools = load_settings(repo, require_key=False).tools
+    except ConfigError as exc:
+        err.print(f"warning: settings not loaded ({escape(str(exc))}); using default patch limits", soft_wrap=True)
+        tools = ToolSettings()
+    return PatchLimits(max_files=tools.patch_max_files, max_changed_lines=tools.patch_max_changed_lines)
+
+
+def _confirm(err: Console) -> None:
+    if not sys.stdin.isatty():
+        _fail(err, "stdin is not a terminal, so approval cannot be asked; pass --yes to apply "
+                   "without asking.")
+    if not click.confirm("Apply this patch?", default=False, err=True):
+        _fail(err, "not applied (declined); no file was changed.")
+
+
+def _fail(err: Console, message: str) -> None:
+    err.print(f"[bold red]error:[/] {escape(message)}", markup=True, soft_wrap=True)
+    sys.exit(1)

@@ -1,0 +1,71 @@
+"""`apply_patch`: the only way the agent changes files (DESIGN.md section 6).
+
+The model sends one patch in the `*** Begin Patch` format (see `ctxagent.patch.parser`).
+Before running, the loop asks for approval with `preview(args)`: the plain unified diff
+of the planned changes. `_run` parses, validates every path, locates every hunk, backs
+the originals up under `<workspace>/.ctxagent/backups/<stamp>/` and writes all files or
+none. The model receives a compact summary (`M src/app.py (+2 -1)` per file); library
+callers get `{"files": [{"path", "action", "added", "removed"}], "backup": dir}`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from ctxagent.agent.prompts import render
+from ctxagent.patch import apply_patch_text, parse_patch, plan_patch, unified_diff
+from ctxagent.patch.plan import FileChange, PatchLimits
+from ctxagent.tools.base import Tool, ToolResult
+
+
+class PatchParams(BaseModel):
+    """Arguments of `apply_patch`."""
+
+    patch: str = Field(description="the whole patch, from '*** Begin Patch' to '*** End Patch'")
+
+
+class ApplyPatchTool(Tool):
+    """Apply patches inside `workspace`, all or nothing.
+
+    max_files: most files one patch may touch; max_changed_lines: most added + removed
+    lines (both refuse the patch with a clear error when exceeded). backup: keep the
+    originals under `<workspace>/.ctxagent/backups/<stamp>/`.
+    """
+
+    name = "apply_patch"
+    description = render("tool_apply_patch")
+    Params = PatchParams
+    needs_approval = True
+
+    def __init__(self, workspace: str | Path = ".", max_files: int = 20,
+                 max_changed_lines: int = 2000, backup: bool = True) -> None:
+        self.workspace = Path(workspace)
+        self.limits = PatchLimits(max_files=max_files, max_changed_lines=max_changed_lines)
+        self.backup = backup
+
+    def plan(self, patch: str) -> list[FileChange]:
+        """Parse and locate `patch` without writing. Raises PatchError."""
+        return plan_patch(parse_patch(patch), self.workspace, self.limits)
+
+    def preview(self, args: dict) -> str:
+        """The unified diff (no colour codes) the user approves. Raises PatchError or
+        ToolInputError when the patch does not parse, validate or locate."""
+        params = self.parse(args)
+        changes = self.plan(params.patch)
+        return unified_diff(changes) or "(the patch leaves every file as it is)\n"
+
+    def _run(self, params: PatchParams) -> ToolResult:
+        result = apply_patch_text(
+            params.patch, self.workspace, max_files=self.limits.max_files,
+            max_changed_lines=self.limits.max_changed_lines, backup=self.backup,
+        )
+        backup = None
+        if result.backup_dir is not None:
+            backup = result.backup_dir.relative_to(Path(self.workspace).resolve()).as_posix()
+        files = result.files()
+        content = f"Patch applied ({len(files)} file{'s' if len(files) != 1 else ''}):\n{result.summary()}"
+        if backup:
+            content += f"\nOriginals backed up in {backup}"
+        return ToolResult(True, content, {"files": files, "backup": backup})
