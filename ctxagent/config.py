@@ -130,12 +130,13 @@ def repo_config_path(repo: Path) -> Path:
 
 
 def load_settings(repo: Path, flags: dict[str, Any] | None = None, env: Mapping[str, str] | None = None,
-                  *, require_key: bool = True) -> Settings:
+                  *, require_key: bool = True, require_model: bool = True) -> Settings:
     """Resolve the settings for `repo`. `flags`: CLI values (None = not given); `env`: default os.environ.
 
     Raises ConfigError (naming the file or variable and the fix) for unreadable TOML, unknown
-    keys, invalid values, an unknown provider, no provider at all, or (when `require_key`)
-    a hosted provider without an API key.
+    keys, invalid values, an unknown provider, no provider at all (unless `require_model`
+    is False: commands that need no model, such as `ctxagent tool`, then get a placeholder
+    model "(none)"), or (when `require_key`) a hosted provider without an API key.
     """
     env = os.environ if env is None else env
     values: dict[str, Value] = {}
@@ -147,6 +148,10 @@ def load_settings(repo: Path, flags: dict[str, Any] | None = None, env: Mapping[
     _merge(values, {k: (env[name], f"env {name}") for name, k in _ENV.items() if env.get(name)}, _ENVRANK)
     _merge(values, _flag_layer(flags or {}), _FLAG)
     _resolve_key_env(values, env)
+    if not require_model and not _provider_hint(values, env):
+        values["model.model"] = ("(none)", "no provider configured", _DEFAULT)
+        values["model.provider"] = (CUSTOM_PROVIDER, "no provider configured", _DEFAULT)
+        return _build(values, files)
     provider = _apply_provider(values, env)
     settings = _build(values, files)
     if require_key and provider in PRESETS:
@@ -263,6 +268,14 @@ NO_PROVIDER_MESSAGE = (
     "or point at a local server with `--base-url http://127.0.0.1:11434/v1 --model qwen2.5-coder:7b`, "
     "or install the offline model with `pip install 'ctxagent[local]'`. See docs/configuration.md."
 )
+
+
+def _provider_hint(values: dict[str, Value], env: Mapping[str, str]) -> bool:
+    """True when something names a provider: a provider/base_url setting or a preset variable."""
+    if "model.provider" in values or "model.base_url" in values:
+        return True
+    names = [n for name in _AUTO_ORDER for n in (*PRESETS[name]["key_env"], *PRESETS[name]["base_url_env"])]
+    return any(env.get(n, "").strip() for n in names) or _local_available()
 
 
 def _local_available() -> bool:

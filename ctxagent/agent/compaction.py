@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ctxagent.agent.pairing import repair_pairing
-from ctxagent.agent.toolcalls import clip
+from ctxagent.context.messages import truncate_observation
 
 #: Replaces an old tool output when the fallback masking runs.
 MASKED = "[output removed to fit the context window; run the call again if you need it]"
@@ -36,7 +36,7 @@ def mask_tool_outputs(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for index in tool_indexes:
         content = str(out[index].get("content") or "")
         if index == tool_indexes[-1]:
-            out[index]["content"] = clip(content, NEWEST_MAX_CHARS)
+            out[index]["content"] = truncate_observation(content, NEWEST_MAX_CHARS)
         elif len(content) > KEEP_CHARS:
             out[index]["content"] = MASKED
     return out

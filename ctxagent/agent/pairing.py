@@ -1,47 +1,21 @@
 """Message pairing: every assistant tool call gets exactly one `tool` result (cases C02, C07).
 
-`repair_pairing` makes any message list valid for an OpenAI-compatible endpoint: a call
-without a result gets a synthetic "not executed: interrupted" result right after its
-assistant message (and its sibling results), a `tool` message that answers no earlier
-call is dropped, a second result for the same id is dropped, and an assistant message
-with neither content nor tool calls is dropped. An assistant message that carries tool
-calls is never dropped for having empty content (C07).
+`repair_pairing` (from `ctxagent.context.messages`) makes any message list valid for an
+OpenAI-compatible endpoint: a call without a result gets a synthetic "not executed:
+interrupted" result right after its siblings' results, an orphan or duplicate result is
+dropped, an assistant message with neither content nor tool calls is dropped, and one
+that carries tool calls is never dropped for having empty content (C07). This module
+adds what the loop and the tests need around it.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-#: Content of the synthetic result given to a call that never ran.
-INTERRUPTED_RESULT = "not executed: interrupted"
+# One implementation of the repair, shared with the context engine (which works on plain data).
+from ctxagent.context.messages import INTERRUPTED_RESULT, repair_pairing
 
-
-def repair_pairing(messages: list[dict[str, Any]], *, note: str = INTERRUPTED_RESULT) -> list[dict[str, Any]]:
-    """Return a new, pairing-valid list; `messages` is not modified. Valid input comes back equal."""
-    out: list[dict[str, Any]] = []
-    pending: dict[str, str] = {}  # call id -> tool name, in call order
-    for message in messages:
-        role = message.get("role")
-        if role == "tool":
-            call_id = message.get("tool_call_id")
-            if call_id in pending:
-                pending.pop(call_id)
-                out.append(message)
-            continue
-        _flush(out, pending, note)
-        if role == "assistant" and not message.get("content") and not message.get("tool_calls"):
-            continue
-        out.append(message)
-        for call in message.get("tool_calls") or [] if role == "assistant" else []:
-            pending[call.get("id", "")] = call.get("function", {}).get("name", "")
-    _flush(out, pending, note)
-    return out
-
-
-def _flush(out: list[dict[str, Any]], pending: dict[str, str], note: str) -> None:
-    for call_id in list(pending):
-        out.append(tool_message(call_id, note))
-    pending.clear()
+__all__ = ["INTERRUPTED_RESULT", "pairing_errors", "repair_pairing", "tool_message", "unanswered_calls"]
 
 
 def tool_message(call_id: str, content: str) -> dict[str, Any]:

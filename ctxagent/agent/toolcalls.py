@@ -19,6 +19,7 @@ from ctxagent.agent.approval import ApprovalPolicy
 from ctxagent.agent.arguments import parse_arguments
 from ctxagent.agent.events import ApprovalRequest, Event
 from ctxagent.agent.prompts import feedback
+from ctxagent.context.messages import truncate_tool_result
 from ctxagent.errors import CtxAgentError
 from ctxagent.tools.base import Tool, ToolRegistry
 
@@ -30,15 +31,6 @@ class Outcome:
     ok: bool
     content: str
     status: str = "ran"
-
-
-def clip(text: str, max_chars: int) -> str:
-    """`text` if it fits, else its head and tail around `[... N characters truncated ...]` (C05)."""
-    if len(text) <= max_chars:
-        return text
-    cut = len(text) - max_chars
-    head = max_chars * 2 // 3
-    return f"{text[:head]}\n[... {cut:,} characters truncated ...]\n{text[len(text) - (max_chars - head):]}"
 
 
 class ToolRunner:
@@ -71,7 +63,7 @@ class ToolRunner:
             result = tool.execute(parsed.args)
         except Exception as exc:  # execute() should never raise; a buggy tool must not end the session
             return Outcome(False, feedback("crashed", name=name, error=f"{type(exc).__name__}: {exc}"), "crashed")
-        return Outcome(bool(result.ok), clip(str(result.content), self.max_result_chars))
+        return Outcome(bool(result.ok), truncate_tool_result(str(result.content), self.max_result_chars))
 
     def _approve(self, call_id: str, tool: Tool, args: dict[str, Any]) -> Outcome | None:
         """None when approved; otherwise the Outcome to send instead of running."""

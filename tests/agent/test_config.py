@@ -158,3 +158,10 @@ def test_secrets_and_repr_do_not_show_the_key(repo: Path, home: dict) -> None:
     s = load_settings(repo, env={**home, "OPENAI_API_KEY": KEY})
     assert s.secrets() == [KEY]
     assert KEY not in repr(s) and KEY not in s.model_dump_json()
+
+
+def test_commands_without_a_model_get_a_placeholder(repo: Path, home: dict, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("ctxagent.config._local_available", lambda: False)
+    write(repo_config_path(repo), "[tools]\nterminal_timeout_s = 5\n")
+    s = load_settings(repo, env=home, require_model=False)
+    assert s.model.model == "(none)" and s.tools.terminal_timeout_s == 5

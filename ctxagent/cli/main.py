@@ -1,0 +1,145 @@
+"""The `ctxagent` command: the click group, command registration, and the top-level error handler.
+
+Commands live in `ctxagent/cli/<name>_cmd.py`, each exposing `register(cli)`; to add one,
+add its dotted module name to `COMMAND_MODULES`. A command parses arguments, calls the
+library and renders; it returns an exit code (or None for 0).
+
+Errors never reach the user as tracebacks: a `CtxAgentError` prints `error: <message>`
+and exits with `exit_code_for(exc)` (2 config, 4 model, 1 other); Ctrl-C exits 130; any
+other exception prints one line and the path of a crash log holding the traceback.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+
+import click
+
+from ctxagent import __version__
+from ctxagent.errors import ConfigError, CtxAgentError, LLMError
+
+COMMAND_MODULES: tuple[str, ...] = (
+    "ctxagent.cli.run_cmd",
+    "ctxagent.cli.chat_cmd",
+    "ctxagent.cli.sessions_cmd",
+    "ctxagent.cli.tool_cmd",
+    "ctxagent.cli.doctor_cmd",
+    "ctxagent.cli.apply_cmd",
+    "ctxagent.cli.notes_cmd",
+    "ctxagent.cli.todo_cmd",
+)
+
+#: Exit codes shared by every command (docs/cli.md).
+EXIT_OK, EXIT_FAILURE, EXIT_CONFIG, EXIT_LIMIT, EXIT_MODEL, EXIT_INTERRUPTED, EXIT_CRASH = 0, 1, 2, 3, 4, 130, 70
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="ctxagent")
+def cli() -> None:
+    """ctxagent: a terminal coding agent built around context engineering."""
+
+
+def register_commands(group: click.Group = cli) -> click.Group:
+    """Import every module in COMMAND_MODULES and call its `register(group)`; idempotent.
+
+    A module that fails to import becomes a command that explains the failure, so one
+    broken command never takes the whole CLI down.
+    """
+    if getattr(group, "_ctxagent_registered", False):
+        return group
+    for dotted in COMMAND_MODULES:
+        try:
+            importlib.import_module(dotted).register(group)
+        except Exception as exc:  # noqa: BLE001 - reported through the placeholder command
+            group.add_command(_broken_command(dotted, exc))
+    group._ctxagent_registered = True  # type: ignore[attr-defined]
+    return group
+
+
+def _broken_command(dotted: str, exc: Exception) -> click.Command:
+    name = dotted.rsplit(".", 1)[-1].removesuffix("_cmd")
+
+    @click.command(name, hidden=True, context_settings={"ignore_unknown_options": True})
+    @click.argument("args", nargs=-1, type=click.UNPROCESSED)
+    def broken(args: tuple[str, ...]) -> int:
+        click.echo(f"error: the {name!r} command could not load ({type(exc).__name__}: {exc})", err=True)
+        return EXIT_FAILURE
+
+    return broken
+
+
+def exit_code_for(exc: BaseException) -> int:
+    """Exit code for an error: 2 ConfigError, 4 LLMError, 130 Ctrl-C, 1 any other CtxAgentError."""
+    if isinstance(exc, ConfigError):
+        return EXIT_CONFIG
+    if isinstance(exc, LLMError):
+        return EXIT_MODEL
+    if isinstance(exc, KeyboardInterrupt):
+        return EXIT_INTERRUPTED
+    return EXIT_FAILURE
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point: run the CLI and exit with its code."""
+    sys.exit(run_cli(argv))
+
+
+def run_cli(argv: list[str] | None = None) -> int:
+    """Run the CLI on `argv` (default sys.argv[1:]) and return the exit code; never raises."""
+    register_commands()
+    try:
+        result = cli.main(args=argv, prog_name="ctxagent", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except (click.Abort, KeyboardInterrupt):
+        click.echo("interrupted", err=True)
+        return EXIT_INTERRUPTED
+    except CtxAgentError as exc:
+        click.echo(f"error: {exc}", err=True)
+        return exit_code_for(exc)
+    except Exception as exc:  # noqa: BLE001 - the last line of defence: no traceback on screen
+        log = write_crash_log(exc)
+        click.echo(f"error: ctxagent crashed ({type(exc).__name__}: {_one_line(exc)}). "
+                   f"Details in {log}; please report it.", err=True)
+        return EXIT_CRASH
+    return result if isinstance(result, int) else EXIT_OK
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0][:200] if text else ""
+
+
+def crash_dir(env: dict[str, str] | None = None) -> Path:
+    """`$XDG_STATE_HOME/ctxagent/crashes`, default `~/.local/state/ctxagent/crashes`."""
+    env = dict(os.environ) if env is None else env
+    base = env.get("XDG_STATE_HOME") or str(Path(env.get("HOME") or Path.home()) / ".local" / "state")
+    return Path(base) / "ctxagent" / "crashes"
+
+
+def write_crash_log(exc: BaseException) -> Path:
+    """Write the traceback of `exc` (API keys from the environment redacted) and return its path."""
+    from ctxagent.agent.session import redact
+
+    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    secrets = [v for k, v in os.environ.items() if k.endswith(("_API_KEY", "_TOKEN")) and v]
+    path = crash_dir() / f"crash-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"ctxagent {__version__}\nargv: {redact(sys.argv, secrets)}\n\n{redact(text, secrets)}",
+                        encoding="utf-8")
+    except OSError:
+        return Path("(could not write a crash log)")
+    return path
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()
