@@ -22,6 +22,9 @@ from typing import Any
 from ctxagent.llm.local_format import TOOL_CALL_CLOSE, TOOL_CALL_OPEN, ParsedReply
 
 _TEXT_RULE = r'text ::= [^<\x00-\x20] [^\x00]*'
+STRING_MAX_CHARS = 256
+"""maxLength given to string arguments whose schema sets none: without a bound a 135M
+model can run away inside a string ("test-test-test-...") until max_tokens."""
 
 
 def call_schema(tools: list[dict], only: str | None = None) -> dict:
@@ -30,7 +33,8 @@ def call_schema(tools: list[dict], only: str | None = None) -> dict:
     Each tool's `$defs` are hoisted to the root under `<tool>__<name>` (refs rewritten),
     since `#/$defs/...` resolves against the root of the combined schema. Objects that
     do not say otherwise get `additionalProperties: false`, so the model cannot wander
-    into invented keys. `only`: keep just that tool (tool_choice naming a function).
+    into invented keys, and strings without a bound get
+    `maxLength: STRING_MAX_CHARS`. `only`: keep just that tool (tool_choice naming a function).
     Raises ValueError when `only` names no tool in `tools`.
     """
     defs: dict[str, Any] = {}
@@ -79,6 +83,8 @@ def _close_objects(node: Any) -> Any:
         out = {k: _close_objects(v) for k, v in node.items()}
         if out.get("type") == "object" and "properties" in out:
             out.setdefault("additionalProperties", False)
+        if out.get("type") == "string" and not {"maxLength", "enum", "const", "pattern"} & out.keys():
+            out["maxLength"] = STRING_MAX_CHARS
         return out
     if isinstance(node, list):
         return [_close_objects(v) for v in node]
@@ -88,12 +94,14 @@ def _close_objects(node: Any) -> Any:
 def grammar_text(tools: list[dict], tool_choice: Any = "auto") -> str:
     """GBNF text for a reply to a request with `tools` and `tool_choice`.
 
-    tool_choice: "auto" (call or text), "required" (a call), or
+    tool_choice: "auto" (call or text), "required" (a call), "none" (text), or
     {"type": "function", "function": {"name": N}} (a call of N).
     Raises ValueError for a tool_choice naming an unknown tool.
     """
     from llama_cpp.llama_grammar import SchemaConverter
 
+    if tool_choice == "none":
+        return "root ::= text\n" + _TEXT_RULE + "\n"
     only = tool_choice["function"]["name"] if isinstance(tool_choice, dict) else None
     schema = call_schema(tools, only=only)
     conv = SchemaConverter(prop_order={"name": 0, "arguments": 1}, allow_fetch=False, dotall=False, raw_pattern=False)

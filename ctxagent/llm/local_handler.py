@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from dataclasses import dataclass
 from typing import Any, Iterator
 
 from ctxagent.llm.local_calls import classify_prefix, grammar_text, parse_reply
@@ -25,26 +26,59 @@ DEFAULT_MAX_TOKENS = 512
 _GRAMMARS: dict[str, Any] = {}
 
 
-def register_handler(family_name: str) -> str:
+def register_handler(family_name: str, policy: TurnPolicy | None = None) -> str:
     """Register the handler for `family_name` ("chatml", "gemma") with llama-cpp-python;
     returns the chat_format name to pass to the server (`ctxagent-<family>`)."""
     from llama_cpp import llama_chat_format
 
     name = f"ctxagent-{family_name}"
     llama_chat_format.LlamaChatCompletionHandlerRegistry().register_chat_completion_handler(
-        name, make_handler(family(family_name)), overwrite=True
+        name, make_handler(family(family_name), policy), overwrite=True
     )
     return name
 
 
-def make_handler(fam: ChatFamily):
+@dataclass(frozen=True)
+class TurnPolicy:
+    """How much choice the model gets between calling a tool and answering.
+
+    call_first: with tool_choice "auto", the first reply to a user message must be a
+      tool call. Why: measured in benchmarks/local_models.py, both bundled models (135M
+      and 270M parameters) otherwise answer a repository question from thin air.
+    max_calls: after this many tool results since the last user message, the reply must
+      be text (0: no limit). Why: left free, they repeat the same call until the loop's
+      step limit. Only tool_choice "auto" is reshaped; any other value is kept as sent.
+    """
+
+    call_first: bool = True
+    max_calls: int = 3
+
+    def choice(self, messages: list[dict], tool_choice: Any) -> Any:
+        """The tool_choice to enforce for a request whose history is `messages`."""
+        if tool_choice != "auto":
+            return tool_choice
+        results = 0
+        for msg in reversed(messages):
+            if msg.get("role") == "user":
+                break
+            results += msg.get("role") == "tool"
+        if results == 0 and self.call_first:
+            return "required"
+        if self.max_calls and results >= self.max_calls:
+            return "none"
+        return "auto"
+
+
+def make_handler(fam: ChatFamily, policy: TurnPolicy | None = None):
     """A llama-cpp-python chat completion handler for chat family `fam`."""
+    policy = policy or TurnPolicy()
 
     def handler(*, llama: Any, messages: list[dict], tools: list[dict] | None = None,
                 tool_choice: Any = None, stream: bool = False, **params: Any) -> Any:
         use_tools = bool(tools) and tool_choice != "none"
         prompt = render_prompt(messages, tools if use_tools else [], fam)
-        grammar = _grammar(tools or [], tool_choice or "auto") if use_tools else None
+        choice = policy.choice(messages, tool_choice or "auto")
+        grammar = _grammar(tools or [], choice) if use_tools else None
         kwargs = _sampling(params, fam)
         completion = llama.create_completion(prompt=prompt, grammar=grammar, stream=stream, **kwargs)
         meta = {"id": "chatcmpl-" + uuid.uuid4().hex[:24], "created": int(time.time()),

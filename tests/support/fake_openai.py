@@ -19,8 +19,9 @@ tool calls instead of null).
 
 Python: `with FakeOpenAI(script) as server: base_url = server.base_url` (or
 `.start() -> base_url`, `.stop()`). `server.requests` is the list of chat request JSON
-bodies, `server.request_headers` their headers (Authorization included, recorded only
-here), `server.log` every HTTP request as {"method", "path", "headers", "body"}.
+bodies, `server.request_headers` their headers (names lower-cased, lookups ignore case;
+Authorization included, recorded only here), `server.log` every HTTP request as
+{"method", "path", "headers", "body"}. The requests file has lower-case header names.
 
 CLI: `python tests/support/fake_openai.py --script script.json --port-file F
 [--requests-file R] [--port N]` writes the port to F once listening, appends each
@@ -275,6 +276,11 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     fake: FakeOpenAI
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], OSError):
+            return  # a client hung up (cancel, pool closed): normal for these tests
+        super().handle_error(request, client_address)
+
 
 # ----------------------------------------------------------------- public API
 
@@ -346,7 +352,7 @@ class FakeOpenAI:
             return text(self.default_text), self._served
 
     def _record(self, handler: BaseHTTPRequestHandler, body: dict[str, Any] | None) -> None:
-        headers = {k: v for k, v in handler.headers.items()}
+        headers = Headers((k.lower(), v) for k, v in handler.headers.items())
         entry = {"method": handler.command, "path": handler.path, "headers": headers, "body": body}
         with self._lock:
             self.log.append(entry)
@@ -356,6 +362,19 @@ class FakeOpenAI:
             if self._requests_file is not None:
                 with self._requests_file.open("a", encoding="utf-8") as f:
                     f.write(json.dumps(entry) + "\n")
+
+
+class Headers(dict):
+    """Request headers with lower-case names; lookups ignore case ("Authorization" works)."""
+
+    def __getitem__(self, key: str) -> str:
+        return super().__getitem__(key.lower())
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return super().get(key.lower(), default)
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and super().__contains__(key.lower())
 
 
 def _load_script(path: str) -> tuple[list[Step], str]:
