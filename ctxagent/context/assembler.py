@@ -1,0 +1,212 @@
+"""`ContextAssembler`: the context engine's side of the loop seam (INTERFACES.md).
+
+Before every model call the loop calls `assemble(history, tools, state)`. The request is
+built from: the system messages at the head of `history`; the state layer (memory
+files, todo board, notes, memory hits: `ctxagent.context.statelayer`, re-read every
+call, so they come back after any compaction); and the conversation, seen through the
+compaction done so far in this session. Then:
+
+- every tool result is capped to `tool_result_ratio` of the input budget (case C05);
+- above `trigger_ratio` of the context window, and at most once per turn, the
+  conversation is compacted (`ctxagent.context.compaction`); the compacted view is
+  kept here, so the loop's history stays the full record;
+- `ctxagent.context.fitting` makes the request fit the input budget
+  (`context_window - max_output_tokens`) or raises `ContextOverflowError`;
+- a snapshot of the exact request and its report is written (one per model call).
+
+`compact(history, focus=None)` compacts on demand (after a context-length error from
+the server, or `/compact` in chat) and returns the new history for the loop to keep.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Callable
+
+from ctxagent.agent.protocols import AssembledRequest
+from ctxagent.context.compaction import Budget, CompactionConfig, CompactionRecord, compact_conversation
+from ctxagent.context.fitting import build_request, fit_request
+from ctxagent.context.messages import repair_pairing, truncate_tool_result
+from ctxagent.context.reporting import build_report, write_request_snapshot
+from ctxagent.context.sessionstate import gather_state
+from ctxagent.context.statelayer import state_sections
+from ctxagent.context.tokens import TokenCounter
+from ctxagent.context.view import CompactedView
+
+#: Each context-length error from the server shrinks the budget we count against by this factor.
+OVERFLOW_SHRINK = 0.9
+_MIN_SAFETY = 0.5
+
+
+class ContextAssembler:
+    """Builds every request of a session under the token budget; see the module doc.
+
+    `model`: a `ModelSettings` (context_window, max_output_tokens, model name for the
+    tokenizer); `context`: `Settings.context` (keys `compaction_*`, see CompactionConfig);
+    `summarize`: `summarize(messages) -> str`, the model call for LLM summaries
+    (`ctxagent.context.summarizer.llm_summarizer(client)`), None for extractive only;
+    `counter`: a TokenCounter (default: one for the model); `snapshots`: write snapshot
+    files; `load_state`: reads the todo board and notes of `state["repo"]` (None: only
+    what `state` carries); `memory_search(query) -> list`: memory hits for the memory
+    layer; `on_compaction(record)`: called after each automatic compaction (to write it
+    to the session transcript).
+    """
+
+    def __init__(self, model: Any, *, context: Any = None, summarize: Callable[[list[dict]], str] | None = None,
+                 counter: TokenCounter | None = None, config: CompactionConfig | None = None, snapshots: bool = True,
+                 load_state: Callable[..., tuple[dict, list[str]]] | None = gather_state,
+                 memory_search: Callable[[str], list] | None = None,
+                 on_compaction: Callable[[CompactionRecord], None] | None = None) -> None:
+        self.model = model
+        self.config = config or CompactionConfig.from_settings(context)
+        self.summarize = summarize
+        self.counter = counter or TokenCounter(getattr(model, "model", None))
+        self.snapshots = snapshots
+        self.load_state = load_state
+        self.memory_search = memory_search
+        self.on_compaction = on_compaction
+        self.view = CompactedView()
+        self.records: list[CompactionRecord] = []
+        self.compacted_turns: set[Any] = set()
+        self.safety = 1.0
+        self.calls = 0
+        self._last_state: dict = {}
+        self._last_tools: list[dict] = []
+
+    # -- budget ----------------------------------------------------------------
+
+    def budget(self, state: dict | None = None) -> dict[str, int]:
+        """Token figures: context_window, max_output_tokens, limit (input budget after the
+        safety factor), trigger (compaction threshold) and target (after compaction)."""
+        state = state or {}
+        window = int(state.get("context_window") or self.model.context_window)
+        output = int(state.get("max_output_tokens") or self.model.max_output_tokens)
+        limit = max(1, int((window - output) * self.safety))
+        trigger = min(int(self.config.trigger_ratio * window), limit)
+        target = min(trigger, int(self.config.target_ratio * limit))
+        return {"context_window": window, "max_output_tokens": output, "limit": limit,
+                "trigger": trigger, "target": target}
+
+    # -- the seam ----------------------------------------------------------------
+
+    def assemble(self, history: list[dict], tools: list[dict], state: dict) -> AssembledRequest:
+        """The request for this model call (system first, pairing valid, within budget).
+
+        Raises ContextOverflowError when the irreducible part cannot fit.
+        """
+        return self._assemble(history, tools, state, dry_run=False)
+
+    def preview(self, history: list[dict], tools: list[dict] | None, state: dict) -> AssembledRequest:
+        """What `assemble` would send next, without writing a snapshot or changing any state."""
+        twin = copy.copy(self)
+        twin.view, twin.records = self.view.copy(), list(self.records)
+        twin.compacted_turns = set(self.compacted_turns)
+        return twin._assemble(history, tools or [], state, dry_run=True)
+
+    def compact(self, history: list[dict], focus: str | None = None, *, trigger: str = "overflow") -> list[dict]:
+        """Compact now; return the new history (system messages first) for the loop to keep.
+
+        `trigger`: "overflow" (the default: the server said the context is too long, so
+        the budget we count against also shrinks by OVERFLOW_SHRINK) or "manual"
+        (`/compact`). The record is in `last_record`; `on_compaction` is not called (the
+        caller records this compaction itself, as the loop does after a context-length error).
+        """
+        if trigger == "overflow":
+            self.safety = max(_MIN_SAFETY, self.safety * OVERFLOW_SHRINK)
+        system, convo = _split_system(history)
+        view, origins = self.view.apply(convo)
+        new, record, _ = self._compact(system, view, origins, self._last_tools, self._last_state,
+                                       trigger=trigger, focus=focus, force=True)
+        self.view.adopt(new)
+        return [*system, *new]
+
+    @property
+    def last_record(self) -> CompactionRecord | None:
+        """The most recent compaction of this session, or None."""
+        return self.records[-1] if self.records else None
+
+    # -- internals ---------------------------------------------------------------
+
+    def _assemble(self, history: list[dict], tools: list[dict], state: dict, *, dry_run: bool) -> AssembledRequest:
+        state = dict(state or {})
+        full_state, problems = self._gather(state)
+        self._last_state, self._last_tools = full_state, list(tools or [])
+        budget = self.budget(state)
+        system, convo = _split_system(history)
+        view, origins = self.view.apply(convo)
+        view, capped = self._cap_results(view, budget["limit"])
+        sections = state_sections(full_state)
+        tokens = self.counter.count_messages(build_request(system, sections, view), tools)
+        record = None
+        turn = state.get("turn_id", state.get("turn", sum(1 for m in convo if m.get("role") == "user")))
+        if tokens > budget["trigger"] and turn not in self.compacted_turns:
+            view, record, origins = self._compact(system, view, origins, tools, full_state, trigger="auto", turn=turn)
+            self.view.install(convo, view, origins)
+        fit = fit_request(system, sections, view, tools=tools, counter=self.counter, limit=budget["limit"],
+                          keep_tool_results=self.config.keep_tool_results)
+        messages = repair_pairing(fit.messages)
+        self.calls += 1
+        call = int(state.get("call_index") or self.calls)
+        report = build_report(call=call, state=state, budget=budget, system=system, sections=fit.state, fit=fit,
+                              tools=tools, counter=self.counter, origins=origins, convo=convo, capped=capped,
+                              record=record, problems=problems, n_system=len(system))
+        if not dry_run:
+            write_request_snapshot(state, call, messages, tools, report, enabled=self.snapshots)
+            if record is not None and self.on_compaction is not None:
+                self.on_compaction(record)
+        return AssembledRequest(messages=messages, report=report)
+
+    def _compact(self, system, view, origins, tools, state, *, trigger, focus=None, force=False, turn=None):
+        """Run compaction on `view`; returns (new view, record, origins of the new view)."""
+        budget, sections = self.budget(state), state_sections(state)
+
+        def measure(convo: list[dict]) -> int:
+            return self.counter.count_messages(build_request(system, sections, convo), tools)
+
+        new, record = compact_conversation(
+            view, measure=measure, count_text=self.counter.count, budget=Budget(budget["target"], budget["limit"]),
+            config=self.config, summarize=self.summarize, state=state, focus=focus, force=force, trigger=trigger)
+        new_origins = [origins[i] if i is not None else None for i in record.kept]
+        n_system = len(system)
+        to_history = lambda idx: [origins[i] + n_system for i in idx if i is not None and origins[i] is not None]
+        record.masked, record.dropped, record.kept = to_history(record.masked), to_history(record.dropped), [
+            (o + n_system if o is not None else None) for o in new_origins]
+        record.turn_id = turn if turn is not None else state.get("turn")
+        self.compacted_turns.add(record.turn_id)
+        self.records.append(record)
+        return new, record, new_origins
+
+    def _gather(self, state: dict) -> tuple[dict, list[str]]:
+        loaded, problems = ({}, [])
+        if self.load_state is not None and state.get("repo"):
+            loaded, problems = self.load_state(state["repo"], state.get("task") or "")
+        full = {**loaded, **state}
+        if self.memory_search is not None and "memory" not in state and state.get("task"):
+            try:
+                full["memory"] = list(self.memory_search(state["task"]))
+            except Exception as exc:  # a failing memory source is reported and skipped (issue 4)
+                problems.append(f"memory search failed: {type(exc).__name__}: {exc}")
+        return full, problems
+
+    def _cap_results(self, view: list[dict], limit: int) -> tuple[list[dict], list[int]]:
+        """Cut each tool result longer than `tool_result_ratio` of the input budget (case C05)."""
+        cap_tokens = max(100, int(self.config.tool_result_ratio * limit))
+        out, capped = list(view), []
+        for i, message in enumerate(view):
+            content = message.get("content")
+            if message.get("role") != "tool" or not isinstance(content, str) or len(content) <= cap_tokens // 2:
+                continue
+            tokens = self.counter.count(content)
+            if tokens > cap_tokens:
+                chars = max(400, int(len(content) * cap_tokens / tokens * 0.95))
+                out[i] = {**message, "content": truncate_tool_result(content, chars)}
+                capped.append(i)
+        return out, capped
+
+
+def _split_system(history: list[dict]) -> tuple[list[dict], list[dict]]:
+    """(leading system/developer messages, the rest)."""
+    n = 0
+    while n < len(history) and history[n].get("role") in ("system", "developer"):
+        n += 1
+    return list(history[:n]), list(history[n:])

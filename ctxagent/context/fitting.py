@@ -1,0 +1,177 @@
+"""The last step of every request: make it fit the input budget, or say clearly why not.
+
+Applied after (optional) compaction, deterministically and without a model call, in
+this order until the request fits (DESIGN.md section 2, "compress ... -> hard truncation"):
+
+1. mask old tool results (all but the `keep_tool_results` most recent);
+2. drop whole history units, oldest first (a call and its results go together, case
+   C01), never the pinned task, the latest user message, a summary or the last unit;
+3. drop state layers: memory hits, then notes, then the todo board, then memory files;
+4. drop compaction summaries;
+5. cut the tool results of the last unit (head + tail, marked; case C05).
+
+If the request still does not fit, the irreducible part (system + pinned task + current
+request + tool schemas) is larger than the budget: `ContextOverflowError` says so with
+the figures. Nothing here loops: each step runs once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ctxagent.agent.prompts import render
+from ctxagent.context.masking import mask_observations
+from ctxagent.context.messages import history_units, truncate_tool_result
+from ctxagent.context.summary import is_summary_message
+from ctxagent.errors import ContextOverflowError
+
+#: State layers in the order they are given up when the request does not fit.
+STATE_DROP_ORDER = ("memory", "notes", "todos", "memory_files")
+_MIN_RESULT_CHARS = 200
+
+
+def build_request(system: list[dict], state: list[tuple[str, str]], convo: list[dict]) -> list[dict]:
+    """System messages (the state layer appended to the first), then the conversation."""
+    if not state:
+        return [*system, *convo]
+    text = render("session_state", sections="\n\n".join(body for _, body in state))
+    if system:
+        first = system[0]
+        return [{**first, "content": f"{first.get('content') or ''}\n\n{text}"}, *system[1:], *convo]
+    return [{"role": "system", "content": text}, *convo]
+
+
+@dataclass
+class Fit:
+    """A request that fits: `messages`, the `convo` part with `origins` (view index of each
+    message), the state layers kept, the `actions` taken and the view indexes `trimmed`."""
+
+    messages: list[dict]
+    convo: list[dict]
+    origins: list[int]
+    state: list[tuple[str, str]]
+    tokens: int
+    actions: list[str] = field(default_factory=list)
+    trimmed: list[int] = field(default_factory=list)
+    masked: list[int] = field(default_factory=list)
+
+
+class _Fitter:
+    def __init__(self, system, state, convo, tools, counter, limit) -> None:
+        self.system, self.state, self.tools, self.counter, self.limit = system, list(state), tools, counter, limit
+        self.convo, self.origins = list(convo), list(range(len(convo)))
+        self.fit = Fit([], [], [], [], 0)
+
+    def tokens(self) -> int:
+        return self.counter.count_messages(build_request(self.system, self.state, self.convo), self.tools)
+
+    def protected(self) -> set[int]:
+        users = [i for i, m in enumerate(self.convo) if m.get("role") == "user" and not is_summary_message(m)]
+        keep = {i for i, m in enumerate(self.convo) if is_summary_message(m)}
+        return keep | ({users[0], users[-1]} if users else set())
+
+    def units(self) -> list[tuple[int, int]]:
+        spans, start = [], 0
+        for unit in history_units(self.convo):
+            spans.append((start, start + len(unit)))
+            start += len(unit)
+        return spans
+
+    def mask(self, keep: int) -> None:
+        convo, masked = mask_observations(self.convo, keep_recent=keep)
+        if masked:
+            self.convo = convo
+            self.fit.masked += [self.origins[i] for i in masked]
+            self.fit.actions.append(f"masked {len(masked)} tool results")
+
+    def drop_units(self, total: int) -> int:
+        spans, protected = self.units(), self.protected()
+        drop: set[int] = set()
+        for start, end in spans[:-1]:
+            if total <= self.limit:
+                break
+            if protected & set(range(start, end)):
+                continue
+            total -= sum(self.counter.count_message(self.convo[i]) for i in range(start, end))
+            drop.update(range(start, end))
+        self._remove(drop, "dropped {n} oldest history messages")
+        return self.tokens()
+
+    def _remove(self, drop: set[int], action: str) -> None:
+        if not drop:
+            return
+        self.fit.trimmed += [self.origins[i] for i in sorted(drop)]
+        self.convo = [m for i, m in enumerate(self.convo) if i not in drop]
+        self.origins = [o for i, o in enumerate(self.origins) if i not in drop]
+        self.fit.actions.append(action.format(n=len(drop)))
+
+    def drop_state(self) -> int:
+        total = self.tokens()
+        for name in STATE_DROP_ORDER:
+            if total <= self.limit:
+                break
+            if any(n == name for n, _ in self.state):
+                self.state = [(n, t) for n, t in self.state if n != name]
+                self.fit.actions.append(f"left out the {name} layer")
+                total = self.tokens()
+        return total
+
+    def drop_summaries(self) -> int:
+        self._remove({i for i, m in enumerate(self.convo) if is_summary_message(m)}, "dropped {n} summaries")
+        return self.tokens()
+
+    def cut_last_unit(self, total: int) -> int:
+        start, end = self.units()[-1] if self.convo else (0, 0)
+        results = [i for i in range(start, end) if self.convo[i].get("role") == "tool"]
+        if not results:
+            return total
+        room_chars = max(_MIN_RESULT_CHARS, (self.limit - (total - self._tokens_of(results))) * 2 // len(results))
+        for i in results:
+            content = str(self.convo[i].get("content") or "")
+            if len(content) > room_chars:
+                self.convo[i] = {**self.convo[i], "content": truncate_tool_result(content, room_chars)}
+        self.fit.actions.append(f"cut the latest tool results to {room_chars:,} characters")
+        return self.tokens()
+
+    def _tokens_of(self, indexes: list[int]) -> int:
+        return sum(self.counter.count_message(self.convo[i]) for i in indexes)
+
+    def done(self, total: int) -> Fit:
+        fit = self.fit
+        fit.messages = build_request(self.system, self.state, self.convo)
+        fit.convo, fit.origins, fit.state, fit.tokens = self.convo, self.origins, self.state, total
+        return fit
+
+
+def fit_request(system: list[dict], state: list[tuple[str, str]], convo: list[dict], *, tools: list[dict] | None,
+                counter: Any, limit: int, keep_tool_results: int = 3) -> Fit:
+    """The request built from the layers, within `limit` tokens (see the module doc).
+
+    `counter`: a `TokenCounter` (`count_messages`, `count_message`). Raises
+    `ContextOverflowError` when even the irreducible part exceeds `limit`.
+    """
+    fitter = _Fitter(system, state, convo, tools, counter, limit)
+    total = fitter.tokens()
+    steps = (lambda t: (fitter.mask(keep_tool_results), fitter.tokens())[1], fitter.drop_units,
+             lambda t: fitter.drop_state(), lambda t: fitter.drop_summaries(), fitter.cut_last_unit)
+    for step in steps:
+        if total <= limit:
+            return fitter.done(total)
+        total = step(total)
+    if total <= limit:
+        return fitter.done(total)
+    raise _overflow(fitter, total)
+
+
+def _overflow(fitter: _Fitter, total: int) -> ContextOverflowError:
+    system = fitter.counter.count_messages(fitter.system) if fitter.system else 0
+    tools = fitter.counter.count_tools(fitter.tools)
+    history = fitter.counter.count_messages(fitter.convo)
+    return ContextOverflowError(
+        f"the request cannot fit the model's input budget of {fitter.limit:,} tokens "
+        f"(context window minus max output tokens): even reduced to the system prompt ({system:,} tokens), "
+        f"the tool schemas ({tools:,}), the task, the latest request and the latest tool results "
+        f"({history:,}) it takes {total:,} tokens. Shorten the task or the request, offer fewer tools, "
+        f"lower max_output_tokens, or use a model with a larger context window."
+    )
