@@ -85,7 +85,7 @@ class NoteTool(Tool):
 
     def _update(self, p: NoteParams) -> ToolResult:
         note = self.store.update(p.note_id or "", title=p.title, content=p.content,
-                                 note_type=p.note_type, tags=p.tags)
+                                 note_type=p.note_type or None, tags=p.tags)
         text = f"updated note {note.id} [{note.type}] {_one_line(note.title)}"
         return ToolResult(True, text, _as_read(note, self.store.folder))
 
