@@ -2,8 +2,9 @@
 
 Each folder holds `input/` (the workspace before), `patch.txt` (sent as is: its bytes
 decoded as UTF-8, CRLF kept) and `expected/` (the whole workspace after, compared byte
-for byte; `.ctxagent/` backups and `.keep` placeholders are ignored). With `error.txt`, the patch must be refused
-with an error containing that text, and `expected/` equals `input/` (all or nothing).
+for byte; `.ctxagent/` backups and `.keep` placeholders are ignored). With `error.txt`,
+the patch must be refused with an error containing that text, and `expected/` equals
+`input/` (all or nothing). See tests/fixtures/patch/README.md.
 """
 
 from __future__ import annotations
