@@ -79,6 +79,31 @@ class BM25Index:
         return sorted(raw.items(), key=lambda item: (-item[1], item[0]))[:k]
 
 
+def query_scores(query_terms: Sequence[str], docs_terms: Sequence[Sequence[str]], *, k1: float = K1, b: float = B) -> list[float]:
+    """The same normalised BM25 scores as `BM25Index(docs_terms).scores(query_terms)`,
+    computed without building an inverted index: for one query over many fresh
+    documents (the context builder's case) this touches only the query's terms.
+    """
+    q_counts = Counter(query_terms)
+    n_docs = len(docs_terms)
+    lengths = [len(d) for d in docs_terms]
+    avg = (sum(lengths) / n_docs if n_docs else 0.0) or 1.0
+    tfs: dict[str, list[tuple[int, int]]] = {t: [] for t in q_counts}
+    wanted = frozenset(q_counts)
+    for i, doc in enumerate(docs_terms):
+        for term in wanted.intersection(doc):
+            tfs[term].append((i, doc.count(term)))
+    raw = [0.0] * n_docs
+    for term, postings in tfs.items():
+        df = len(postings)
+        idf = math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
+        for i, tf in postings:
+            norm = tf * (k1 + 1) / (tf + k1 * (1 - b + b * lengths[i] / avg))
+            raw[i] += idf * norm * (1 + math.log(q_counts[term]))
+    best = max(raw, default=0.0)
+    return [value / best for value in raw] if best > 0 else raw
+
+
 def relevance_scores(query: str, docs: Sequence[str]) -> list[float]:
     """BM25 relevance in [0, 1] of each of `docs` to `query` (convenience for one-off use)."""
     return BM25Index(docs).scores(query)

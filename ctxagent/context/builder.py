@@ -1,0 +1,286 @@
+"""ContextBuilder: the GSSC pipeline (gather, select, structure, compress).
+
+Usage (the Hello-Agents textbook's, chapter 9, section 9.3.4):
+
+    builder = ContextBuilder(memory_tool=memory, rag_tool=rag, config=ContextConfig(max_tokens=3000))
+    text = builder.build(user_query="...", conversation_history=[Message(...)], system_instructions="...")
+    messages, report = builder.build_messages(user_query="...", conversation_history=history, tools=schemas)
+
+Budget rule: the request (text, or messages with their 3-token framing, the reply
+primer and the tool schemas) never exceeds `config.input_budget` tokens =
+max_tokens - round(max_tokens * reserve_ratio), by this builder's own counter. The
+system instructions and the current request are required; if they alone exceed the
+budget, `ContextOverflowError` says by how much. Everything else is selected
+(`select`), rendered (`structure`), measured, and trimmed again if the whole came out
+larger than its parts (`compress.enforce_budget`).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, Iterable
+
+from ctxagent.context import compress, structure
+from ctxagent.context.gather import Gathered, gather
+from ctxagent.context.messages import MessageError, call_ids, history_units, strip_private
+from ctxagent.context.packet import ContextConfig, ContextPacket
+from ctxagent.context.select import HISTORY_LAYERS, Candidate, score, select
+from ctxagent.context.tokens import TokenCounter
+from ctxagent.errors import ContextOverflowError
+
+_SKELETON = {"State": [""], "Evidence": [""], "Context": [""]}
+
+
+class ContextBuilder:
+    """Builds one model call's context under a token budget (see the module docstring).
+
+    memory_tool / rag_tool: objects with `run(dict)` (textbook conventions), or None.
+    config: a ContextConfig (default ContextConfig()). counter: the TokenCounter of the
+    target model (default: `TokenCounter(model)`, exact for OpenAI model names).
+    memory_limit, rag_limit: results asked of each source; min_importance: passed to
+    the memory search. clock: returns Unix seconds (for recency; injectable in tests).
+    After each build, `last_report` holds the report (see `build_messages`).
+    """
+
+    def __init__(
+        self,
+        memory_tool: Any = None,
+        rag_tool: Any = None,
+        config: ContextConfig | None = None,
+        *,
+        counter: TokenCounter | None = None,
+        model: str | None = None,
+        memory_limit: int = 10,
+        rag_limit: int = 5,
+        min_importance: float = 0.3,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.memory_tool = memory_tool
+        self.rag_tool = rag_tool
+        self.config = config or ContextConfig()
+        self.counter = counter or TokenCounter(model)
+        self.memory_limit = memory_limit
+        self.rag_limit = rag_limit
+        self.min_importance = min_importance
+        self.clock = clock
+        self.last_report: dict | None = None
+
+    def build(
+        self,
+        user_query: str,
+        conversation_history: Iterable[Any] | None = None,
+        system_instructions: str | list[str] | None = None,
+        custom_packets: Iterable[ContextPacket] | None = None,
+    ) -> str:
+        """The sectioned context text: [Role & Policies] [Task] [State] [Evidence] [Context]
+        [Output], every section present. Raises ValueError for an empty query and
+        ContextOverflowError when instructions + query alone exceed the budget."""
+        if not isinstance(user_query, str) or not user_query.strip():
+            raise ValueError("user_query must be a non-empty string")
+        run = _Run(self, "text", user_query, self._gather(user_query, conversation_history, system_instructions, custom_packets), None)
+        result = run.execute()
+        self.last_report = run.report
+        return result
+
+    def build_messages(
+        self,
+        user_query: str | None = None,
+        conversation_history: Iterable[Any] | None = None,
+        system_instructions: str | list[str] | None = None,
+        custom_packets: Iterable[ContextPacket] | None = None,
+        *,
+        tools: list[dict] | None = None,
+    ) -> tuple[list[dict], dict]:
+        """OpenAI chat messages (role-valid, pairing-valid) and the report.
+
+        Messages: the system message (instructions), the selected history in order
+        (the task's first user message pinned, then the most recent units; a tool call
+        and its results kept or dropped together), then the current request, last,
+        with the selected State/Evidence/Context in front of it. With `user_query`
+        None, the last user message of the history is the current request and the
+        units after it (the current turn) are pinned after it.
+
+        Report: {"mode", "model", "exact", "query", "query_type", "budget": {max_tokens,
+        reserve_tokens, input_budget, fixed_tokens, tools_tokens, used_tokens},
+        "layers": {layer: {budget, used}}, "sources", "packets": [row per candidate:
+        id, layer, type, source, tokens, relevance, recency, score, pinned, decision,
+        reason, preview], "final_fit_dropped": [ids]}.
+        """
+        query = user_query if isinstance(user_query, str) and user_query.strip() else None
+        gathered = self._gather(query or _last_user_text(conversation_history), conversation_history, system_instructions, custom_packets)
+        run = _Run(self, "messages", query, gathered, tools)
+        messages = run.execute()
+        self.last_report = run.report
+        return messages, run.report
+
+    def _gather(self, query: str, history: Any, system: Any, custom: Any) -> Gathered:
+        return gather(
+            query, history, system, custom, memory_tool=self.memory_tool, rag_tool=self.rag_tool,
+            memory_limit=self.memory_limit, rag_limit=self.rag_limit, min_importance=self.min_importance,
+            tool_result_max_chars=self.config.tool_result_max_chars,
+        )
+
+
+def _last_user_text(history: Any) -> str:
+    for msg in reversed(list(history or [])):
+        role = msg.get("role") if isinstance(msg, dict) else getattr(msg, "role", None)
+        content = msg.get("content") if isinstance(msg, dict) else getattr(msg, "content", None)
+        if role == "user" and isinstance(content, str):
+            return content
+    return ""
+
+
+class _Run:
+    """One build: the split into required parts and candidates, selection, rendering."""
+
+    def __init__(self, builder: ContextBuilder, mode: str, query: str | None, gathered: Gathered, tools: list[dict] | None):
+        self.mode, self.tools, self.gathered = mode, tools, gathered
+        self.counter, self.config, self.now = builder.counter, builder.config, builder.clock()
+        packets = gathered.packets
+        self.instructions = [p.content for p in packets if p.layer == "system"]
+        task_extra = [p.content for p in packets if p.layer == "current"]
+        before, self.current, turn = _split_current(gathered.history, query)
+        self.task = "\n\n".join([_text_of(self.current), *task_extra])
+        self.cands = self._unit_cands(before, turn) + self._packet_cands([p for p in packets if p.layer not in ("system", "current")])
+        self.report: dict = {}
+
+    def execute(self) -> Any:
+        cfg = self.config
+        fixed = self._fixed_tokens()
+        available = cfg.input_budget - fixed
+        if available < 0:
+            raise ContextOverflowError(
+                f"system instructions and the current request need {fixed} tokens but the input budget is "
+                f"{cfg.input_budget} (max_tokens {cfg.max_tokens} minus {cfg.reserve_tokens} reserved for the reply); "
+                "shorten them or raise max_tokens"
+            )
+        score(self.cands, self.task, cfg, self.now)
+        truncate = compress.make_truncator(self.counter, self._cost, structure.packet_text)
+        figures = select(self.cands, available, cfg, self.task, truncate=truncate)
+        dropped = compress.enforce_budget(lambda: self._measure(self._render()), self.cands, cfg.input_budget)
+        result = self._render()
+        used = self._measure(result)
+        if used > cfg.input_budget:
+            raise ContextOverflowError(f"the pinned context needs {used} tokens, over the input budget of {cfg.input_budget}")
+        self.report = self._report(figures, fixed, used, dropped)
+        return result
+
+    # --- candidates -------------------------------------------------------------------
+    def _unit_cands(self, before: list[dict], turn: list[dict]) -> list[Candidate]:
+        units = history_units(before)
+        first_user = next((i for i, u in enumerate(units) if u[0].get("role") == "user"), None)
+        cands = [self._unit_cand(u, i, pinned=i == first_user, source="history") for i, u in enumerate(units)]
+        cands += [self._unit_cand(u, 10**6 + j, pinned=True, source="current turn") for j, u in enumerate(history_units(turn))]
+        return cands
+
+    def _unit_cand(self, unit: list[dict], order: int, *, pinned: bool, source: str) -> Candidate:
+        is_call = bool(call_ids(unit[0]))
+        cand = Candidate(
+            id=f"{'turn' if order >= 10**6 else 'msg'}-{order % 10**6}", layer="tool_results" if is_call else "history",
+            type="tool_call" if is_call else "history", text=structure.unit_text(unit), cost=0,
+            timestamp=float(unit[0].get("timestamp") or self.now), unit=unit, order=order, pinned=pinned, source=source,
+        )
+        cand.cost = self._cost(cand)
+        return cand
+
+    def _packet_cands(self, packets: list[ContextPacket]) -> list[Candidate]:
+        cands = []
+        for i, packet in enumerate(packets):
+            meta = packet.metadata
+            cand = Candidate(
+                id=str(meta.get("id") or f"{packet.type}-{i}"), layer=packet.layer, type=packet.type,
+                text=structure.packet_text(packet), cost=0, timestamp=packet.epoch, packet=packet, order=i,
+                pinned=bool(meta.get("pinned")), source=str(meta.get("source") or "custom"),
+            )
+            cand.cost = self._cost(cand)
+            cands.append(cand)
+        return cands
+
+    def _cost(self, cand: Candidate) -> int:
+        if cand.unit is not None and self.mode == "messages":
+            return sum(self.counter.count_message(strip_private(m)) for m in cand.unit)
+        text = structure.unit_text(cand.unit) if cand.unit is not None else structure.packet_text(cand.packet)
+        sep = structure.separator(structure.section_of(cand.type)) if cand.packet is not None else "\n"
+        return self.counter.count(text) + self.counter.count(sep)
+
+    # --- rendering ----------------------------------------------------------------------
+    def _fixed_tokens(self) -> int:
+        if self.mode == "text":
+            return self.counter.count(structure.render_text({"Role & Policies": self.instructions}, self.task, self.config.output_instructions))
+        skeleton = [*self._system_msgs(), self._current_msg(_SKELETON)]
+        return self.counter.count_messages(skeleton, self.tools)
+
+    def _render(self) -> Any:
+        live = [c for c in self.cands if c.decision != "dropped"]
+        packets = sorted((c for c in live if c.packet is not None), key=_packet_order)
+        sections = structure.group_sections(c.packet for c in packets)
+        units = sorted((c for c in live if c.unit is not None), key=lambda c: c.order)
+        if self.mode == "text":
+            sections["Role & Policies"] = self.instructions
+            history = [c.text for c in units]
+            sections["Context"] = history + sections["Context"]
+            return structure.render_text(sections, self.task, self.config.output_instructions)
+        before = [strip_private(m) for c in units if c.order < 10**6 for m in c.unit]
+        after = [strip_private(m) for c in units if c.order >= 10**6 for m in c.unit]
+        return [*self._system_msgs(), *before, self._current_msg(sections), *after]
+
+    def _system_msgs(self) -> list[dict]:
+        return [{"role": "system", "content": "\n\n".join(self.instructions)}] if self.instructions else []
+
+    def _current_msg(self, sections: dict[str, list[str]]) -> dict:
+        msg = strip_private(dict(self.current))
+        content = msg.get("content")
+        if isinstance(content, list):
+            block = structure.render_block(sections, "(the request follows)")
+            msg["content"] = content if block == "(the request follows)" else [{"type": "text", "text": block}, *content]
+        else:
+            msg["content"] = structure.render_block(sections, self.task)
+        return msg
+
+    def _measure(self, rendered: Any) -> int:
+        if self.mode == "text":
+            return self.counter.count(rendered)
+        return self.counter.count_messages(rendered, self.tools)
+
+    def _report(self, figures: dict, fixed: int, used: int, dropped: list[str]) -> dict:
+        cfg = self.config
+        system_tokens = self.counter.count("\n\n".join(self.instructions)) if self.instructions else 0
+        layers = {"system": {"budget": system_tokens, "used": system_tokens}, **figures["layers"]}
+        layers["current"] = {"budget": fixed - system_tokens, "used": fixed - system_tokens}
+        for layer in (*HISTORY_LAYERS, "memory", "evidence"):
+            layers.setdefault(layer, {"budget": 0, "used": 0})
+            layers[layer]["used"] = sum(c.cost for c in self.cands if c.layer == layer and c.decision != "dropped")
+        return {
+            "version": 1, "mode": self.mode, "model": self.counter.model, "exact": self.counter.exact,
+            "query": self.task[:500], "query_type": figures["query_type"],
+            "budget": {
+                "max_tokens": cfg.max_tokens, "reserve_tokens": cfg.reserve_tokens, "input_budget": cfg.input_budget,
+                "fixed_tokens": fixed, "tools_tokens": self.counter.count_tools(self.tools), "used_tokens": used,
+            },
+            "layers": layers, "sources": self.gathered.sources,
+            "packets": [c.row() for c in self.cands], "final_fit_dropped": dropped,
+        }
+
+
+def _packet_order(cand: Candidate) -> tuple:
+    keep_order = structure.section_of(cand.type) == "State"
+    return (0, cand.order) if keep_order else (-cand.score, cand.order)
+
+
+def _text_of(message: dict) -> str:
+    content = message.get("content")
+    if isinstance(content, list):
+        return " ".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return str(content or "")
+
+
+def _split_current(history: list[dict], query: str | None) -> tuple[list[dict], dict, list[dict]]:
+    """(history before the current request, the current request message, the current turn)."""
+    if query is not None:
+        if history and history[-1].get("role") == "user" and history[-1].get("content") == query:
+            return history[:-1], history[-1], []
+        return history, {"role": "user", "content": query}, []
+    for i in range(len(history) - 1, -1, -1):
+        if history[i].get("role") == "user":
+            return history[:i], history[i], history[i + 1 :]
+    raise MessageError("build_messages needs a user_query or a user message in conversation_history")
