@@ -229,6 +229,10 @@ def _apply_provider(values: dict[str, Value], env: Mapping[str, str]) -> str:
         if name not in (CUSTOM_PROVIDER, LOCAL_PROVIDER):
             valid = ", ".join([*PRESETS, LOCAL_PROVIDER, CUSTOM_PROVIDER])
             raise ConfigError(f"unknown provider {name!r} (from {source}); use one of {valid}", setting="model.provider")
+        reason = _local_unavailable_reason(env) if name == LOCAL_PROVIDER else None
+        if reason is not None:
+            raise ConfigError(f"provider 'local' (from {source}) cannot run: {reason}. Install it with "
+                              "`pip install 'ctxagent[local]'`, or choose another provider.", setting="model.provider")
         values.setdefault("model.model", (name, "default", _DEFAULT))
         return name
     preset = PRESETS[name]
@@ -257,7 +261,7 @@ def _choose_provider(values: dict[str, Value], env: Mapping[str, str]) -> Value:
         found = next((n for n in (*PRESETS[name]["key_env"], *PRESETS[name]["base_url_env"]) if env.get(n, "").strip()), None)
         if found:
             return name, f"auto: {found} is set", _ENVRANK
-    if _local_available():
+    if _local_unavailable_reason(env) is None:
         return LOCAL_PROVIDER, "auto: no provider configured; the offline local model is installed", _DEFAULT
     raise ConfigError(NO_PROVIDER_MESSAGE, setting="model.provider")
 
@@ -275,15 +279,16 @@ def _provider_hint(values: dict[str, Value], env: Mapping[str, str]) -> bool:
     if "model.provider" in values or "model.base_url" in values:
         return True
     names = [n for name in _AUTO_ORDER for n in (*PRESETS[name]["key_env"], *PRESETS[name]["base_url_env"])]
-    return any(env.get(n, "").strip() for n in names) or _local_available()
+    return any(env.get(n, "").strip() for n in names) or _local_unavailable_reason(env) is None
 
 
-def _local_available() -> bool:
+def _local_unavailable_reason(env: Mapping[str, str]) -> str | None:
+    """None when the offline model can be served (the `local` extra and a model file), else why not."""
     try:
-        from ctxagent.llm.local import local_available
+        from ctxagent.llm.local import local_unavailable_reason
     except ImportError:
-        return False
-    return bool(local_available())
+        return "the offline model support is not part of this build"
+    return local_unavailable_reason(env=env)
 
 
 def _build(values: dict[str, Value], files: list[str]) -> Settings:

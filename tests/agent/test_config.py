@@ -12,11 +12,15 @@ from ctxagent.errors import ConfigError
 KEY = "sk-test-0123456789abcdef"
 
 
+#: Makes the offline model unavailable even where the `local` extra is installed (CI).
+NO_LOCAL = {"CTXAGENT_LOCAL_MODEL": "/nonexistent/model.gguf"}
+
+
 @pytest.fixture
 def home(tmp_path: Path) -> dict[str, str]:
     """An environment whose HOME and XDG_CONFIG_HOME point at tmp (nothing from the real user)."""
     (tmp_path / "home").mkdir()
-    return {"HOME": str(tmp_path / "home"), "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
+    return {"HOME": str(tmp_path / "home"), "XDG_CONFIG_HOME": str(tmp_path / "xdg"), **NO_LOCAL}
 
 
 @pytest.fixture
@@ -139,8 +143,7 @@ def test_flag_value_error_names_the_flag(repo: Path, home: dict) -> None:
         load_settings(repo, flags={"max_steps": -1}, env={**home, "OPENAI_API_KEY": KEY})
 
 
-def test_missing_provider_says_how_to_set_one(repo: Path, home: dict, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("ctxagent.config._local_available", lambda: False)
+def test_missing_provider_says_how_to_set_one(repo: Path, home: dict) -> None:
     with pytest.raises(ConfigError) as info:
         load_settings(repo, env=home)
     message = str(info.value)
@@ -160,8 +163,12 @@ def test_secrets_and_repr_do_not_show_the_key(repo: Path, home: dict) -> None:
     assert KEY not in repr(s) and KEY not in s.model_dump_json()
 
 
-def test_commands_without_a_model_get_a_placeholder(repo: Path, home: dict, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("ctxagent.config._local_available", lambda: False)
+def test_commands_without_a_model_get_a_placeholder(repo: Path, home: dict) -> None:
     write(repo_config_path(repo), "[tools]\nterminal_timeout_s = 5\n")
     s = load_settings(repo, env=home, require_model=False)
     assert s.model.model == "(none)" and s.tools.terminal_timeout_s == 5
+
+
+def test_explicit_local_provider_that_cannot_run_says_why(repo: Path, home: dict) -> None:
+    with pytest.raises(ConfigError, match="ctxagent\\[local\\]"):
+        load_settings(repo, env={**home, "CTXAGENT_PROVIDER": "local"})

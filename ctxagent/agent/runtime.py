@@ -1,0 +1,70 @@
+"""Wire an `Agent` for a repository: model client (starting the offline model if needed),
+session (new or resumed), tools, system prompt, assembler and approval.
+
+`open_agent` is what `ctxagent run` and `ctxagent chat` share; it is a context manager
+because the offline local model runs as a server for the agent's lifetime.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import Callable, Iterator, Sequence
+
+from ctxagent.agent.approval import ApprovalPolicy
+from ctxagent.agent.events import Sink
+from ctxagent.agent.loop import Agent
+from ctxagent.agent.prompts import system_prompt
+from ctxagent.agent.protocols import ContextAssembler
+from ctxagent.agent.session import Session
+from ctxagent.agent.toolset import build_registry
+from ctxagent.config import LOCAL_PROVIDER, Settings
+from ctxagent.llm.client import LLMClient
+from ctxagent.llm.settings import ModelSettings
+
+#: Builds the context assembler for an agent; the context engine provides the real one.
+AssemblerFactory = Callable[[Settings, Path, Session], ContextAssembler | None]
+
+
+@contextlib.contextmanager
+def open_agent(repo: Path, settings: Settings, *, resume: str | None = None, sinks: Sequence[Sink] = (),
+               ask: Callable[[str], str | None] | None = None,
+               assembler_factory: AssemblerFactory | None = None) -> Iterator[Agent]:
+    """Yield a ready Agent for `repo`; the model server (local provider) stops on exit.
+
+    resume: a session id or "last" (NotFoundError if absent); ask: the approval prompt
+    (None: refuse unless settings.agent.auto_approve). Raises ConfigError / LLMError.
+    """
+    repo = Path(repo).resolve()
+    with contextlib.ExitStack() as stack:
+        model = stack.enter_context(_model_endpoint(settings))
+        client = LLMClient(model)
+        stack.callback(client.close)
+        meta = {"provider": model.provider, "model": model.model}
+        session = (Session.resume(repo, resume, secrets=settings.secrets(), meta=meta) if resume
+                   else Session.create(repo, secrets=settings.secrets(), meta=meta))
+        registry = build_registry(repo, settings, session_id=session.id)
+        factory = assembler_factory or default_assembler
+        yield Agent(client=client, registry=registry, session=session, settings=settings,
+                    system=system_prompt(repo, registry.names()), assembler=factory(settings, repo, session),
+                    approval=ApprovalPolicy(auto_approve=settings.agent.auto_approve, ask=ask), sinks=sinks)
+
+
+@contextlib.contextmanager
+def _model_endpoint(settings: Settings) -> Iterator[ModelSettings]:
+    """The model settings to use; for the `local` provider, start the offline model first."""
+    if settings.model.provider != LOCAL_PROVIDER:
+        yield settings.model
+        return
+    from ctxagent.llm.local import LocalServer, local_model_settings
+
+    with LocalServer(settings) as base_url:
+        yield local_model_settings(base_url)
+
+
+def default_assembler(settings: Settings, repo: Path, session: Session) -> ContextAssembler | None:
+    """The assembler used when none is given: None, i.e. the loop's PassthroughAssembler.
+
+    The lead wires the context engine here (`ctxagent.context.assembler.ContextAssembler`).
+    """
+    return None

@@ -1,0 +1,70 @@
+"""`ctxagent doctor`: the resolved settings (keys masked), where each came from, and an endpoint check.
+
+Exit code 0 when the settings load and the endpoint answers; 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from ctxagent.cli.run_cmd import model_options, repo_option
+from ctxagent.config import LOCAL_PROVIDER, Settings, load_settings
+from ctxagent.errors import ConfigError
+from ctxagent.llm.presets import check_endpoint
+from ctxagent.llm.settings import mask
+
+
+def register(cli: click.Group) -> None:
+    """Add `doctor` to the CLI."""
+    cli.add_command(doctor_command)
+
+
+@click.command("doctor")
+@repo_option
+@model_options
+@click.option("--offline", is_flag=True, help="skip the endpoint check")
+def doctor_command(repo: Path, model: str | None, base_url: str | None, provider: str | None, offline: bool) -> int:
+    """Show the settings ctxagent would use, where each came from, and whether the model endpoint answers."""
+    console = Console(highlight=False)
+    flags = {"model": model, "base_url": base_url, "provider": provider}
+    try:
+        settings = load_settings(repo, flags, require_key=False)
+    except ConfigError as exc:
+        console.print(f"[red]configuration problem:[/] {escape(str(exc))}", soft_wrap=True)
+        return 1
+    console.print(settings_table(settings))
+    for name in ("rg", "bwrap"):
+        console.print(f"{name}: {'found' if shutil.which(name) else '[yellow]not found[/]'}")
+    if offline:
+        return 0
+    ok, detail = _check(settings)
+    console.print(f"endpoint: {'[green]ok[/]' if ok else '[red]failed[/]'} {escape(detail)}", soft_wrap=True)
+    return 0 if ok else 1
+
+
+def settings_table(settings: Settings) -> Table:
+    """Every setting with its value (API key masked) and its source ("default" when not set)."""
+    table = Table("setting", "value", "from")
+    for section in ("model", "agent", "tools"):
+        values: dict[str, Any] = getattr(settings, section).model_dump()
+        for key, value in values.items():
+            dotted = f"{section}.{key}"
+            shown = mask(getattr(settings.model, "api_key")) if dotted == "model.api_key" else value
+            table.add_row(dotted, escape(str(shown)), escape(settings.sources.get(dotted, "default")))
+    for key, value in (settings.context.model_extra or {}).items():
+        table.add_row(f"context.{key}", escape(str(value)), escape(settings.sources.get(f"context.{key}", "?")))
+    table.caption = "config files read: " + (", ".join(settings.files) or "none")
+    return table
+
+
+def _check(settings: Settings) -> tuple[bool, str]:
+    if settings.model.provider == LOCAL_PROVIDER:
+        return True, "offline local model (started on demand; not checked here)"
+    return check_endpoint(settings.model)

@@ -1,0 +1,97 @@
+"""`ctxagent run "TASK"`: run one task to its end, non-interactively.
+
+Exit codes: 0 finished; 2 configuration error; 3 a limit stopped the task (steps,
+tokens, cost, wall time); 4 the model failed; 130 interrupted (Ctrl-C).
+Approval of patches: `--yes` approves all; otherwise, on a terminal you are asked; when
+stdin is not a terminal, one answer line is read from stdin per approval (`y`, `n
+reason`, `a`), and end of input means no. With `--json`, stdout carries only JSON lines
+(one per event, then a final `{"type": "result", ...}`); questions go to stderr.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+import click
+from rich.console import Console
+
+from ctxagent.agent.runtime import open_agent
+from ctxagent.cli.jsonout import JsonLinesSink
+from ctxagent.cli.render import RichRenderer
+from ctxagent.config import load_settings
+
+#: TurnEnd reason -> exit code (docs/cli.md).
+EXIT_BY_REASON = {"finished": 0, "max_steps": 3, "max_tokens": 3, "max_cost": 3, "wall_time": 3,
+                  "error": 4, "interrupted": 130}
+
+
+def register(cli: click.Group) -> None:
+    """Add `run` to the CLI."""
+    cli.add_command(run_command)
+
+
+def repo_option(func: Callable) -> Callable:
+    """`--repo PATH` (default: the current directory), shared by the agent commands."""
+    return click.option("--repo", type=click.Path(exists=True, file_okay=False, path_type=Path), default=".",
+                        show_default=True, help="repository (workspace) to work in")(func)
+
+
+def model_options(func: Callable) -> Callable:
+    """--model, --base-url, --provider: override the configured model endpoint."""
+    func = click.option("--provider", help="provider preset: openai, deepseek, qwen, ollama, vllm, llamacpp, "
+                                           "local, custom")(func)
+    func = click.option("--base-url", help="OpenAI-compatible endpoint root, e.g. http://127.0.0.1:8000/v1")(func)
+    return click.option("--model", help="model name, e.g. deepseek-chat")(func)
+
+
+@click.command("run")
+@click.argument("task")
+@repo_option
+@click.option("--json", "as_json", is_flag=True, help="print one JSON object per event on stdout")
+@click.option("--yes", "-y", is_flag=True, help="approve every patch without asking")
+@click.option("--max-steps", type=int, help="most model calls for this task")
+@click.option("--resume", metavar="ID|last", help="continue a previous session")
+@model_options
+def run_command(task: str, repo: Path, as_json: bool, yes: bool, max_steps: int | None, resume: str | None,
+                model: str | None, base_url: str | None, provider: str | None) -> int:
+    """Run TASK in the repository until the model answers, then exit."""
+    flags = {"model": model, "base_url": base_url, "provider": provider, "max_steps": max_steps, "yes": yes}
+    settings = load_settings(repo, flags)
+    console = Console(stderr=as_json, highlight=False)
+    json_sink = JsonLinesSink(secrets=settings.secrets()) if as_json else None
+    renderer = None if as_json else RichRenderer(console)
+    sinks = [json_sink or renderer]
+    with open_agent(repo, settings, resume=resume, sinks=sinks, ask=stdin_asker(console)) as agent:
+        end = agent.run_turn(task)
+    code = EXIT_BY_REASON.get(end.reason, 1)
+    if json_sink is not None:
+        json_sink.write({"type": "result", "exit_code": code, "session_id": agent.session.id, **_summary(end)})
+    if code != 0:
+        click.echo(f"ctxagent: {end.reason}: {end.message}", err=True)
+    return code
+
+
+def _summary(end: Any) -> dict[str, Any]:
+    return {"reason": end.reason, "answer": end.answer, "message": end.message, "steps": end.steps,
+            "tokens": end.tokens, "cost_usd": end.cost_usd}
+
+
+def stdin_asker(console: Console) -> Callable[[str], str | None]:
+    """The approval prompt: interactive on a terminal, else one line of stdin per question (EOF = None)."""
+
+    def ask(question: str) -> str | None:
+        if sys.stdin is None:
+            return None
+        if sys.stdin.isatty():
+            try:
+                return console.input(question)
+            except EOFError:
+                return None
+        click.echo(question, err=True, nl=False)
+        line = sys.stdin.readline()
+        click.echo(line.strip() if line else "(end of input: no)", err=True)
+        return line if line else None
+
+    return ask

@@ -1,0 +1,46 @@
+"""`ctxagent tool NAME 'JSON_ARGS'`: run one agent tool directly, as the model would.
+
+The tool comes from `build_registry` (the agent's own set and limits). No approval is
+asked: you are the one running it. `--json` prints `{"ok", "content", "data"}`.
+Exit code 0 when the tool reports ok, 1 when not, 2 for an unknown tool or bad JSON.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from ctxagent.agent.arguments import parse_arguments
+from ctxagent.agent.toolset import build_registry
+from ctxagent.cli.run_cmd import repo_option
+from ctxagent.config import load_settings
+
+
+def register(cli: click.Group) -> None:
+    """Add `tool` to the CLI."""
+    cli.add_command(tool_command)
+
+
+@click.command("tool")
+@click.argument("name")
+@click.argument("json_args", default="{}", metavar="'JSON_ARGS'")
+@repo_option
+@click.option("--json", "as_json", is_flag=True, help='print {"ok", "content", "data"} as JSON')
+def tool_command(name: str, json_args: str, repo: Path, as_json: bool) -> int:
+    """Run tool NAME with JSON_ARGS (a JSON object), e.g. ctxagent tool terminal '{"command": "ls"}'."""
+    settings = load_settings(repo, require_key=False, require_model=False)
+    registry = build_registry(repo, settings)
+    tool = registry.get(name)
+    if tool is None:
+        raise click.BadParameter(f"no tool {name!r}; available: {', '.join(registry.names())}", param_hint="NAME")
+    parsed = parse_arguments(json_args)
+    if not parsed.ok:
+        raise click.BadParameter(f"not a JSON object: {parsed.problem}", param_hint="'JSON_ARGS'")
+    result = tool.execute(parsed.args)
+    if as_json:
+        click.echo(json.dumps(result.to_dict(), ensure_ascii=False))
+    else:
+        click.echo(result.content, err=not result.ok)
+    return 0 if result.ok else 1
