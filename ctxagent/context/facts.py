@@ -121,7 +121,7 @@ def dedupe_facts(facts) -> list[Fact]:
     seen: set[str] = set()
     out: list[Fact] = []
     for fact in facts:
-        key = fact.text.strip().rstrip(".,;:")
+        key = fact.text.strip() if fact.kind == "error" else fact.text.strip().rstrip(".,;:")
         if not key or key in seen:
             continue
         seen.add(key)

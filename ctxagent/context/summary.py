@@ -126,7 +126,7 @@ def summary_problem(text: str | None) -> str | None:
     missing = [heading for key, heading in SECTIONS if key not in bodies]
     if missing:
         return "the summary lacks the sections: " + ", ".join(missing)
-    content = sum(len(body) for body in bodies.values())
+    content = sum(len(item) for body in bodies.values() for item in parse_items(body) if item != "(none)")
     if content < MIN_CONTENT_CHARS:
         return f"the summary has only {content} characters of content"
     return None
