@@ -215,7 +215,7 @@ def _parse_update(path: str, section: list[_Line]) -> UpdateFile:
     if section and _MOVE.match(section[0].text.rstrip()):
         move_to = _path(_MOVE.match(section[0].text.rstrip()).group(1), section[0])
         section = section[1:]
-    while section and not section[-1].text.strip():
+    while section and section[-1].text == "":  # a " " line is empty context: kept
         section = section[:-1]
     if not section:
         if move_to is None:

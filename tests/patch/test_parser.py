@@ -197,3 +197,8 @@ def test_header_without_path_is_refused() -> None:
 def test_non_text_input_is_refused() -> None:
     with pytest.raises(PatchError):
         parse_patch(b"*** Begin Patch")  # type: ignore[arg-type]
+
+
+def test_trailing_space_only_line_is_empty_context_not_dropped() -> None:
+    (op,) = parse_patch(P("*** Update File: f\n@@\n+0\n \n")).ops
+    assert op.chunks[0] == Chunk(None, [""], ["0", ""])
