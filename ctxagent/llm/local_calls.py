@@ -5,10 +5,12 @@ The grammar (GBNF, llama.cpp's grammar language) allows exactly two shapes of re
 
     root ::= call | text
     call ::= "<tool_call>\\n" <JSON matching call_schema(tools)> "\\n</tool_call>"
-    text ::= a first character that is not "<" or blank, then anything
+    text ::= a first character that is not "<" or blank, then any text without "<t"
 
-so a small model cannot emit a half-formed call, an unknown tool name or arguments that
-miss a required field; the JSON part comes from llama.cpp's own JSON-Schema converter.
+so a small model cannot emit a half-formed call, an unknown tool name, arguments that
+miss a required field, or a call inside its text ("<t" is barred in text: no
+"<tool_call>" or "<tool_response>" there; the price is no "<table>" in answers).
+The JSON part comes from llama.cpp's own JSON-Schema converter.
 `tool_choice` narrows the grammar: "required" drops `text`, a named function keeps only
 that tool. Only `grammar_text` needs llama_cpp; the rest is pure.
 """
@@ -21,7 +23,7 @@ from typing import Any
 
 from ctxagent.llm.local_format import TOOL_CALL_CLOSE, TOOL_CALL_OPEN, ParsedReply
 
-_TEXT_RULE = r'text ::= [^<\x00-\x20] [^\x00]*'
+_TEXT_RULE = r'text ::= [^<\x00-\x20] ([^<\x00] | "<" [^t\x00])*'
 STRING_MAX_CHARS = 256
 """maxLength given to string arguments whose schema sets none: without a bound a 135M
 model can run away inside a string ("test-test-test-...") until max_tokens."""
