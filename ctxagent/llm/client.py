@@ -162,13 +162,13 @@ class LLMClient:
         finished = False
         try:
             for chunk in reader.chunks(cancel, assembler):
-                for delta in assembler.feed(chunk):
-                    if on_delta is not None:
-                        on_delta(delta)
+                _emit(assembler.feed(chunk), on_delta)
             finished = True
         finally:
             if not finished:
                 reader.abandon()
+        if assembler.finish_reason is not None:
+            _emit(assembler.flush(), on_delta)
         response = assembler.result()
         s = self.settings
         response.usage.cost_usd = cost_usd(response.usage, s.price_prompt_per_mtok,
@@ -239,6 +239,12 @@ class _StreamReader:
         stream = self._stream
         if stream is not None:
             threading.Thread(target=_close_quietly, args=(stream,), daemon=True).start()
+
+
+def _emit(deltas: list[StreamDelta], on_delta: Callable[[StreamDelta], None] | None) -> None:
+    if on_delta is not None:
+        for delta in deltas:
+            on_delta(delta)
 
 
 def _close_quietly(stream: Any) -> None:

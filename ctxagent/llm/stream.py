@@ -9,7 +9,8 @@ Rules (cases L03, C06, C07):
   order. Servers that omit `index` are matched by id (else the latest call); servers
   that reuse one index for calls with different ids get a fresh slot per id.
 - `delta.reasoning_content` (DeepSeek) and `delta.reasoning` (vLLM, OpenRouter, Ollama)
-  go to reasoning, never into content; when a delta has both, they are one text.
+  go to reasoning, never into content; when a delta has both, they are one text. A
+  `<think>...</think>` block leading the content goes to reasoning too (think_tags.py).
 - Content `null` and `""` are both accepted.
 - A stream without a finish_reason was cut off: `result()` raises
   StreamInterruptedError and returns nothing, so no half tool call is ever executed.
@@ -28,6 +29,7 @@ from typing import Any
 
 from ctxagent.llm.errors import StreamInterruptedError
 from ctxagent.llm.messages import ChatResponse, StreamDelta, ToolCall
+from ctxagent.llm.think_tags import ThinkTagSplitter
 from ctxagent.llm.usage import usage_from_dict
 
 
@@ -51,6 +53,7 @@ class StreamAssembler:
         self.finish_reason: str | None = None
         self._usage: dict[str, Any] | None = None
         self.chunks = 0
+        self._think = ThinkTagSplitter()
 
     def feed(self, chunk: dict[str, Any]) -> list[StreamDelta]:
         """Take one chunk; return the deltas it carries, in order."""
@@ -75,12 +78,19 @@ class StreamAssembler:
         content = delta.get("content")
         if isinstance(content, str):
             self._saw_content = True
-            if content:
-                self._content.append(content)
-                out.append(StreamDelta("text", content))
+            out.extend(self._route(self._think.feed(content)))
         for frag in delta.get("tool_calls") or []:
             out.append(self._feed_call(frag))
         return out
+
+    def _route(self, pieces: list[tuple[str, str]]) -> list[StreamDelta]:
+        for kind, piece in pieces:
+            (self._content if kind == "text" else self._reasoning).append(piece)
+        return [StreamDelta("text" if kind == "text" else "reasoning", piece) for kind, piece in pieces]
+
+    def flush(self) -> list[StreamDelta]:
+        """Deltas held back at the end of the stream (a partial `<think>` tag...)."""
+        return self._route(self._think.flush())
 
     def _feed_call(self, frag: dict[str, Any]) -> StreamDelta:
         slot = self._slot_for(frag)
@@ -128,6 +138,7 @@ class StreamAssembler:
             raise StreamInterruptedError(
                 f"the model's reply stream ended after {self.chunks} chunk(s) without a finish_reason"
             )
+        self.flush()
         calls = [self._complete(self._calls[k]) for k in sorted(self._calls)]
         content = "".join(self._content) if self._saw_content else None
         reasoning = "".join(self._reasoning) if self._reasoning else None

@@ -166,3 +166,18 @@ def test_stream_options_rejected_is_retried_once_without_and_remembered(fake_ope
     assert "stream_options" in server.requests[0]
     assert "stream_options" not in server.requests[1] and "stream_options" not in server.requests[2]
     assert client.chat(USER).usage.prompt_tokens == 0  # no usage without stream_options: zeros
+
+
+def test_L02_timeout_before_the_first_chunk_is_retried(fake_openai, make_client):
+    server = fake_openai([text("too slow", delay=5), text("fast")])
+    reply = make_client(server, timeout_s=0.3, sleep=lambda s: None).chat(USER)
+    assert reply.content == "fast" and len(server.requests) == 2
+
+
+def test_L02_timeouts_exhausting_retries_raise_LLMTimeoutError(fake_openai, make_client):
+    from ctxagent.llm.errors import LLMTimeoutError
+
+    server = fake_openai([text("slow", delay=5), text("slow", delay=5)])
+    with pytest.raises(LLMTimeoutError) as info:
+        make_client(server, timeout_s=0.2, max_retries=1, sleep=lambda s: None).chat(USER)
+    assert info.value.attempts == 2 and "timeout_s" in info.value.hint
