@@ -22,9 +22,12 @@ a fixed overhead, an upper bound of what the server's own rendering costs.
 
 from __future__ import annotations
 
+import importlib.machinery
+import importlib.util
 import json
 import re
 import threading
+from pathlib import Path
 from functools import lru_cache
 from typing import Any
 
@@ -40,14 +43,21 @@ CALIBRATION_MAX = 2.0
 CALIBRATION_ALPHA = 0.3  # weight of the newest observation in the EMA
 
 # --- estimate: tokens per character, per character class ------------------------------
-# Fitted by least squares against cl100k_base on English prose, Chinese prose and Python
-# code (samples in benchmarks/data/, script benchmarks/token_accuracy.py), then rounded
-# up so the estimate errs towards overcounting. See docs/benchmarks.md for the errors.
-PER_ALNUM = 0.25  # ASCII letters and digits: ~4 characters a token in English words
-PER_PUNCT = 0.55  # ASCII punctuation: operators and brackets often stand alone in code
-PER_SPACE = 0.08  # ASCII whitespace: mostly merged into the next word or indentation run
-PER_CJK = 1.25  # CJK ideographs, kana, hangul: cl100k spends 1-2 tokens on most of them
-PER_OTHER = 0.9  # other non-ASCII (accents, Cyrillic, symbols, emoji): 2-4 UTF-8 bytes
+# Least-squares fit against exact cl100k_base counts (bpe-openai) of three samples, each
+# kind weighted equally: English prose (benchmarks/data/en.txt, 2,948 chars, 590 tokens),
+# Chinese prose (benchmarks/data/zh.txt, 977 chars, 1,011 tokens) and Python code (four
+# stdlib modules + ctxagent's own source, ~790k chars), in 300/100/600-char chunks.
+# Fitted: alnum 0.223, punct 0.609, space 0.084, CJK 1.049 tokens per character. The
+# constants below round those up, so whole-sample errors are +10.9% (English), +4.9%
+# (Chinese), +5.8% (code): the estimate errs towards overcounting, the safe side of a
+# budget. Re-run `python benchmarks/token_accuracy.py` to reproduce (docs/benchmarks.md).
+# DeepSeek/Qwen tokenizers spend fewer tokens on Chinese (~0.6-0.7 per character);
+# `TokenCounter.observe` corrects for that from the server's reported usage.
+PER_ALNUM = 0.24  # ASCII letters and digits: ~4 characters a token in English words
+PER_PUNCT = 0.62  # ASCII punctuation: operators and brackets often stand alone in code
+PER_SPACE = 0.09  # ASCII whitespace: mostly merged into the next word or an indentation run
+PER_CJK = 1.1  # CJK ideographs, kana, hangul, CJK punctuation: cl100k spends ~1.05 on each
+PER_OTHER = 1.0  # other non-ASCII (accents, Cyrillic, symbols, emoji): 2-4 UTF-8 bytes each
 
 _CJK_RE = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef\u3000-\u303f]")
 _ALNUM = bytes(range(48, 58)) + bytes(range(65, 91)) + bytes(range(97, 123))
@@ -79,7 +89,7 @@ def estimate_tokens(text: str) -> int:
     Sum over character classes of count x tokens-per-character (module constants
     PER_ALNUM, PER_PUNCT, PER_SPACE, PER_CJK, PER_OTHER, calibrated against cl100k:
     English, Chinese and Python code samples; see `benchmarks/token_accuracy.py`).
-    CJK counts as CJK: 10,000 Chinese characters estimate to 12,500 tokens (case C04).
+    CJK counts as CJK: 10,000 Chinese characters estimate to 11,000 tokens (case C04).
     Never below 1 for non-empty text.
     """
     if not text:
@@ -112,13 +122,32 @@ _ENCODER_LOCK = threading.Lock()
 
 
 def _encoder(name: str) -> Any:
-    """The Rust tokenizer of bpe-openai for `name`, loaded once per process (~0.5 s)."""
+    """The Rust tokenizer of bpe-openai for `name`, loaded once per process."""
     with _ENCODER_LOCK:
         if name not in _ENCODERS:
-            from bpe_openai import _bindings  # the Rust core; its `count` avoids building token lists
-
-            _ENCODERS[name] = _bindings.tokenizer_for_encoding(name)
+            _ENCODERS[name] = _bindings().tokenizer_for_encoding(name)
         return _ENCODERS[name]
+
+
+def _bindings() -> Any:
+    """bpe-openai's Rust extension (`bpe_openai._bindings`), whose `count` builds no token list.
+
+    Loaded straight from its file: importing the `bpe_openai` package first would run
+    its `__init__`, which decodes every BPE table into Python dicts (1.4 s and 60 MB
+    here, measured) that exact counting never uses. Falls back to the plain import.
+    """
+    try:
+        spec = importlib.util.find_spec("bpe_openai")
+        folder = Path(next(iter(spec.submodule_search_locations or [])))
+        binary = next(folder.glob("_bindings*.so"), None) or next(folder.glob("_bindings*.pyd"))
+        loader = importlib.machinery.ExtensionFileLoader("bpe_openai._bindings", str(binary))
+        module = importlib.util.module_from_spec(importlib.util.spec_from_loader(loader.name, loader))
+        loader.exec_module(module)
+        return module
+    except (ImportError, StopIteration, AttributeError, TypeError, OSError):
+        from bpe_openai import _bindings
+
+        return _bindings
 
 
 @lru_cache(maxsize=16384)
