@@ -39,8 +39,7 @@ def apply_command(patch_file: str, repo: str, yes: bool) -> None:
     try:
         _apply(patch_file, Path(repo), yes, err)
     except CtxAgentError as exc:
-        err.print(f"[bold red]error:[/] {escape(str(exc))}", markup=True, soft_wrap=True)
-        sys.exit(1)
+        _fail(err, str(exc))
 
 
 def _apply(patch_file: str, repo: Path, yes: bool, err: Console) -> None:
@@ -87,5 +86,7 @@ def _confirm(err: Console) -> None:
 
 
 def _fail(err: Console, message: str) -> None:
+    """Print `error: <message>` to stderr and exit 1 (click.exceptions.Exit, which both
+    `ctxagent.cli.main.run_cli` and a standalone click group turn into the exit code)."""
     err.print(f"[bold red]error:[/] {escape(message)}", markup=True, soft_wrap=True)
-    sys.exit(1)
+    click.get_current_context().exit(1)
