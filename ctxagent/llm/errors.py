@@ -10,8 +10,9 @@ walks the exception's MRO to its rule, so an SDK subclass we do not list inherit
 parent's rule; `sdk_errors_missing_from_table()` lists SDK HTTP errors without an
 explicit row, and a test fails when an SDK upgrade adds one.
 
-Two refinements come on top of the table: a 400/413/422 whose text says the context is
-too long is a `ContextLengthError` (the loop compacts and retries once, case L02), and
+Two refinements come on top of the table: a 400/413/422 (or an error event inside the
+stream) whose text says the context is too long is a `ContextLengthError` (the loop
+compacts and retries once, case L02), and
 a 429 for an exhausted quota is not retryable (waiting will not bring credit back).
 """
 
@@ -162,7 +163,8 @@ def classify_exception(exc: BaseException) -> ProviderError:
         rule = ERROR_TABLE[openai.InternalServerError]
     headers, body = _response_parts(exc)
     message = _summary(exc)
-    if status in (400, 413, 422) and _says_context_too_long(f"{message} {body or ''}"):
+    in_stream = status is None and not isinstance(exc, openai.APIConnectionError)
+    if (status in (400, 413, 422) or in_stream) and _says_context_too_long(f"{message} {body or ''}"):
         rule = ErrorRule(ContextLengthError, False, "The conversation is longer than the model's context; compact it.")
     elif rule.error is RateLimitError and "insufficient_quota" in f"{body or ''} {getattr(exc, 'code', '')}":
         rule = ErrorRule(RateLimitError, False, "The account's quota is used up: add credit or use another key.")

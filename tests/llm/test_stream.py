@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from ctxagent.llm.errors import StreamInterruptedError
+from ctxagent.llm.errors import ContextLengthError, StreamInterruptedError
 from ctxagent.llm.stream import StreamAssembler
 from tests.llm.conftest import USER
-from tests.support.fake_openai import drop_stream_after, text, tool_calls
+from tests.support.fake_openai import drop_stream_after, stream_error_after, text, tool_calls
 
 READ = ("read_file", json.dumps({"path": "src/main.py", "start": 1, "end": 40}))
 GREP = ("grep", json.dumps({"pattern": "parse_cfg", "glob": "**/*.py"}))
@@ -148,3 +148,24 @@ def test_other_choices_are_ignored():
     asm.feed({"choices": [{"index": 1, "delta": {"content": "other"}, "finish_reason": None}]})
     asm.feed(_chunk({"content": "mine"}, finish="stop"))
     assert asm.result().content == "mine"
+
+
+def test_error_event_before_any_chunk_is_retried(fake_openai, make_client):
+    server = fake_openai([stream_error_after(0, {"message": "overloaded", "type": "server_error"})])
+    reply = make_client(server, sleep=lambda s: None).chat(USER)
+    assert reply.content == "done" and len(server.requests) == 2
+
+
+def test_error_event_saying_context_too_long_is_ContextLengthError(fake_openai, make_client):
+    err = {"message": "This model's maximum context length is 4096 tokens", "type": "BadRequestError"}
+    server = fake_openai([stream_error_after(0, err)])
+    with pytest.raises(ContextLengthError):
+        make_client(server, sleep=lambda s: None).chat(USER)
+    assert len(server.requests) == 1
+
+
+def test_error_event_after_chunks_is_an_interruption(fake_openai, make_client):
+    server = fake_openai([stream_error_after(3, {"message": "internal"}, content="partial answer")])
+    with pytest.raises(StreamInterruptedError, match="internal"):
+        make_client(server, sleep=lambda s: None).chat(USER)
+    assert len(server.requests) == 1

@@ -11,6 +11,7 @@ Steps are dicts (the helpers below build them):
   {"type": "error", "status": 429, "body": {...} or "text", "headers": {"Retry-After": "1"}}
   {"type": "drop", "after_chunks": 2, ...reply keys...}   # connection closed mid-stream
   {"type": "drop", "after_chunks": 2, "clean": True}      # stream ends cleanly, no finish_reason
+  {"type": "drop", "after_chunks": 0, "error": {"message": ...}}  # an error event in the stream
   {"type": "length", "content": ..., "calls": [...]}      # finish_reason "length"
 Any streamed step also takes: "chunk_size" (characters per delta, default 4), "delay"
 (seconds before each chunk), "usage" (a usage dict to send, or None for none; default
@@ -51,11 +52,13 @@ from tests.support.fake_replies import (  # noqa: E402  (re-exported step helper
     default_error_body,
     drop_stream_after,
     error,
+    stream_error_after,
     text,
     tool_calls,
 )
 
-__all__ = ["FakeOpenAI", "Headers", "Step", "drop_stream_after", "error", "main", "text", "tool_calls"]
+__all__ = ["FakeOpenAI", "Headers", "Step", "drop_stream_after", "error", "main", "stream_error_after",
+           "text", "tool_calls"]
 
 
 # ----------------------------------------------------------------- HTTP handler
@@ -124,13 +127,13 @@ class _Handler(BaseHTTPRequestHandler):
         sent = 0
         for delta in reply.deltas():
             if limit is not None and sent >= limit:
-                return self._cut(clean=bool(step.get("clean")))
+                return self._cut(step)
             if not self._event({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
                                step.get("delay")):
                 return None
             sent += 1
         if limit is not None:
-            return self._cut(clean=bool(step.get("clean")))
+            return self._cut(step)
         final = {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": reply.finish_reason()}]}
         self._event(final, step.get("delay"))
         usage = reply.usage()
@@ -142,7 +145,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _event(self, payload: dict[str, Any], delay: float | None) -> bool:
         if delay and self.server.fake._stopping.wait(delay):
-            self._cut(clean=False)
+            self._cut({})
             return False
         return self._write_chunk(b"data: " + json.dumps(payload).encode() + b"\n\n")
 
@@ -155,10 +158,13 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             return False
 
-    def _cut(self, *, clean: bool) -> None:
-        """End the stream early: cleanly (terminating chunk, no [DONE]) or by a hard close."""
+    def _cut(self, step: Step) -> None:
+        """End the stream early: with an error event (step "error"), cleanly (step "clean":
+        terminating chunk, no finish_reason, no [DONE]) or by a hard close."""
         self.close_connection = True
-        if clean:
+        if step.get("error") is not None:
+            self._write_chunk(b"data: " + json.dumps({"error": step["error"]}).encode() + b"\n\n")
+        if step.get("clean") or step.get("error") is not None:
             self._write_chunk(b"")
             return
         try:

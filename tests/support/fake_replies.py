@@ -36,6 +36,11 @@ def drop_stream_after(n_chunks: int, **reply: Any) -> Step:
     return {"type": "drop", "after_chunks": n_chunks, **reply}
 
 
+def stream_error_after(n_chunks: int, err: dict[str, Any], **reply: Any) -> Step:
+    """Stream `n_chunks` chunks, then a `data: {"error": err}` event, then end the stream."""
+    return {"type": "drop", "after_chunks": n_chunks, "error": err, **reply}
+
+
 def _call(c: Any) -> dict[str, Any]:
     if isinstance(c, dict):
         return dict(c)
