@@ -21,7 +21,7 @@ the server, or `/compact` in chat) and returns the new history for the loop to k
 from __future__ import annotations
 
 import copy
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from ctxagent.agent.protocols import AssembledRequest
 from ctxagent.context.compaction import Budget, CompactionConfig, CompactionRecord, compact_conversation
@@ -49,15 +49,17 @@ class ContextAssembler:
     files; `load_state`: reads the todo board and notes of `state["repo"]` (None: only
     what `state` carries); `memory_search(query) -> list`: memory hits for the memory
     layer; `on_compaction(record)`: called after each automatic compaction (to write it
-    to the session transcript).
+    to the session transcript); `secrets`: strings scrubbed from snapshots (API keys).
     """
 
     def __init__(self, model: Any, *, context: Any = None, summarize: Callable[[list[dict]], str] | None = None,
                  counter: TokenCounter | None = None, config: CompactionConfig | None = None, snapshots: bool = True,
                  load_state: Callable[..., tuple[dict, list[str]]] | None = gather_state,
                  memory_search: Callable[[str], list] | None = None,
-                 on_compaction: Callable[[CompactionRecord], None] | None = None) -> None:
+                 on_compaction: Callable[[CompactionRecord], None] | None = None,
+                 secrets: Iterable[str] = ()) -> None:
         self.model = model
+        self.secrets = list(secrets)
         self.config = config or CompactionConfig.from_settings(context)
         self.summarize = summarize
         self.counter = counter or TokenCounter(getattr(model, "model", None))
@@ -147,11 +149,12 @@ class ContextAssembler:
         messages = repair_pairing(fit.messages)
         self.calls += 1
         call = int(state.get("call_index") or self.calls)
-        report = build_report(call=call, state=state, budget=budget, system=system, sections=fit.state, fit=fit,
+        report = build_report(call=call, state=state, budget=budget, system=system, all_sections=sections, fit=fit,
                               tools=tools, counter=self.counter, origins=origins, convo=convo, capped=capped,
                               record=record, problems=problems, n_system=len(system))
         if not dry_run:
-            write_request_snapshot(state, call, messages, tools, report, enabled=self.snapshots)
+            request = {"model": getattr(self.model, "model", None), "messages": messages, "tools": tools or []}
+            write_request_snapshot(state, call, request, report, enabled=self.snapshots, secrets=self.secrets)
             if record is not None and self.on_compaction is not None:
                 self.on_compaction(record)
         return AssembledRequest(messages=messages, report=report)

@@ -1,20 +1,26 @@
-"""The assembler's per-call report (layers, token counts, one decision per history
-message) and the snapshot file that records it with the exact request.
+"""The assembler's per-call report and the snapshot file that records it with the request.
 
-Decisions for history messages: "kept", "masked" (the content is a placeholder),
-"cut" (a long tool result was cut, head and tail kept), "compacted" (replaced by a
-compaction summary, now or earlier in the session) and "trimmed" (left out of this
-request because it did not fit). With these, "why did the model not see X?" is one
-look at `ctxagent inspect SESSION --call N`.
+The report has the shape of `ContextBuilder.build_messages`'s report (so `ctxagent
+inspect` shows both): "budget", "layers" ({layer: {budget, used}} in tokens) and one
+"packets" row per history message and state layer, with a decision in the builder's
+words: "selected", "truncated" or "dropped", and a reason that says which step did it:
+`masked: ...` (an old tool result replaced by a placeholder), `cut: ...` (a long tool
+result, head and tail kept), `compacted: ...` (replaced by a compaction summary, now
+or earlier in the session) or `trimmed: ...` (left out because it did not fit). With
+these, "why did the model not see X?" is one look at `ctxagent inspect SESSION --call N`.
+Assembler-only keys: "compaction" (the record of a compaction done for this call),
+"fit_actions", "problems" (state sources that failed).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from pathlib import Path
+from typing import Any, Iterable
 
 from ctxagent.context.masking import is_masked
+from ctxagent.context.summary import is_summary_message
 
-_PREVIEW_CHARS = 80
+_PREVIEW_CHARS = 200
 
 
 def _preview(message: dict) -> str:
@@ -22,71 +28,95 @@ def _preview(message: dict) -> str:
     text = content if isinstance(content, str) else ""
     if not text and message.get("tool_calls"):
         text = "calls " + ", ".join(c.get("function", {}).get("name", "?") for c in message["tool_calls"])
-    text = " ".join(text.split())
-    return text if len(text) <= _PREVIEW_CHARS else text[: _PREVIEW_CHARS - 3] + "..."
+    return " ".join(text[:_PREVIEW_CHARS].split())
 
 
-def _decisions(convo, origins, fit, capped, counter, n_system) -> list[dict]:
+def _row(pid: str, layer: str, kind: str, source: str, tokens: int, decision: str, reason: str, preview: str,
+         pinned: bool = False) -> dict:
+    return {"id": pid, "layer": layer, "type": kind, "source": source, "tokens": tokens, "relevance": None,
+            "recency": None, "score": None, "pinned": pinned, "decision": decision, "reason": reason,
+            "preview": preview}
+
+
+def _decision(h: int, message: dict, sent: dict | None, trimmed: set, cut: set) -> tuple[str, str]:
+    if sent is None:
+        if h in trimmed:
+            return "dropped", "trimmed: did not fit the input budget"
+        return "dropped", "compacted: replaced by a compaction summary"
+    if is_masked(sent) and not is_masked(message):
+        return "truncated", "masked: old tool result replaced by a one-line placeholder"
+    if h in cut:
+        return "truncated", "cut: tool result longer than its share of the budget (head and tail kept)"
+    return "selected", "kept verbatim"
+
+
+def _history_rows(convo, origins, fit, capped, counter, n_system) -> list[dict]:
     final = {origins[v]: fit.convo[k] for k, v in enumerate(fit.origins) if origins[v] is not None}
     trimmed = {origins[v] for v in fit.trimmed if origins[v] is not None}
     cut = {origins[v] for v in capped if origins[v] is not None}
+    users = [h for h, m in enumerate(convo) if m.get("role") == "user" and not is_summary_message(m)]
     rows = []
     for h, message in enumerate(convo):
-        sent = final.get(h)
-        if sent is None:
-            decision, reason = ("trimmed", "did not fit the budget") if h in trimmed else (
-                "compacted", "replaced by a compaction summary")
-        elif is_masked(sent) and not is_masked(message):
-            decision, reason = "masked", "old tool result replaced by a placeholder"
-        elif h in cut:
-            decision, reason = "cut", "tool result longer than its share of the budget"
-        else:
-            decision, reason = "kept", ""
-        rows.append({"index": n_system + h, "role": message.get("role"), "tokens": counter.count_message(message),
-                     "decision": decision, "reason": reason, "preview": _preview(message)})
+        decision, reason = _decision(h, message, final.get(h), trimmed, cut)
+        layer = "tool_results" if message.get("role") == "tool" else "history"
+        rows.append(_row(f"msg{n_system + h}", layer, str(message.get("role")), "history",
+                         counter.count_message(message), decision, reason, _preview(message),
+                         pinned=bool(users) and h == users[0]))
+    for k, v in enumerate(fit.origins):
+        if origins[v] is None:  # a summary message made by a compaction
+            message = fit.convo[k]
+            rows.append(_row(f"summary{k}", "history", "summary", "compaction", counter.count_message(message),
+                             "selected", "compaction summary", _preview(message)))
     return rows
 
 
-def build_report(*, call: int, state: dict, budget: dict, system: list[dict], sections: list[tuple[str, str]],
+def _state_rows(all_sections, kept_sections, counter) -> list[dict]:
+    kept = {name for name, _ in kept_sections}
+    return [_row(f"state:{name}", "state", name, "session state", counter.count(text),
+                 "selected" if name in kept else "dropped",
+                 "re-injected every call" if name in kept else "trimmed: did not fit the input budget",
+                 " ".join(text[:_PREVIEW_CHARS].split())) for name, text in all_sections]
+
+
+def build_report(*, call: int, state: dict, budget: dict, system: list[dict], all_sections: list[tuple[str, str]],
                  fit: Any, tools: list[dict] | None, counter: Any, origins: list, convo: list[dict],
                  capped: list[int], record: Any, problems: list[str], n_system: int) -> dict[str, Any]:
     """The JSON-ready report of one assembled request (see the module doc)."""
-    layers = {"system": counter.count_messages(system) if system else 0}
-    layers.update({name: counter.count(text) for name, text in sections})
-    layers["history"] = sum(counter.count_message(m) for m in fit.convo)
-    layers["tools"] = counter.count_tools(tools)
+    used = {"system": counter.count_messages(system) if system else 0}
+    used.update({name: counter.count(text) for name, text in fit.state})
+    used["history"] = sum(counter.count_message(m) for m in fit.convo if m.get("role") != "tool")
+    used["tool_results"] = sum(counter.count_message(m) for m in fit.convo if m.get("role") == "tool")
+    tools_tokens = counter.count_tools(tools)
+    packets = _state_rows(all_sections, fit.state, counter) + _history_rows(convo, origins, fit, capped, counter, n_system)
     return {
-        "assembler": "context",
-        "call": call,
-        "session_id": state.get("session_id"),
+        "version": 1, "mode": "assembler", "model": counter.model, "exact": counter.exact,
+        "query": str(state.get("task") or "")[:500], "call": call, "session_id": state.get("session_id"),
         "turn": state.get("turn"),
-        "budget": budget,
-        "tokens": {"total": fit.tokens, "layers": layers},
+        "budget": {"max_tokens": budget["context_window"], "reserve_tokens": budget["max_output_tokens"],
+                   "input_budget": budget["limit"], "trigger_tokens": budget["trigger"],
+                   "target_tokens": budget["target"], "tools_tokens": tools_tokens, "used_tokens": fit.tokens},
+        "layers": {name: {"budget": tokens, "used": tokens} for name, tokens in used.items()},
+        "sources": {"state": "ok" if not problems else "; ".join(problems)},
+        "packets": packets,
+        "final_fit_dropped": [p["id"] for p in packets if p["reason"].startswith("trimmed")],
         "messages": {"history": n_system + len(convo), "sent": len(fit.messages)},
         "fit_actions": fit.actions,
         "compaction": record.to_dict() if record is not None else None,
         "problems": problems,
-        "decisions": _decisions(convo, origins, fit, capped, counter, n_system),
     }
 
 
-def write_request_snapshot(state: dict, call: int, messages: list[dict], tools: list[dict] | None,
-                           report: dict, *, enabled: bool = True) -> str | None:
-    """Write `<repo>/.ctxagent/snapshots/<session>/<call>.json` (part 1's `write_snapshot`);
-    returns its path, or None when disabled or the state names no repo or session."""
+def write_request_snapshot(state: dict, call: int, request: dict, report: dict, *, enabled: bool = True,
+                           secrets: Iterable[str] = ()) -> str | None:
+    """Write `<repo>/.ctxagent/snapshots/<session>/<call>.json` (`ctxagent.context.snapshot`);
+    returns its path (also put in `report["snapshot"]`), or None when disabled or the
+    state names no repo or session. Raises StorageError if it cannot be written."""
     repo, session = state.get("repo"), state.get("session_id")
     if not enabled or not repo or not session:
         return None
-    from pathlib import Path
-
+    from ctxagent.context.snapshot import write_snapshot
     from ctxagent.storage import state_dir
 
-    try:
-        from ctxagent.context.snapshot import write_snapshot
-    except ImportError:  # the snapshot module is not installed in this build
-        return None
-
-    request = {"messages": messages, "tools": tools or []}
-    path = write_snapshot(state_dir(Path(repo)), session, call, request, report)
-    report["snapshot"] = str(path) if path is not None else None
-    return report["snapshot"]
+    path = write_snapshot(state_dir(Path(repo)), str(session), call, request, report, secrets=secrets)
+    report["snapshot"] = str(path)
+    return str(path)

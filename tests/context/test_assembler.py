@@ -1,0 +1,243 @@
+"""ContextAssembler: budget, compaction once per turn, state re-injection, overflow (C01, C05, C06)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ctxagent.context.assembler import ContextAssembler
+from ctxagent.context.compaction import CompactionConfig
+from ctxagent.context.messages import is_valid_pairing
+from ctxagent.context.sessionstate import gather_state
+from ctxagent.context.summary import is_summary_message
+from ctxagent.context.tokens import TokenCounter
+from ctxagent.errors import ContextOverflowError
+from ctxagent.llm.settings import ModelSettings
+from tests.context.long_history import C03_TASK, call, rounds, tool_pairing_ok
+
+COUNTER = TokenCounter("gpt-4o-mini")
+SYSTEM = {"role": "system", "content": "You are ctxagent, a coding agent."}
+TOOLS = [{"type": "function", "function": {"name": "terminal", "description": "Run a read-only command.",
+                                           "parameters": {"type": "object",
+                                                          "properties": {"command": {"type": "string"}}}}}]
+
+
+def make(window=8000, output=1000, **kw) -> ContextAssembler:
+    kw.setdefault("snapshots", False)
+    kw.setdefault("load_state", None)
+    return ContextAssembler(ModelSettings(model="gpt-4o-mini", context_window=window, max_output_tokens=output),
+                            counter=COUNTER, **kw)
+
+
+def sent_tokens(request) -> int:
+    return COUNTER.count_messages(request.messages, TOOLS)
+
+
+def test_a_request_that_fits_comes_back_unchanged():
+    history = [SYSTEM, {"role": "user", "content": "hi"}, *rounds(2, chars=300)]
+    request = make().assemble(history, TOOLS, {"turn": 1})
+    assert request.messages == history
+    assert request.report["compaction"] is None and request.report["fit_actions"] == []
+    assert {p["decision"] for p in request.report["packets"]} == {"selected"}
+
+
+def test_C05_one_tool_result_bigger_than_the_window():
+    history = [SYSTEM, {"role": "user", "content": "Show me the log."},
+               {"role": "assistant", "content": None, "tool_calls": [call("big", command="cat app.log")]},
+               {"role": "tool", "tool_call_id": "big", "content": "log line 42: all good\n" * 9091}]
+    assert len(history[-1]["content"]) > 200_000
+    assembler = make(window=8000, output=1000)
+    request = assembler.assemble(history, TOOLS, {"turn": 1})
+    assert sent_tokens(request) <= assembler.budget()["limit"]
+    assert is_valid_pairing(request.messages[1:])
+    result = request.messages[-1]["content"]
+    assert "characters truncated ...]" in result and result.startswith("log line 42")
+    assert history[-1]["content"].endswith(result.rsplit("\n", 1)[-1]), "the tail is kept"
+    last = request.report["packets"][-1]
+    assert last["decision"] == "truncated" and last["reason"].startswith("cut:") and last["id"] == "msg3"
+
+
+@pytest.mark.parametrize("content", [
+    "日志行：一切正常。\n" * 20_000,  # CJK counts ~1-2 tokens a character
+    json.dumps({"status": "ok", "rows": ["row %d" % i for i in range(30_000)], "note": "end"}),
+])
+def test_C05_neighbours_cjk_and_json_results(content):
+    history = [SYSTEM, {"role": "user", "content": "go"},
+               {"role": "assistant", "content": None, "tool_calls": [call("c", command="cat data")]},
+               {"role": "tool", "tool_call_id": "c", "content": content}]
+    assembler = make(window=8000, output=1000)
+    request = assembler.assemble(history, TOOLS, {"turn": 1})
+    assert sent_tokens(request) <= assembler.budget()["limit"]
+    if content.startswith("{"):
+        assert set(json.loads(request.messages[-1]["content"])) == {"status", "rows", "note"}
+
+
+def test_C01_oldest_first_trimming_keeps_calls_with_results():
+    listing = "".join(f"src/module_{i}.py\n" for i in range(400))[:4000]
+    history = [SYSTEM, {"role": "user", "content": "List the repo."},
+               {"role": "assistant", "content": None, "tool_calls": [call("call_1", command="ls")]},
+               {"role": "tool", "tool_call_id": "call_1", "content": listing},
+               {"role": "assistant", "content": "There are 3 files."},
+               {"role": "user", "content": "Now read main.py"}]
+    shapes = set()
+    for window in range(400, 2400, 100):
+        config = CompactionConfig(keep_tool_results=1, tool_result_ratio=1.0)
+        assembler = make(window=window, output=200, config=config)
+        request = assembler.assemble(history, TOOLS, {"turn": 2})
+        assert tool_pairing_ok(request.messages), window
+        assert sent_tokens(request) <= assembler.budget()["limit"]
+        assert request.messages[1] == history[1] and request.messages[-1] == history[-1]
+        shapes.add(tuple(m["role"] for m in request.messages))
+    assert any("tool" not in shape and "assistant" in shape for shape in shapes), "the call unit went whole"
+    assert tuple(m["role"] for m in history) in shapes, "and kept whole at another"
+
+
+def _long_turn(n, **kw):
+    return [SYSTEM, {"role": "user", "content": C03_TASK}, *rounds(n, **kw)]
+
+
+def test_compaction_runs_at_most_once_per_turn():
+    assembler = make(window=8000, output=1000)
+    history = _long_turn(2)
+    records = []
+    for step in range(2, 60):
+        history += rounds(1, start=step)
+        request = assembler.assemble(history, TOOLS, {"turn": 1})
+        assert sent_tokens(request) <= assembler.budget()["limit"]
+        assert tool_pairing_ok(request.messages) and request.messages[1]["content"] == C03_TASK
+        if request.report["compaction"]:
+            records.append(request.report["compaction"])
+    assert len(records) == 1 and records[0]["trigger"] == "auto" and records[0]["turn_id"] == 1
+    history.append({"role": "user", "content": "Also update the changelog."})
+    request = assembler.assemble(history, TOOLS, {"turn": 2})
+    assert request.report["compaction"] is not None, "a new turn may compact again"
+    assert request.messages[-1] == history[-1]
+    assert len(assembler.records) == 2
+
+
+def test_C06_reasoning_content_survives_compaction_of_the_current_turn():
+    assembler = make(window=8000, output=1000)
+    history = _long_turn(30, reasoning=True)
+    request = assembler.assemble(history, TOOLS, {"turn": 1})
+    assert request.report["compaction"]["method"] in ("masking", "extractive")
+    by_id = {m["tool_calls"][0]["id"]: m for m in history if m.get("tool_calls")}
+    sent = [m for m in request.messages if m.get("tool_calls")]
+    assert sent
+    for message in sent:
+        assert message["reasoning_content"] == by_id[message["tool_calls"][0]["id"]]["reasoning_content"]
+
+
+def test_state_layer_is_reinjected_after_compaction():
+    state = {"turn": 1, "todos": [{"content": "rename in src/", "status": "in_progress"},
+                                  {"content": "update CHANGELOG.md", "status": "pending"}],
+             "notes": [{"id": "n1", "title": "plan", "content": "parse_cfg has 40 callers"}],
+             "memory_files": [{"path": "Memory.md", "content": "Prefer small patches."}]}
+    assembler = make(window=8000, output=1000)
+    request = assembler.assemble(_long_turn(40), TOOLS, state)
+    assert request.report["compaction"] is not None
+    system = request.messages[0]["content"]
+    assert system.startswith(SYSTEM["content"])
+    for text in ("[~] rename in src/", "[ ] update CHANGELOG.md", "parse_cfg has 40 callers", "Prefer small patches."):
+        assert text in system
+    assert set(request.report["layers"]) >= {"system", "todos", "notes", "memory_files", "history", "tool_results"}
+    reasons = {p["reason"].split(":")[0] for p in request.report["packets"]}
+    assert {"compacted", "kept verbatim", "re-injected every call"} <= reasons
+
+
+def test_state_is_read_from_the_repository(tmp_path):
+    from ctxagent.notes.store import NoteStore
+    from ctxagent.todo.board import TodoBoard
+
+    TodoBoard(tmp_path / ".ctxagent" / "todos.json").add("rename parse_cfg", status="in_progress")
+    NoteStore(tmp_path / ".ctxagent" / "notes").create("rename plan", "parse_cfg lives in cfg.py")
+    assembler = make(load_state=gather_state)
+    history = [SYSTEM, {"role": "user", "content": "rename parse_cfg"}]
+    request = assembler.assemble(history, TOOLS, {"turn": 1, "repo": str(tmp_path), "task": "rename parse_cfg"})
+    assert "[~] rename parse_cfg" in request.messages[0]["content"]
+    assert "parse_cfg lives in cfg.py" in request.messages[0]["content"]
+    assert request.report["problems"] == []
+
+
+def test_a_failing_memory_source_is_reported_and_skipped():
+    def broken(_query):
+        raise OSError("memory.db is locked")
+
+    request = make(memory_search=broken).assemble([SYSTEM, {"role": "user", "content": "hi"}], TOOLS,
+                                                  {"turn": 1, "task": "hi"})
+    assert request.messages[-1]["content"] == "hi"
+    assert request.report["problems"] == ["memory search failed: OSError: memory.db is locked"]
+
+
+@pytest.mark.parametrize("what", ["task", "system", "tools"])
+def test_overflow_error_when_the_irreducible_part_cannot_fit(what):
+    big = "word " * 12_000
+    history = [{**SYSTEM, "content": big if what == "system" else SYSTEM["content"]},
+               {"role": "user", "content": big if what == "task" else "do it"}, *rounds(3)]
+    tools = TOOLS if what != "tools" else [{**TOOLS[0], "function": {**TOOLS[0]["function"], "description": big}}]
+    with pytest.raises(ContextOverflowError, match="input budget of 7,000 tokens"):
+        make(window=8000, output=1000).assemble(history, tools, {"turn": 1})
+
+
+def test_compact_returns_the_history_the_loop_keeps():
+    assembler = make(window=8000, output=1000)
+    history = _long_turn(20) + [{"role": "user", "content": "Also update the changelog."}]
+    assembler.assemble(history[:5], TOOLS, {"turn": 1})
+    new = assembler.compact(history)
+    assert new[0] == SYSTEM and new[1]["content"] == C03_TASK and new[-1] == history[-1]
+    assert any(is_summary_message(m) for m in new) and tool_pairing_ok(new)
+    assert assembler.last_record.trigger == "overflow" and assembler.safety == pytest.approx(0.9)
+    assert assembler.budget()["limit"] == int(7000 * 0.9)
+    follow = new + rounds(2, start=90)
+    request = assembler.assemble(follow, TOOLS, {"turn": 2})
+    assert request.messages == follow, "the compacted history is taken as it is"
+
+
+def test_manual_compact_with_focus_keeps_budget():
+    assembler = make(window=8000, output=1000)
+    new = assembler.compact(_long_turn(20), focus="the rename of parse_cfg", trigger="manual")
+    assert assembler.safety == 1.0 and assembler.last_record.focus == "the rename of parse_cfg"
+    assert "the rename of parse_cfg" in next(m["content"] for m in new if is_summary_message(m))
+
+
+def test_view_resets_when_the_history_is_replaced():
+    assembler = make(window=8000, output=1000)
+    assembler.assemble(_long_turn(40), TOOLS, {"turn": 1})
+    other = [SYSTEM, {"role": "user", "content": "A new session."}]
+    assert assembler.assemble(other, TOOLS, {"turn": 1}).messages == other
+
+
+def test_preview_changes_nothing():
+    assembler = make(window=8000, output=1000)
+    history = _long_turn(40)
+    preview = assembler.preview(history, TOOLS, {"turn": 1})
+    assert preview.report["compaction"] is not None
+    assert assembler.records == [] and assembler.compacted_turns == set() and assembler.calls == 0
+    assert assembler.assemble(history, TOOLS, {"turn": 1}).messages == preview.messages
+
+
+def test_on_compaction_is_called_for_automatic_compactions():
+    seen = []
+    assembler = make(window=8000, output=1000, on_compaction=seen.append)
+    assembler.assemble(_long_turn(40), TOOLS, {"turn": 1})
+    assert [r.trigger for r in seen] == ["auto"]
+    assert seen[0].dropped or seen[0].masked
+
+
+def test_every_call_writes_a_snapshot_without_secrets(tmp_path):
+    from ctxagent.context.snapshot import read_snapshot
+    from ctxagent.storage import state_dir
+
+    assembler = make(window=8000, output=1000, snapshots=True, secrets=["sk-test-very-secret-key-123"])
+    history = _long_turn(40)
+    history[1] = {"role": "user", "content": C03_TASK + " My key is sk-test-very-secret-key-123."}
+    state = {"turn": 1, "session_id": "20260101-000000-abcd", "repo": str(tmp_path), "task": C03_TASK}
+    for n in (1, 2):
+        request = assembler.assemble(history, TOOLS, {**state, "call_index": n})
+        assert request.report["snapshot"].endswith(f"{n}.json")
+    snap = read_snapshot(state_dir(tmp_path), "last", 1)
+    assert snap["call"] == 1 and snap["report"]["compaction"]["method"] in ("masking", "extractive")
+    assert snap["request"]["model"] == "gpt-4o-mini" and snap["request"]["tools"] == TOOLS
+    assert "sk-test-very-secret-key-123" not in json.dumps(snap)
+    dropped = [p for p in snap["report"]["packets"] if p["decision"] == "dropped"]
+    assert dropped and all(p["reason"].startswith(("compacted", "trimmed")) for p in dropped)
