@@ -1,0 +1,186 @@
+"""Run a checked pipeline: scrubbed environment, own process groups, one timeout for the
+whole pipeline, capped output.
+
+The stages are connected with OS pipes by us (stdout of one is the stdin of the next);
+no shell is involved. The first stage reads /dev/null. Every stage starts its own
+session and process group (`start_new_session=True`); on timeout every group is killed
+with SIGKILL, so programs a stage started die with it. stdout of the last stage and
+stderr of all stages are read concurrently into bounded head/tail buffers.
+
+The environment is built from an allow-list (`safe_env`), never by deleting names from
+ours, so API keys and tokens cannot leak into a command (DESIGN.md section 6.4).
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import shutil
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+
+from ctxagent.errors import ToolInputError
+from ctxagent.tools.output_cap import HeadTailBuffer
+
+SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
+"""The only PATH commands see (and the only place their programs are looked up)."""
+_PASS_THROUGH = ("TZ",)
+_DRAIN_AFTER_KILL_S = 0.5
+
+
+@dataclass
+class RunResult:
+    """What a pipeline produced.
+
+    stdout / stderr: decoded text, capped together at the run's `max_output` bytes.
+    returncodes: one per stage (negative: killed by that signal; None: not reaped).
+    timed_out: the timeout expired and every process group was killed.
+    """
+
+    stdout: str
+    stderr: str
+    returncodes: list[int | None] = field(default_factory=list)
+    timed_out: bool = False
+
+
+def safe_env(*, home: str, cwd: str) -> dict[str, str]:
+    """A minimal environment: PATH, HOME/TMPDIR (a scratch dir), C.UTF-8 locale, PWD."""
+    env = {
+        "PATH": SAFE_PATH, "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
+        "TERM": "dumb", "PWD": cwd, "PAGER": "cat", "NO_COLOR": "1",
+    }
+    for name in _PASS_THROUGH:
+        if name in os.environ:
+            env[name] = os.environ[name]
+    return env
+
+
+def resolve_program(name: str) -> str:
+    """Absolute path of `name` on SAFE_PATH. Raises ToolInputError when it is missing."""
+    found = shutil.which(name, path=SAFE_PATH)
+    if found is None:
+        raise ToolInputError(f"terminal: {name} is not installed on this machine; try another command "
+                             f"(e.g. `find . -maxdepth 2` instead of tree)")
+    return found
+
+
+def run_pipeline(argvs: list[list[str]], *, cwd: str, env: dict[str, str], timeout: float,
+                 max_output: int, prefix: list[str] | None = None) -> RunResult:
+    """Run `argvs` as a pipeline in `cwd` (timeout in seconds, output cap in bytes).
+
+    `prefix` (e.g. a bwrap jail ending in `--`) goes before each program. Programs are
+    resolved on SAFE_PATH first (ToolInputError if one is missing); nothing starts
+    unless all are found. Programs keep their bare name as argv[0] (messages read
+    `cat: x: No such file`); inside the jail bwrap finds them on the same SAFE_PATH.
+    """
+    paths = [resolve_program(argv[0]) for argv in argvs]
+    if prefix:
+        commands = [(None, [*prefix, *argv]) for argv in argvs]
+    else:
+        commands = [(path, argv) for path, argv in zip(paths, argvs)]
+    out_buf, err_buf = HeadTailBuffer(max_output), HeadTailBuffer(max_output)
+    err_read, err_write = os.pipe()
+    try:
+        procs = _start(commands, cwd=cwd, env=env, err_write=err_write)
+    except BaseException:
+        os.close(err_read)
+        raise
+    finally:
+        os.close(err_write)
+    completed = False
+    try:
+        deadline = time.monotonic() + timeout
+        fds = {procs[-1].stdout.fileno(): out_buf, err_read: err_buf}  # type: ignore[union-attr]
+        completed = _pump(fds, deadline) and _wait_all(procs, deadline)
+    finally:
+        if not completed:
+            _kill_groups(procs)
+            _pump(fds, time.monotonic() + _DRAIN_AFTER_KILL_S)
+            _wait_all(procs, time.monotonic() + _DRAIN_AFTER_KILL_S)
+        _close(procs, err_read)
+    return _result(out_buf, err_buf, procs, not completed, max_output)
+
+
+def _start(commands: list[tuple[str | None, list[str]]], *, cwd: str, env: dict[str, str],
+           err_write: int) -> list[subprocess.Popen[bytes]]:
+    procs: list[subprocess.Popen[bytes]] = []
+    stdin: int | object = subprocess.DEVNULL
+    try:
+        for executable, command in commands:
+            proc = subprocess.Popen(command, executable=executable, cwd=cwd, env=env, stdin=stdin,
+                                    stdout=subprocess.PIPE, stderr=err_write, start_new_session=True,
+                                    close_fds=True)
+            if procs and procs[-1].stdout is not None:
+                procs[-1].stdout.close()  # the next stage owns it now
+            procs.append(proc)
+            stdin = proc.stdout
+    except OSError as exc:
+        _kill_groups(procs)
+        _close(procs)
+        raise ToolInputError(f"terminal: could not start {command[0]}: {exc}") from None
+    return procs
+
+
+def _pump(fds: dict[int, HeadTailBuffer], deadline: float) -> bool:
+    """Read every fd into its buffer until all reach EOF (True) or the deadline (False)."""
+    with selectors.DefaultSelector() as sel:
+        for fd, buf in fds.items():
+            sel.register(fd, selectors.EVENT_READ, buf)
+        while sel.get_map():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            for key, _ in sel.select(remaining):
+                chunk = os.read(key.fd, 65536)
+                if chunk:
+                    key.data.feed(chunk)
+                else:
+                    sel.unregister(key.fd)
+    return True
+
+
+def _wait_all(procs: list[subprocess.Popen[bytes]], deadline: float) -> bool:
+    """Reap every process before the deadline (True) or give up (False)."""
+    for proc in procs:
+        try:
+            proc.wait(timeout=max(deadline - time.monotonic(), 0.001))
+        except subprocess.TimeoutExpired:
+            return False
+    return True
+
+
+def _kill_groups(procs: list[subprocess.Popen[bytes]]) -> None:
+    """SIGKILL the process group of every stage (each stage leads its own group)."""
+    for proc in procs:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def _close(procs: list[subprocess.Popen[bytes]], *fds: int) -> None:
+    for proc in procs:
+        if proc.stdout is not None:
+            proc.stdout.close()
+    for fd in fds:
+        if fd >= 0:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+def _result(out_buf: HeadTailBuffer, err_buf: HeadTailBuffer, procs: list[subprocess.Popen[bytes]],
+            timed_out: bool, max_output: int) -> RunResult:
+    """Split the byte cap between stdout and stderr: stderr gets what stdout leaves,
+    and at least a quarter of the cap when it needs it."""
+    err_budget = min(err_buf.total, max(max_output // 4, max_output - out_buf.total))
+    out_budget = max_output - err_budget
+    return RunResult(
+        stdout=out_buf.render(out_budget),
+        stderr=err_buf.render(err_budget),
+        returncodes=[p.returncode for p in procs],
+        timed_out=timed_out,
+    )

@@ -1,0 +1,175 @@
+"""`terminal`: a read-only terminal for exploring the workspace (ls, cat, grep, find, git log...).
+
+Usage, as in the Hello-Agents textbook (chapter 9):
+
+    term = TerminalTool(workspace="./my_project")
+    term.run({"command": "ls -la"})                       # -> the output text
+    term.run({"command": "grep -rn 'TODO' --include='*.py' ."})
+    term.execute({"command": "rm -rf x"}).ok              # -> False, with the reason
+
+The command line is parsed by `shell_parse` (never handed to a shell), checked by
+`terminal_policy` (allow-listed commands and flags, paths inside the workspace, sed and
+awk scripts analysed), then run by `process` with a scrubbed environment, a timeout on
+the whole process group and an output cap, inside a bubblewrap read-only jail where one
+works (`bwrap_jail`). `cd` changes this tool instance's directory, inside the workspace.
+See DESIGN.md section 6 and docs/terminal.md.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import ClassVar
+
+from pydantic import BaseModel, Field
+
+from ctxagent.errors import ToolInputError, ToolRefusedError
+from ctxagent.tools.base import Tool, ToolResult
+from ctxagent.tools.bwrap_jail import jail_available, jail_prefix
+from ctxagent.tools.process import RunResult, run_pipeline, safe_env
+from ctxagent.tools.shell_parse import Word, parse_pipeline
+from ctxagent.tools.terminal_git import git_env, prepare_git
+from ctxagent.tools.terminal_paths import PathContext
+from ctxagent.tools.terminal_policy import check_pipeline
+
+
+class TerminalParams(BaseModel):
+    """Arguments of the terminal tool."""
+
+    command: str = Field(
+        description="One read-only command, or a `|` pipeline of them, e.g. \"grep -rn 'TODO' src | head -20\". "
+        "No ;, &&, redirection or $(...)."
+    )
+
+
+class TerminalTool(Tool):
+    """Read-only terminal. `run({"command": ...})` returns the output text (stdout, then
+    stderr labelled, then a non-zero exit status); `execute` returns ok=False on refusal
+    or timeout.
+
+    workspace: the directory commands may read (created if missing).
+    timeout: seconds for a whole pipeline; then every process group is killed.
+    max_output_size: bytes of output kept (head and tail), the rest dropped with a marker.
+    allow_cd: whether `cd` may change the tool's directory (always inside the workspace).
+    sandbox: True to require the bubblewrap jail, False to skip it, None to use it when
+      it works (default).
+    """
+
+    name: ClassVar[str] = "terminal"
+    description: ClassVar[str] = (
+        "Run a read-only shell command in the workspace and get its output: ls, tree, cat, head, tail, "
+        "wc, find, grep, rg, sort, uniq, cut, awk, sed (printing only), file, stat, du, pwd, cd, echo, "
+        "git status/diff/log/show/ls-files/blame/grep. Pipes `|` work; ;, &&, redirection, $VAR and "
+        "$(...) are refused. Paths must stay inside the workspace."
+    )
+    Params: ClassVar[type[BaseModel]] = TerminalParams
+
+    def __init__(self, workspace: str | os.PathLike[str] = ".", timeout: float = 30,
+                 max_output_size: int = 65536, *, allow_cd: bool = True, sandbox: bool | None = None) -> None:
+        if timeout <= 0 or max_output_size <= 0:
+            raise ToolInputError("terminal: timeout and max_output_size must be positive")
+        root = Path(workspace)
+        root.mkdir(parents=True, exist_ok=True)
+        real = os.path.realpath(root)
+        self.ctx = PathContext(root=real, cwd=real)
+        self.timeout = float(timeout)
+        self.max_output_size = int(max_output_size)
+        self.allow_cd = allow_cd
+        self.sandbox = sandbox
+
+    @property
+    def workspace(self) -> Path:
+        """The workspace root (resolved)."""
+        return Path(self.ctx.root)
+
+    @property
+    def current_dir(self) -> Path:
+        """The directory commands run in (inside the workspace)."""
+        return Path(self.ctx.cwd)
+
+    def _run(self, params: TerminalParams) -> ToolResult:  # type: ignore[override]
+        command = params.command.strip()
+        if not command:
+            raise ToolInputError("terminal: the command is empty; e.g. {\"command\": \"ls -la\"}")
+        stages = parse_pipeline(command)
+        if stages[0][0].text == "cd" and len(stages) == 1:
+            return self._cd(stages[0][1:])
+        argvs = check_pipeline(stages, self.ctx)
+        result = self._execute(argvs)
+        text = format_result(result)
+        if result.timed_out:
+            return ToolResult(ok=False, content=(
+                f"terminal: `{command}` timed out after {self.timeout:g} s and was killed with every "
+                f"process it started; narrow the command (add a path, -maxdepth, head) and retry.\n"
+                f"Output before the timeout:\n{text}"))
+        return ToolResult(ok=True, content=text, data=text)
+
+    def _execute(self, argvs: list[list[str]]) -> RunResult:
+        use_jail = self._use_jail()
+        with tempfile.TemporaryDirectory(prefix="ctxagent-term-") as scratch:
+            env = safe_env(home=scratch, cwd=self.ctx.cwd)
+            if any(argv[0] == "git" for argv in argvs):
+                env.update(git_env(self.ctx))
+                env.update(prepare_git(self.ctx.cwd, self.ctx, env))
+            prefix = jail_prefix(workspace=self.ctx.root, cwd=self.ctx.cwd, scratch=scratch) if use_jail else None
+            return run_pipeline(argvs, cwd=self.ctx.cwd, env=env, timeout=self.timeout,
+                                max_output=self.max_output_size, prefix=prefix)
+
+    def _use_jail(self) -> bool:
+        if self.sandbox is False:
+            return False
+        available = jail_available()
+        if self.sandbox and not available:
+            raise ToolRefusedError("terminal: the bubblewrap jail was required (sandbox=True) but bwrap "
+                                   "does not work here; install bubblewrap or use sandbox=None")
+        return available
+
+    def _cd(self, args: list[Word]) -> ToolResult:
+        if not self.allow_cd:
+            raise ToolRefusedError("terminal: cd is turned off for this tool; use paths relative to "
+                                   f"{self.ctx.cwd}")
+        if len(args) > 1:
+            raise ToolRefusedError("terminal: cd takes one directory")
+        target = args[0].text if args else "."
+        if target == "-" or target.startswith("-"):
+            raise ToolRefusedError(f"terminal: cd {target} is not allowed; give a directory path")
+        self.ctx.check_path("cd", target)
+        new = self.ctx.root if not args else self.ctx.resolve(target)
+        if not os.path.isdir(new):
+            raise ToolInputError(f"terminal: cd: {target!r} is not a directory")
+        self.ctx.cwd = new
+        rel = os.path.relpath(new, self.ctx.root)
+        text = f"Changed directory to {new} ({'workspace root' if rel == '.' else rel})"
+        return ToolResult(ok=True, content=text, data=text)
+
+    def reset_dir(self) -> None:
+        """Go back to the workspace root (textbook API)."""
+        self.ctx.cwd = self.ctx.root
+
+    def pwd(self) -> str:
+        """The current directory, absolute (textbook API)."""
+        return self.ctx.cwd
+
+
+def format_result(result: RunResult) -> str:
+    """stdout, then `[stderr]` and its text, then `[exit status N]` when not 0."""
+    parts = [result.stdout.rstrip("\n")] if result.stdout else []
+    if result.stderr.strip():
+        parts.append("[stderr]\n" + result.stderr.rstrip("\n"))
+    status = _status_line(result.returncodes)
+    if status and not result.timed_out:
+        parts.append(status)
+    return "\n".join(parts) if parts else "(no output)"
+
+
+def _status_line(codes: list[int | None]) -> str:
+    """`[exit status 2]`, `[killed by signal 9; stage 1: exit status 2]`, or "" when all is well.
+    SIGPIPE in an earlier stage is normal (a later stage stopped reading) and not shown."""
+    items = [_describe(codes[-1])] if codes and codes[-1] else []
+    items += [f"stage {i}: {_describe(c)}" for i, c in enumerate(codes[:-1], 1) if c and c != -13]
+    return f"[{'; '.join(items)}]" if items else ""
+
+
+def _describe(code: int) -> str:
+    return f"killed by signal {-code}" if code < 0 else f"exit status {code}"

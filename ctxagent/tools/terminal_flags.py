@@ -1,0 +1,137 @@
+"""The flag scanner: split a command's words into flags, flag values and operands.
+
+It reads words the way GNU getopt_long does, so that what we check is what the program
+will see: combined short flags (`-rn`), attached values (`-n5`, `-k2`, `-oFILE`), values
+in the next word (`-e PATTERN`, `-m 3`), `--name=value` and `--name value`, `--` ending
+the flags, a lone `-` as an operand, and (for GNU programs) flags after operands. Long
+flags must be spelled in full: GNU getopt accepts unambiguous abbreviations, but an
+abbreviation is checked against what the program knows, not against our allow-list.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ctxagent.errors import ToolRefusedError
+from ctxagent.tools.shell_parse import Word
+from ctxagent.tools.terminal_specs import NONE, OPTIONAL, Spec
+
+_DEFAULT_WHY = "it is not on the allow-list of read-only flags"
+
+
+@dataclass
+class Scan:
+    """Result of scanning the words after the command name.
+
+    flags: (spelling, value) in order; spelling is `-x`, `-NUM` or `--name`; value is
+      None for a flag without one.
+    operands: indexes (into the scanned words) of the operands, in order.
+    """
+
+    flags: list[tuple[str, str | None]] = field(default_factory=list)
+    operands: list[int] = field(default_factory=list)
+
+    def has(self, names: frozenset[str] | set[str]) -> bool:
+        """True when any flag spelled as one of `names` was given."""
+        return any(name in names for name, _ in self.flags)
+
+    def values(self, names: frozenset[str] | set[str]) -> list[str]:
+        """Values of the flags spelled as one of `names`, in order."""
+        return [v for name, v in self.flags if name in names and v is not None]
+
+
+def scan(cmd: str, spec: Spec, words: list[Word]) -> Scan:
+    """Scan `words` (the arguments, without the command name) against `spec`.
+
+    Raises ToolRefusedError for a flag that is not allowed, a missing value, or a value
+    given to a flag that takes none.
+    """
+    result = Scan()
+    i = 0
+    flags_done = False
+    while i < len(words):
+        text = words[i].text
+        if flags_done or text == "-" or not text.startswith("-"):
+            result.operands.append(i)
+            if not spec.permute:
+                flags_done = True
+            i += 1
+        elif text == "--":
+            flags_done = True
+            i += 1
+        elif text.startswith("--"):
+            i = _long_flag(cmd, spec, words, i, result)
+        else:
+            i = _short_cluster(cmd, spec, words, i, result)
+    return result
+
+
+def _long_flag(cmd: str, spec: Spec, words: list[Word], i: int, result: Scan) -> int:
+    name, eq, value = words[i].text.partition("=")
+    kind = spec.long.get(name)
+    if kind is None:
+        raise refuse_flag(cmd, name, spec)
+    if kind == NONE:
+        if eq:
+            raise ToolRefusedError(f"{cmd}: {name} takes no value (got {words[i].text!r})")
+        result.flags.append((name, None))
+        return i + 1
+    if eq or kind == OPTIONAL:
+        result.flags.append((name, value if eq else None))
+        return i + 1
+    if i + 1 >= len(words):
+        raise ToolRefusedError(f"{cmd}: {name} needs a value ({name}=VALUE or {name} VALUE)")
+    result.flags.append((name, words[i + 1].text))
+    return i + 2
+
+
+def _short_cluster(cmd: str, spec: Spec, words: list[Word], i: int, result: Scan) -> int:
+    text = words[i].text
+    j = 1
+    while j < len(text):
+        ch = text[j]
+        if spec.numeric and ch.isdigit():
+            end = j
+            while end < len(text) and text[end].isdigit():
+                end += 1
+            result.flags.append(("-" + text[j:end], None))
+            j = end
+            continue
+        kind = spec.short.get(ch)
+        if kind is None:
+            raise refuse_flag(cmd, "-" + ch, spec, cluster=text)
+        if kind == NONE:
+            result.flags.append(("-" + ch, None))
+            j += 1
+            continue
+        rest = text[j + 1 :]
+        if rest or kind == OPTIONAL:
+            result.flags.append(("-" + ch, rest or None))
+            return i + 1
+        if i + 1 >= len(words):
+            raise ToolRefusedError(f"{cmd}: -{ch} needs a value (-{ch}VALUE or -{ch} VALUE)")
+        result.flags.append(("-" + ch, words[i + 1].text))
+        return i + 2
+    return i + 1
+
+
+def refuse_flag(cmd: str, flag: str, spec: Spec, *, cluster: str = "") -> ToolRefusedError:
+    """The refusal for `flag`: which word, why, and what is allowed instead."""
+    why = spec.why.get(flag, _DEFAULT_WHY)
+    where = f" (in {cluster!r})" if cluster and cluster != flag else ""
+    hint = ""
+    if flag.startswith("--"):
+        full = sorted(name for name in spec.long if name.startswith(flag))
+        if full:
+            hint = f"; spell the flag out in full ({', '.join(full)})"
+    return ToolRefusedError(f"{cmd}: {flag}{where} is not allowed ({why}){hint}; {allowed_flags(spec)}")
+
+
+def allowed_flags(spec: Spec) -> str:
+    """A one-line list of the allowed flags of `spec`, for refusal messages."""
+    short = " ".join(f"-{c}" for c in sorted(spec.short))
+    long = " ".join(sorted(spec.long))
+    parts = [p for p in (short, long) if p]
+    if spec.numeric:
+        parts.append("-NUM")
+    return "allowed flags: " + (" ".join(parts) if parts else "none")

@@ -1,0 +1,148 @@
+"""The terminal tool's policy: which commands, flags, operands and scripts may run.
+
+`check_pipeline(stages, ctx)` takes the parsed words of each pipeline stage and returns
+the argv of each, or raises `ToolRefusedError` saying which word was refused, why, and
+what is allowed instead. Nothing runs before every stage has passed.
+
+Commands: ls, tree, cat, head, tail, wc, find, grep, rg, sort, uniq, cut, awk, sed,
+file, stat, du, pwd, echo, and git with read-only subcommands (`cd` is handled by the
+tool itself). Flags are checked against per-command allow-lists (terminal_specs,
+terminal_flags); operands that are paths are glob-expanded and must stay inside the
+workspace (terminal_paths); sed scripts and awk programs are analysed (terminal_sed,
+terminal_awk); find and git have their own modules.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from functools import lru_cache
+
+from ctxagent.errors import ToolRefusedError
+from ctxagent.tools.shell_parse import Word
+from ctxagent.tools.terminal_awk import check_awk_program
+from ctxagent.tools.terminal_find import check_find
+from ctxagent.tools.terminal_flags import Scan, scan
+from ctxagent.tools.terminal_git import check_git
+from ctxagent.tools.terminal_paths import PathContext
+from ctxagent.tools.terminal_sed import check_sed_script
+from ctxagent.tools.terminal_specs import PATH, SPECS, Spec
+
+COMMANDS = tuple(sorted([*SPECS, "find", "git", "cd"]))
+"""Every command name the terminal tool accepts."""
+
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_AWK_PROTECTED = ("ARGV", "ARGC", "ENVIRON", "PROCINFO")
+
+
+def check_pipeline(stages: list[list[Word]], ctx: PathContext) -> list[list[str]]:
+    """Check every stage of a pipeline; return the argv to run for each.
+
+    Raises ToolRefusedError for the first word that is not allowed.
+    """
+    if len(stages) > 1 and any(stage[0].text == "cd" for stage in stages):
+        raise ToolRefusedError("terminal: cd cannot be part of a pipeline; run `cd DIR` on its own first")
+    return [check_stage(stage, ctx) for stage in stages]
+
+
+def check_stage(words: list[Word], ctx: PathContext) -> list[str]:
+    """Check one command (its name and arguments); return its argv. Raises ToolRefusedError."""
+    name = words[0].text
+    if name == "find":
+        return check_find(words[1:], ctx)
+    if name == "git":
+        return check_git(words[1:], ctx)
+    spec = SPECS.get(name)
+    if spec is None:
+        raise _unknown_command(name)
+    if spec.operands == "text":
+        return [w.text for w in words]
+    result = scan(name, spec, words[1:])
+    _check_flag_values(name, spec, result, ctx)
+    argv = _assemble(name, spec, words[1:], result, ctx)
+    if name == "sed" and _sed_has_sandbox():
+        argv.insert(1, "--sandbox")
+    return argv
+
+
+def _unknown_command(name: str) -> ToolRefusedError:
+    if "/" in name and name.rsplit("/", 1)[-1] in COMMANDS:
+        hint = f"use the bare name `{name.rsplit('/', 1)[-1]}`"
+    else:
+        hint = "allowed commands: " + ", ".join(COMMANDS) + " (git: status, diff, log, show, ls-files, blame, grep)"
+    return ToolRefusedError(
+        f"terminal: the command {name!r} is not allowed (this terminal is read-only and runs "
+        f"only listed commands); {hint}"
+    )
+
+
+def _check_flag_values(name: str, spec: Spec, result: Scan, ctx: PathContext) -> None:
+    for flag, value in result.flags:
+        kind = spec.long.get(flag) if flag.startswith("--") else spec.short.get(flag[1:])
+        if kind == PATH and value is not None:
+            ctx.check_path(name, value)
+
+
+def _assemble(name: str, spec: Spec, words: list[Word], result: Scan, ctx: PathContext) -> list[str]:
+    """The argv: the words as given, with path operands glob-expanded and checked."""
+    operand_idx = list(result.operands)
+    literal: set[int] = set()  # operands that are text (pattern, script, program, assignment)
+    if spec.operands in ("pattern", "script", "program") and not result.has(spec.pattern_flags):
+        if not operand_idx:
+            raise ToolRefusedError(f"{name}: a {spec.operands} operand is missing")
+        literal.add(operand_idx[0])
+    _check_scripts(name, spec, words, result, literal)
+    expanded: dict[int, list[str]] = {}
+    for i in operand_idx:
+        if i in literal:
+            continue
+        if name == "awk" and _ASSIGNMENT.match(words[i].text):
+            _check_awk_assignment(words[i].text)
+            continue
+        if spec.operands == "none":
+            raise ToolRefusedError(f"{name}: takes no operands (got {words[i].text!r})")
+        expanded[i] = ctx.expand(name, words[i])
+    _check_operand_count(name, spec, sum(len(v) for v in expanded.values()))
+    argv = [name]
+    for i, word in enumerate(words):
+        argv.extend(expanded.get(i, [word.text]))
+    return argv
+
+
+def _check_scripts(name: str, spec: Spec, words: list[Word], result: Scan, literal: set[int]) -> None:
+    if name == "sed":
+        scripts = result.values(spec.pattern_flags) + [words[i].text for i in sorted(literal)]
+        check_sed_script("\n".join(scripts))
+    elif name == "awk":
+        for value in result.values({"-v"}):
+            _check_awk_assignment(value)
+        check_awk_program(words[min(literal)].text)
+
+
+def _check_awk_assignment(text: str) -> None:
+    var = text.split("=", 1)[0]
+    if var in _AWK_PROTECTED:
+        raise ToolRefusedError(f"awk: assigning {var} is not allowed (it can change which files are read)")
+
+
+def _check_operand_count(name: str, spec: Spec, count: int) -> None:
+    if spec.max_operands is not None and count > spec.max_operands:
+        extra = " (a second operand is the output file uniq would write)" if name == "uniq" else ""
+        raise ToolRefusedError(
+            f"{name}: at most {spec.max_operands} file operand(s) allowed, got {count}{extra}; "
+            f"pipe several files in with `cat a b | {name}`"
+        )
+
+
+@lru_cache(maxsize=1)
+def _sed_has_sandbox() -> bool:
+    """Whether this sed has GNU's `--sandbox` (refuses e/r/w itself): a second lock."""
+    sed = shutil.which("sed")
+    if sed is None:
+        return False
+    try:
+        proc = subprocess.run([sed, "--sandbox", "-n", "p"], input=b"", capture_output=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return proc.returncode == 0
