@@ -64,7 +64,7 @@ def call_schema(tools: list[dict], only: str | None = None) -> dict:
 def _hoist_defs(params: dict, tool: str, defs: dict[str, Any]) -> dict:
     local = params.pop("$defs", None) or params.pop("definitions", None) or {}
     for name, sub in local.items():
-        defs[f"{tool}__{name}"] = sub
+        defs[f"{tool}__{name}"] = _close_objects(_rewrite_refs(sub, tool))
     return _close_objects(_rewrite_refs(params, tool))
 
 
