@@ -65,10 +65,12 @@ def _locate(lines: Sequence[str], chunk: Chunk, cursor: int, path: str, number: 
         places = _after_anchor(lines, chunk, cursor, path, number)
         what = f"hunk {number} (after '@@ {chunk.context_anchor}')"
     if not places:
-        raise PatchError(
-            "apply_patch: " + hint.not_found(lines, chunk.old_lines, path, what),
-            path=path, hunk=number,
-        )
+        message = hint.not_found(lines, chunk.old_lines, path, what)
+        earlier = seek_sequence(lines, chunk.old_lines, 0, False) if cursor else []
+        if earlier and earlier[0] < cursor:
+            message = (f"{what} of {path} matches line {earlier[0] + 1}, before the end of the "
+                       "previous hunk: hunks of one file must be in file order and must not overlap.")
+        raise PatchError("apply_patch: " + message, path=path, hunk=number)
     if len(places) > 1:
         raise PatchError("apply_patch: " + hint.ambiguous(lines, places, path, what), path=path, hunk=number)
     return places[0]

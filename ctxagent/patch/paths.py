@@ -53,6 +53,8 @@ def _lexical(raw: str) -> str:
         raise _refuse(raw, "contains a NUL byte")
     if raw.startswith(("/", "\\", "~")) or _DRIVE.match(raw):
         raise _refuse(raw, "is absolute; use a path relative to the workspace root, e.g. src/app.py")
+    if raw.endswith("/"):
+        raise _refuse(raw, "ends with '/'; name a file, not a folder")
     if "\\" in raw:
         raise _refuse(raw, "contains '\\'; separate folders with '/'")
     norm = posixpath.normpath(raw)
@@ -62,6 +64,11 @@ def _lexical(raw: str) -> str:
         raise _refuse(raw, "names the workspace folder itself, not a file")
     _check_protected(raw, norm)
     return norm
+
+
+def is_symlink(root: Path, raw: str) -> bool:
+    """True when the path named in the patch is itself a symbolic link (not its folders)."""
+    return os.path.islink(root / posixpath.normpath(raw))
 
 
 def _check_protected(raw: str, rel: str) -> None:

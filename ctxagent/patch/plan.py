@@ -120,6 +120,9 @@ def _apply_op(view: _View, op: Operation) -> None:
     elif isinstance(op, DeleteFile):
         if entry.data is None:
             raise PatchError(f"apply_patch: Delete File {op.path}: the file does not exist.", path=op.path)
+        if paths.is_symlink(view.root, op.path):
+            raise PatchError(f"apply_patch: Delete File {op.path}: it is a symbolic link; patches delete "
+                             "files, not links (the file it points to was left alone).", path=op.path)
         view.now[rel] = _Entry(None, None)
     else:
         _update(view, op, rel, entry)

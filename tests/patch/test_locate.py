@@ -111,3 +111,9 @@ def test_P02_final_newline_rule(chunk: Chunk, final: bool) -> None:
 def test_counts() -> None:
     edit = apply_chunks(["a", "b", "c"], True, [Chunk(None, ["a", "b", "c"], ["a", "B", "B2", "c"])], "f")
     assert (edit.added, edit.removed) == (2, 1)
+
+
+def test_hunks_out_of_order_get_a_specific_message() -> None:
+    lines = ["a", "b", "c", "d"]
+    error = err(lines, [Chunk(None, ["c"], ["C"]), Chunk(None, ["a"], ["A"])])
+    assert error.hunk == 2 and "matches line 1" in str(error) and "file order" in str(error)
