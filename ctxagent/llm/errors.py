@@ -112,21 +112,51 @@ _KEY_HINT = ("Check the API key (OPENAI_API_KEY, DEEPSEEK_API_KEY, DASHSCOPE_API
              "model.api_key) and that it is valid for this endpoint.")
 
 ERROR_TABLE: dict[type[openai.OpenAIError], ErrorRule] = {
-    openai.BadRequestError: ErrorRule(BadRequestError, False, "The server rejected the request; see the body for the field it names."),
-    openai.AuthenticationError: ErrorRule(AuthenticationError, False, _KEY_HINT),
-    openai.OAuthError: ErrorRule(AuthenticationError, False, _KEY_HINT),
-    openai.PermissionDeniedError: ErrorRule(AuthenticationError, False, "The key has no access to this model or region; check the account or pick another model."),
-    openai.NotFoundError: ErrorRule(ModelNotFoundError, False, "Check model.model (the server's exact model name) and model.base_url (it usually ends in /v1); `ctxagent doctor` lists the models."),
-    openai.ConflictError: ErrorRule(ServerError, True, "The server reported a conflict; retrying."),
-    openai.UnprocessableEntityError: ErrorRule(BadRequestError, False, "The server could not process the request; see the body for the field it names."),
-    openai.RateLimitError: ErrorRule(RateLimitError, True, "Rate limited: wait a minute, lower the request rate, or raise the account's limits."),
-    openai.InternalServerError: ErrorRule(ServerError, True, "The provider had a server error; try again later."),
-    openai.APIStatusError: ErrorRule(BadRequestError, False, "The server answered with an unexpected HTTP status."),
-    openai.APITimeoutError: ErrorRule(LLMTimeoutError, True, "The server did not answer in time; raise model.timeout_s for slow local models."),
-    openai.APIConnectionError: ErrorRule(LLMConnectionError, True, "Check model.base_url and that the server is running (`ctxagent doctor`)."),
-    openai.APIResponseValidationError: ErrorRule(ServerError, False, "The server's reply was not valid OpenAI JSON; is base_url an OpenAI-compatible endpoint?"),
-    openai.APIError: ErrorRule(ServerError, True, "The server reported an error in the stream; try again."),
-    openai.OpenAIError: ErrorRule(ProviderError, False, "The OpenAI SDK failed; see the message."),
+    # SDK exception: ErrorRule(our error, retryable, hint for the user)
+    openai.BadRequestError: ErrorRule(
+        BadRequestError, False,
+        "The server rejected the request; see the body for the field it names."),
+    openai.AuthenticationError: ErrorRule(
+        AuthenticationError, False, _KEY_HINT),
+    openai.OAuthError: ErrorRule(
+        AuthenticationError, False, _KEY_HINT),
+    openai.PermissionDeniedError: ErrorRule(
+        AuthenticationError, False,
+        "The key has no access to this model or region; check the account or pick another model."),
+    openai.NotFoundError: ErrorRule(
+        ModelNotFoundError, False,
+        "Check model.model (the server's exact model name) and model.base_url (it usually "
+        "ends in /v1); `ctxagent doctor` lists the models."),
+    openai.ConflictError: ErrorRule(
+        ServerError, True,
+        "The server reported a conflict; retrying."),
+    openai.UnprocessableEntityError: ErrorRule(
+        BadRequestError, False,
+        "The server could not process the request; see the body for the field it names."),
+    openai.RateLimitError: ErrorRule(
+        RateLimitError, True,
+        "Rate limited: wait a minute, lower the request rate, or raise the account's limits."),
+    openai.InternalServerError: ErrorRule(
+        ServerError, True,
+        "The provider had a server error; try again later."),
+    openai.APIStatusError: ErrorRule(
+        BadRequestError, False,
+        "The server answered with an unexpected HTTP status."),
+    openai.APITimeoutError: ErrorRule(
+        LLMTimeoutError, True,
+        "The server did not answer in time; raise model.timeout_s for slow local models."),
+    openai.APIConnectionError: ErrorRule(
+        LLMConnectionError, True,
+        "Check model.base_url and that the server is running (`ctxagent doctor`)."),
+    openai.APIResponseValidationError: ErrorRule(
+        ServerError, False,
+        "The server's reply was not valid OpenAI JSON; is base_url an OpenAI-compatible endpoint?"),
+    openai.APIError: ErrorRule(
+        ServerError, True,
+        "The server reported an error in the stream; try again."),
+    openai.OpenAIError: ErrorRule(
+        ProviderError, False,
+        "The OpenAI SDK failed; see the message."),
 }
 
 _CONTEXT_LENGTH_PATTERNS = re.compile(
@@ -165,9 +195,11 @@ def classify_exception(exc: BaseException) -> ProviderError:
     message = _summary(exc)
     in_stream = status is None and not isinstance(exc, openai.APIConnectionError)
     if (status in (400, 413, 422) or in_stream) and _says_context_too_long(f"{message} {body or ''}"):
-        rule = ErrorRule(ContextLengthError, False, "The conversation is longer than the model's context; compact it.")
+        rule = ErrorRule(ContextLengthError, False,
+                         "The conversation is longer than the model's context; compact it.")
     elif rule.error is RateLimitError and "insufficient_quota" in f"{body or ''} {getattr(exc, 'code', '')}":
-        rule = ErrorRule(RateLimitError, False, "The account's quota is used up: add credit or use another key.")
+        rule = ErrorRule(RateLimitError, False,
+                         "The account's quota is used up: add credit or use another key.")
     return rule.error(message, status=status, headers=headers, body=body,
                       retryable=rule.retryable, hint=rule.hint)
 
