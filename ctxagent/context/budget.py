@@ -22,9 +22,12 @@ import re
 
 from ctxagent.context.packet import LAYERS
 
-_CODE_RE = re.compile(
-    r"`[^`]+`|\b[a-z]+_[a-z0-9_]+\b|\b[a-z]+[A-Z]\w*\b|\b[A-Z][a-z]+[A-Z]\w*\b|[\w/.-]+\.(?:py|js|ts|rs|go|java|c|h|cpp|md|toml|json|yaml|yml)\b"
-    r"|\b(?:error|exception|traceback|bug|stack|function|method|class|module|test|tests|compile|refactor|import|def)\b"
+_IDENT_RE = re.compile(  # case-sensitive: snake_case, camelCase, CamelCase, `code`, file.ext
+    r"`[^`]+`|\b[A-Za-z]+_\w+\b|\b[a-z]+[A-Z]\w*\b|\b[A-Z][a-z0-9]+[A-Z]\w*\b"
+    r"|[\w/.-]+\.(?:py|js|ts|rs|go|java|c|h|cpp|md|toml|json|yaml|yml)\b"
+)
+_CODE_WORDS_RE = re.compile(
+    r"\b(?:error|exception|traceback|bug|stack|function|method|class|module|tests?|compile|refactor|import|def)\b"
     r"|函数|代码|报错|异常|类名|方法|模块|编译|测试",
     re.IGNORECASE,
 )
@@ -49,7 +52,7 @@ def classify_query(query: str) -> str:
         return "general"
     if _RECALL_RE.search(query):
         return "recall"
-    if _CODE_RE.search(query):
+    if _IDENT_RE.search(query) or _CODE_WORDS_RE.search(query):
         return "code"
     short = len(query.split()) <= 8 and len(query) <= 60
     if short and _FOLLOWUP_RE.search(query):
