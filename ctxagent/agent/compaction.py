@@ -21,11 +21,17 @@ KEEP_CHARS = 300
 NEWEST_MAX_CHARS = 4_000
 
 
-def compact_history(assembler: Any, messages: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], str]:
-    """Return (compacted messages, method). `messages` start with the system message and are not modified."""
+def compact_history(assembler: Any, messages: list[dict[str, Any]], *, manual: bool = False,
+                    focus: str | None = None) -> tuple[list[dict[str, Any]], str]:
+    """Return (compacted messages, method). `messages` start with the system message and are not modified.
+
+    manual: the user asked (`/compact [focus]`) rather than the server refusing the request;
+    passed to the assembler as `compact(messages, focus, trigger="manual")`.
+    """
     compact = getattr(assembler, "compact", None)
     if callable(compact):
-        return repair_pairing(list(compact(list(messages)))), "assembler"
+        result = compact(list(messages), focus, trigger="manual") if manual else compact(list(messages))
+        return repair_pairing(list(result)), "assembler"
     return mask_tool_outputs(messages), "mask"
 
 

@@ -125,7 +125,7 @@ class Agent:
         try:
             return self._chat(turn, tools, cancel)
         except ContextLengthError as exc:
-            self._compact(str(exc))
+            self.compact(str(exc))
             return self._chat(turn, tools, cancel)  # once: a second ContextLengthError ends the turn
 
     def _chat(self, turn: TurnState, tools: list[dict[str, Any]], cancel: threading.Event | None) -> Any:
@@ -149,13 +149,16 @@ class Agent:
         elif delta.kind == "reasoning":
             self.emit(ReasoningDelta(text=delta.text))
 
-    def _compact(self, reason: str) -> None:
+    def compact(self, reason: str, *, manual: bool = False, focus: str | None = None) -> Compaction:
+        """Compact the history now (after a context-length error, or `/compact`); emit and return the event."""
         before = self._messages()
-        after, method = compact_history(self.assembler, before)
+        after, method = compact_history(self.assembler, before, manual=manual, focus=focus)
         if after and after[0].get("role") == "system":
             after = after[1:]
         self.session.history = after
-        self.emit(Compaction(reason=reason, method=method, messages_before=len(before), messages_after=len(after) + 1))
+        event = Compaction(reason=reason, method=method, messages_before=len(before), messages_after=len(after) + 1)
+        self.emit(event)
+        return event
 
     def _run_tools(self, response: Any, turn: TurnState, cancel: threading.Event | None) -> None:
         try:

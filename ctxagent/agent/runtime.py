@@ -29,15 +29,17 @@ AssemblerFactory = Callable[[Settings, Path, Session], ContextAssembler | None]
 @contextlib.contextmanager
 def open_agent(repo: Path, settings: Settings, *, resume: str | None = None, sinks: Sequence[Sink] = (),
                ask: Callable[[str], str | None] | None = None,
-               assembler_factory: AssemblerFactory | None = None) -> Iterator[Agent]:
+               assembler_factory: AssemblerFactory | None = None,
+               notice: Callable[[str], None] | None = None) -> Iterator[Agent]:
     """Yield a ready Agent for `repo`; the model server (local provider) stops on exit.
 
     resume: a session id or "last" (NotFoundError if absent); ask: the approval prompt
-    (None: refuse unless settings.agent.auto_approve). Raises ConfigError / LLMError.
+    (None: refuse unless settings.agent.auto_approve); notice: shows a one-off message
+    (the offline model's "demo grade" notice). Raises ConfigError / LLMError.
     """
     repo = Path(repo).resolve()
     with contextlib.ExitStack() as stack:
-        model = stack.enter_context(_model_endpoint(settings))
+        model = stack.enter_context(_model_endpoint(settings, notice))
         client = LLMClient(model)
         stack.callback(client.close)
         meta = {"provider": model.provider, "model": model.model}
@@ -51,15 +53,17 @@ def open_agent(repo: Path, settings: Settings, *, resume: str | None = None, sin
 
 
 @contextlib.contextmanager
-def _model_endpoint(settings: Settings) -> Iterator[ModelSettings]:
+def _model_endpoint(settings: Settings, notice: Callable[[str], None] | None) -> Iterator[ModelSettings]:
     """The model settings to use; for the `local` provider, start the offline model first."""
     if settings.model.provider != LOCAL_PROVIDER:
         yield settings.model
         return
-    from ctxagent.llm.local import LocalServer, local_model_settings
+    from ctxagent.llm.local import LocalServer, startup_notice
 
-    with LocalServer(settings) as base_url:
-        yield local_model_settings(base_url)
+    with LocalServer() as server:
+        if notice is not None:
+            notice(startup_notice(server.model))
+        yield server.settings()
 
 
 def default_assembler(settings: Settings, repo: Path, session: Session) -> ContextAssembler | None:

@@ -24,8 +24,8 @@ def build_registry(workspace: Path, settings: Settings, *, session_id: str | Non
     workspace = Path(workspace).resolve()
     limits = settings.tools
     registry = ToolRegistry()
-    registry.register(TerminalTool(workspace=workspace, timeout_s=limits.terminal_timeout_s,
-                                   max_output_bytes=limits.terminal_max_output_bytes))
+    registry.register(TerminalTool(workspace=workspace, timeout=limits.terminal_timeout_s,
+                                   max_output_size=limits.terminal_max_output_bytes))
     registry.register(ApplyPatchTool(workspace=workspace, max_files=limits.patch_max_files,
                                      max_changed_lines=limits.patch_max_changed_lines))
     return registry

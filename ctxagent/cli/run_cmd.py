@@ -17,7 +17,6 @@ from typing import Any, Callable
 import click
 from rich.console import Console
 
-from ctxagent.agent.runtime import open_agent
 from ctxagent.cli.jsonout import JsonLinesSink
 from ctxagent.cli.render import RichRenderer
 from ctxagent.config import load_settings
@@ -57,13 +56,16 @@ def model_options(func: Callable) -> Callable:
 def run_command(task: str, repo: Path, as_json: bool, yes: bool, max_steps: int | None, resume: str | None,
                 model: str | None, base_url: str | None, provider: str | None) -> int:
     """Run TASK in the repository until the model answers, then exit."""
+    from ctxagent.agent.runtime import open_agent  # imports the model client: only when running
+
     flags = {"model": model, "base_url": base_url, "provider": provider, "max_steps": max_steps, "yes": yes}
     settings = load_settings(repo, flags)
     console = Console(stderr=as_json, highlight=False)
     json_sink = JsonLinesSink(secrets=settings.secrets()) if as_json else None
     renderer = None if as_json else RichRenderer(console)
     sinks = [json_sink or renderer]
-    with open_agent(repo, settings, resume=resume, sinks=sinks, ask=stdin_asker(console)) as agent:
+    with open_agent(repo, settings, resume=resume, sinks=sinks, ask=stdin_asker(console),
+                    notice=lambda text: click.echo(text, err=True)) as agent:
         end = agent.run_turn(task)
     code = EXIT_BY_REASON.get(end.reason, 1)
     if json_sink is not None:

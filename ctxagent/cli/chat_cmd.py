@@ -1,0 +1,129 @@
+"""`ctxagent chat`: the interactive session (REPL).
+
+On a terminal: a prompt_toolkit prompt with history in `<repo>/.ctxagent/chat_history`,
+Esc+Enter (or a line ending in `\\`) for a new line, Ctrl-C cancels the running turn
+(or clears the prompt), Ctrl-D exits; slash commands in `ctxagent.cli.slash`. When
+stdin is not a terminal, lines are read from it (one message per line, `\\` continues),
+so a chat can be scripted; approvals then read an answer line too.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable
+
+import click
+from rich.console import Console
+from rich.markup import escape
+
+from ctxagent.agent.session import ensure_state_dir
+from ctxagent.cli.render import RichRenderer
+from ctxagent.cli.run_cmd import model_options, repo_option, stdin_asker
+from ctxagent.cli.slash import ChatContext, dispatch
+from ctxagent.config import load_settings
+
+if TYPE_CHECKING:
+    from ctxagent.agent.loop import Agent
+
+#: Reads one message; raises EOFError at the end, KeyboardInterrupt on Ctrl-C.
+ReadLine = Callable[[str], str]
+
+
+def register(cli: click.Group) -> None:
+    """Add `chat` to the CLI."""
+    cli.add_command(chat_command)
+
+
+@click.command("chat")
+@repo_option
+@click.option("--resume", metavar="ID|last", help="continue a previous session (see `ctxagent sessions`)")
+@click.option("--yes", "-y", is_flag=True, help="approve every patch without asking")
+@model_options
+def chat_command(repo: Path, resume: str | None, yes: bool, model: str | None, base_url: str | None,
+                 provider: str | None) -> int:
+    """Talk with the agent about the repository, turn after turn."""
+    from ctxagent.agent.runtime import open_agent  # imports the model client: only when chatting
+
+    settings = load_settings(repo, {"model": model, "base_url": base_url, "provider": provider, "yes": yes})
+    console = Console(highlight=False)
+    renderer = RichRenderer(console)
+    read, ask = _input_functions(Path(repo), console)
+    with open_agent(repo, settings, resume=resume, sinks=[renderer], ask=ask,
+                    notice=lambda text: console.print(text, style="yellow", markup=False)) as agent:
+        _banner(agent, console, resumed=bool(resume))
+        repl(agent, read, console, renderer)
+    return 0
+
+
+def _banner(agent: "Agent", console: Console, *, resumed: bool) -> None:
+    model = agent.settings.model
+    what = f"resumed with {len(agent.session.history)} messages" if resumed else "new session"
+    console.print(f"[bold]ctxagent[/] · {escape(model.provider)}/{escape(model.model)} · session "
+                  f"{agent.session.id} ({what}) · /help for commands", soft_wrap=True)
+
+
+def repl(agent: "Agent", read: ReadLine, console: Console, renderer: RichRenderer) -> None:
+    """Read messages and run turns until /exit or end of input. Ctrl-C never ends the session."""
+    context = ChatContext(agent=agent, console=console)
+    while True:
+        try:
+            text = read_message(read)
+        except KeyboardInterrupt:
+            continue
+        except EOFError:
+            console.print()
+            return
+        if not text.strip():
+            continue
+        if text.lstrip().startswith("/"):
+            if dispatch(text, context):
+                return
+            continue
+        try:
+            agent.run_turn(text)
+        except KeyboardInterrupt:  # landed outside the loop's own handling (e.g. while rendering)
+            renderer.close()
+            console.print("[yellow]interrupted[/]")
+
+
+def read_message(read: ReadLine) -> str:
+    """One message: lines ending in a backslash continue on the next line."""
+    lines = [read("› ")]
+    while lines[-1].endswith("\\"):
+        lines[-1] = lines[-1][:-1]
+        lines.append(read("… "))
+    return "\n".join(lines)
+
+
+def _input_functions(repo: Path, console: Console) -> tuple[ReadLine, Callable[[str], str | None]]:
+    if not sys.stdin.isatty():
+        return _stdin_line, stdin_asker(console)
+    from prompt_toolkit import PromptSession
+    from prompt_toolkit.history import FileHistory
+    from prompt_toolkit.key_binding import KeyBindings
+
+    bindings = KeyBindings()
+
+    @bindings.add("escape", "enter")
+    def _newline(event) -> None:  # type: ignore[no-untyped-def]
+        event.current_buffer.insert_text("\n")
+
+    history = FileHistory(str(ensure_state_dir(repo) / "chat_history"))
+    session: PromptSession = PromptSession(history=history, key_bindings=bindings)
+    answers: PromptSession = PromptSession()
+
+    def ask(question: str) -> str | None:
+        try:
+            return answers.prompt(question)
+        except EOFError:
+            return None
+
+    return (lambda prompt: session.prompt(prompt)), ask
+
+
+def _stdin_line(prompt: str) -> str:
+    line = sys.stdin.readline()
+    if not line:
+        raise EOFError
+    return line.rstrip("\n")
