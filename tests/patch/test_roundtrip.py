@@ -58,7 +58,7 @@ def edits(draw):
     return old, new, final, draw(st.sampled_from(["\n", "\r\n"])), draw(st.booleans())
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=edits())
 @example(case=([""], ["0", ""], True, "\n", False))  # a trailing " " context line
 def test_generated_patch_round_trips(case) -> None:
