@@ -137,6 +137,7 @@ class ContextAssembler:
         system, convo = _split_system(history)
         view, origins = self.view.apply(convo)
         view, capped = self._cap_results(view, budget["limit"])
+        cut = {origins[i] for i in capped if origins[i] is not None}
         sections = state_sections(full_state)
         tokens = self.counter.count_messages(build_request(system, sections, view), tools)
         record = None
@@ -150,7 +151,7 @@ class ContextAssembler:
         self.calls += 1
         call = int(state.get("call_index") or self.calls)
         report = build_report(call=call, state=state, budget=budget, system=system, all_sections=sections, fit=fit,
-                              tools=tools, counter=self.counter, origins=origins, convo=convo, capped=capped,
+                              tools=tools, counter=self.counter, origins=origins, convo=convo, cut=cut,
                               record=record, problems=problems, n_system=len(system))
         if not dry_run:
             request = {"model": getattr(self.model, "model", None), "messages": messages, "tools": tools or []}
@@ -208,8 +209,9 @@ class ContextAssembler:
 
 
 def _split_system(history: list[dict]) -> tuple[list[dict], list[dict]]:
-    """(leading system/developer messages, the rest)."""
+    """(leading system/developer messages, the rest with its call/result pairing repaired:
+    a call without a result gets "not executed: interrupted", case C02)."""
     n = 0
     while n < len(history) and history[n].get("role") in ("system", "developer"):
         n += 1
-    return list(history[:n]), list(history[n:])
+    return list(history[:n]), repair_pairing(list(history[n:]))

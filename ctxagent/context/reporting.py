@@ -50,10 +50,9 @@ def _decision(h: int, message: dict, sent: dict | None, trimmed: set, cut: set) 
     return "selected", "kept verbatim"
 
 
-def _history_rows(convo, origins, fit, capped, counter, n_system) -> list[dict]:
+def _history_rows(convo, origins, fit, cut, counter, n_system) -> list[dict]:
     final = {origins[v]: fit.convo[k] for k, v in enumerate(fit.origins) if origins[v] is not None}
     trimmed = {origins[v] for v in fit.trimmed if origins[v] is not None}
-    cut = {origins[v] for v in capped if origins[v] is not None}
     users = [h for h, m in enumerate(convo) if m.get("role") == "user" and not is_summary_message(m)]
     rows = []
     for h, message in enumerate(convo):
@@ -80,14 +79,18 @@ def _state_rows(all_sections, kept_sections, counter) -> list[dict]:
 
 def build_report(*, call: int, state: dict, budget: dict, system: list[dict], all_sections: list[tuple[str, str]],
                  fit: Any, tools: list[dict] | None, counter: Any, origins: list, convo: list[dict],
-                 capped: list[int], record: Any, problems: list[str], n_system: int) -> dict[str, Any]:
-    """The JSON-ready report of one assembled request (see the module doc)."""
+                 cut: set[int], record: Any, problems: list[str], n_system: int) -> dict[str, Any]:
+    """The JSON-ready report of one assembled request (see the module doc).
+
+    `origins`: conversation index of each message of the (compacted) view, None for a
+    summary; `cut`: conversation indexes of tool results cut to their share of the budget.
+    """
     used = {"system": counter.count_messages(system) if system else 0}
     used.update({name: counter.count(text) for name, text in fit.state})
     used["history"] = sum(counter.count_message(m) for m in fit.convo if m.get("role") != "tool")
     used["tool_results"] = sum(counter.count_message(m) for m in fit.convo if m.get("role") == "tool")
     tools_tokens = counter.count_tools(tools)
-    packets = _state_rows(all_sections, fit.state, counter) + _history_rows(convo, origins, fit, capped, counter, n_system)
+    packets = _state_rows(all_sections, fit.state, counter) + _history_rows(convo, origins, fit, cut, counter, n_system)
     return {
         "version": 1, "mode": "assembler", "model": counter.model, "exact": counter.exact,
         "query": str(state.get("task") or "")[:500], "call": call, "session_id": state.get("session_id"),
