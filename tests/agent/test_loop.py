@@ -133,7 +133,7 @@ def test_max_cost_stops_when_prices_are_known(make_agent) -> None:
 def test_wall_time_stops_with_its_reason(make_agent) -> None:
     agent, _, _ = make_agent([tool_calls([("echo", "{}")], delay=0.02)] * 3, wall_time_s=0.01)
     end = agent.run_turn("x")
-    assert end.reason == "wall_time" and end.steps == 1
+    assert end.reason == "wall_time" and end.steps <= 1 and "wall_time_s" in end.message
 
 
 def test_approval_yes_runs_the_tool(make_agent) -> None:
