@@ -2,14 +2,14 @@
 
 Each command calls a tool's `run` (the same actions the model has), then renders:
 `--json` prints the returned data as JSON on stdout, otherwise a rich renderer draws
-it for people. Errors become `error: ...` on stderr with exit code 1; storage warnings
-(a corrupt file set aside, an index rebuilt) are shown on stderr as `warning: ...`.
+it for people. Storage warnings (a corrupt file set aside, an index rebuilt) are shown
+on stderr as `warning: ...`; a CtxAgentError goes up to `ctxagent.cli.main`, which
+prints `error: ...` and exits 1.
 """
 
 from __future__ import annotations
 
 import json
-import sys
 import warnings
 from typing import Any, Callable
 
@@ -17,7 +17,6 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
-from ctxagent.errors import CtxAgentError
 from ctxagent.tools.base import Tool
 
 
@@ -29,17 +28,17 @@ def common_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def run_tool(tool: Tool, args: dict[str, Any], as_json: bool, draw: Callable[[Console, Any], None]) -> None:
-    """Run `tool` with `args`; print JSON or call `draw(console, data)`; exit 1 on error."""
+    """Run `tool` with `args`; print JSON or call `draw(console, data)`.
+
+    Raises the tool's CtxAgentError (after showing any storage warnings).
+    """
     err = Console(stderr=True, highlight=False)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             data = tool.run(args)
-        except CtxAgentError as exc:
+        finally:
             _show_warnings(err, caught)
-            err.print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True)
-            sys.exit(1)
-    _show_warnings(err, caught)
     if as_json:
         click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
     else:
