@@ -32,6 +32,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "ctxagent.cli.apply_cmd",
     "ctxagent.cli.notes_cmd",
     "ctxagent.cli.todo_cmd",
+    "ctxagent.cli.context_cmd",
 )
 
 #: Exit codes shared by every command (docs/cli.md).

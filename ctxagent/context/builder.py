@@ -258,8 +258,23 @@ class _Run:
                 "fixed_tokens": fixed, "tools_tokens": self.counter.count_tools(self.tools), "used_tokens": used,
             },
             "layers": layers, "sources": self.gathered.sources,
-            "packets": [c.row() for c in self.cands], "final_fit_dropped": dropped,
+            "packets": [*self._required_rows(system_tokens, fixed), *(c.row() for c in self.cands)],
+            "final_fit_dropped": dropped,
         }
+
+    def _required_rows(self, system_tokens: int, fixed: int) -> list[dict]:
+        """Report rows for the parts that are never selected against: instructions, request."""
+        rows = []
+        if self.instructions:
+            rows.append(_fixed_row("system", "system", "instructions", system_tokens, "system instructions: always kept",
+                                   "\n\n".join(self.instructions)))
+        rows.append(_fixed_row("current", "current", "task", fixed - system_tokens, "current request: always last, never cut", self.task))
+        return rows
+
+
+def _fixed_row(pid: str, layer: str, kind: str, tokens: int, reason: str, text: str) -> dict:
+    return {"id": pid, "layer": layer, "type": kind, "source": layer, "tokens": tokens, "relevance": 1.0, "recency": 1.0,
+            "score": 1.0, "pinned": True, "decision": "selected", "reason": reason, "preview": " ".join(text[:200].split())}
 
 
 def _packet_order(cand: Candidate) -> tuple:

@@ -147,3 +147,71 @@ def _packet(text: str, meta: dict, packet_type: str, source: str) -> ContextPack
         metadata["item_type"] = meta["type"]
     metadata.update({"type": packet_type, "source": source})
     return ContextPacket(text, timestamp=to_epoch(stamp) if stamp is not None else None, metadata=metadata)
+
+
+@dataclass
+class RepoSources:
+    """What a repository offers the builder: instructions (AGENTS.md), state packets
+    (todo board, notes), a memory tool if one exists, and each source's status."""
+
+    instructions: list[str] = field(default_factory=list)
+    packets: list[ContextPacket] = field(default_factory=list)
+    memory_tool: Any = None
+    sources: dict[str, dict] = field(default_factory=dict)
+
+
+def repo_sources(repo: Any, query: str) -> RepoSources:
+    """Collect `repo`'s context sources for `ctxagent context` (no model involved).
+
+    Each source is optional: one whose module is missing is reported as "not
+    available", one that fails as its error; the others still count.
+    """
+    from pathlib import Path
+
+    repo = Path(repo)
+    out = RepoSources()
+    _try_source(out, "agents_md", lambda: _agents_md(repo, out))
+    _try_source(out, "session_state", lambda: _session_state(repo, query, out))
+    _try_source(out, "memory_tool", lambda: _memory_tool(repo, out))
+    return out
+
+
+def _try_source(out: RepoSources, name: str, load: Any) -> None:
+    try:
+        out.sources[name] = {"ok": True, "items": load()}
+    except ImportError as exc:
+        out.sources[name] = {"ok": False, "error": f"not available ({exc})"}
+    except Exception as exc:  # reported, never fatal: the context can be built without it
+        out.sources[name] = {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:500]}
+
+
+def _agents_md(repo: Any, out: RepoSources) -> int:
+    from ctxagent.agent.prompts import read_agents_md
+
+    text = read_agents_md(repo)
+    if text:
+        out.instructions.append(text)
+    return int(bool(text))
+
+
+def _session_state(repo: Any, query: str, out: RepoSources) -> int:
+    from ctxagent.context.sessionstate import gather_state
+
+    state, problems = gather_state(repo, query)
+    todos = [f"[{t.get('status', '?')}] {t.get('content') or t.get('title') or t.get('text', '')}" for t in state.get("todos", [])]
+    if todos:
+        out.packets.append(ContextPacket("\n".join(todos), metadata={"type": "todo", "source": "todos.json", "id": "todos"}))
+    for note in state.get("notes", []):
+        meta = {"type": "note", "source": "notes", "id": note.get("id"), "title": note.get("title")}
+        out.packets.append(ContextPacket(str(note.get("content", "")), metadata=meta))
+    if problems:
+        raise RuntimeError("; ".join(problems))
+    return (1 if todos else 0) + len(state.get("notes", []))
+
+
+def _memory_tool(repo: Any, out: RepoSources) -> int:
+    from ctxagent.tools.memory import MemoryTool  # optional: another module's tool
+
+    for_repo = getattr(MemoryTool, "for_repo", None)
+    out.memory_tool = for_repo(repo) if for_repo else MemoryTool()
+    return 1

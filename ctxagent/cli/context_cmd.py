@@ -1,0 +1,171 @@
+"""`ctxagent context QUERY` and `ctxagent inspect SESSION`: see what a model call sees, and why.
+
+`context` builds a context for a query from the repository (AGENTS.md, todo board,
+notes, memory when available) without calling a model. `inspect` reads the snapshot
+of a past model call (`.ctxagent/snapshots/<session>/<n>.json`) and draws its layers as
+a budget bar chart and every packet's decision in a table; `--grep TEXT` answers "why
+did the model not see TEXT?" in one command.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from ctxagent.context import ContextBuilder, ContextConfig, TokenCounter
+from ctxagent.context.gather import repo_sources
+from ctxagent.context.snapshot import list_calls, read_snapshot, resolve_session
+from ctxagent.storage import state_dir
+
+LAYER_ORDER = ("system", "memory", "evidence", "history", "tool_results", "current")
+_DECISION_STYLE = {"selected": "green", "truncated": "yellow", "dropped": "red"}
+BAR_WIDTH = 40
+
+
+def register(cli: click.Group) -> None:
+    """Add `context` and `inspect` to `cli`."""
+    cli.add_command(context_command)
+    cli.add_command(inspect_command)
+
+
+@click.command("context")
+@click.argument("query")
+@click.option("--repo", type=click.Path(file_okay=False, exists=True), default=".", show_default=True, help="repository to gather from")
+@click.option("--max-tokens", type=click.IntRange(64, 10**8), default=None, help="window size in tokens (default: configured context_window, else 8000)")
+@click.option("--model", default=None, help="model whose tokenizer counts (default: the configured model)")
+@click.option("--messages", "as_messages", is_flag=True, help="show the chat messages instead of the sectioned text")
+@click.option("--json", "as_json", is_flag=True, help="print context, report (and messages) as JSON")
+def context_command(query: str, repo: str, max_tokens: int | None, model: str | None, as_messages: bool, as_json: bool) -> None:
+    """Build and print the context for QUERY, with its budget and packet decisions (no model call)."""
+    model, window = _model_and_window(Path(repo), model, max_tokens)
+    found = repo_sources(Path(repo), query)
+    builder = ContextBuilder(memory_tool=found.memory_tool, config=ContextConfig(max_tokens=window), counter=TokenCounter(model))
+    args = dict(user_query=query, system_instructions=found.instructions, custom_packets=found.packets)
+    if as_messages:
+        output, report = builder.build_messages(**args)
+    else:
+        output = builder.build(**args)
+        report = builder.last_report or {}
+    report["sources"] = {**found.sources, **report["sources"]}
+    if as_json:
+        click.echo(json.dumps({"messages" if as_messages else "context": output, "report": report}, ensure_ascii=False, indent=1))
+        return
+    console = Console()
+    console.rule("context")
+    console.print(escape(output if isinstance(output, str) else json.dumps(output, ensure_ascii=False, indent=1)))
+    draw_report(console, report, title=f"{model or 'estimated tokens'}: {query[:60]}")
+
+
+def _model_and_window(repo: Path, model: str | None, max_tokens: int | None) -> tuple[str | None, int]:
+    """The model name and window from flags, else the configured model, else (None, 8000)."""
+    try:
+        from ctxagent.config import load_settings
+
+        settings = load_settings(repo, require_key=False, require_model=False).model
+        configured, window = (None if settings.model == "(none)" else settings.model), settings.context_window
+    except Exception:  # no usable configuration: this command needs none
+        configured, window = None, 8000
+    return model or configured, max_tokens or window
+
+
+@click.command("inspect")
+@click.argument("session", default="last")
+@click.option("--call", "call", type=click.IntRange(0), default=None, help="model call number (default: the last)")
+@click.option("--repo", type=click.Path(file_okay=False), default=".", show_default=True, help="repository whose snapshots to read")
+@click.option("--grep", "grep", default=None, help="show only packets mentioning TEXT, and whether the request contains it")
+@click.option("--json", "as_json", is_flag=True, help="print the snapshot as JSON")
+def inspect_command(session: str, call: int | None, repo: str, grep: str | None, as_json: bool) -> None:
+    """Show what model call N of SESSION ("last" = newest) was sent: layers, budget, packet decisions."""
+    root = state_dir(Path(repo))
+    snap = read_snapshot(root, session, call)
+    report = snap.get("report") or {}
+    if grep:
+        report = {**report, "packets": filter_packets(report.get("packets", []), grep)}
+    if as_json:
+        payload = {**snap, "report": report}
+        if grep:
+            payload["grep"] = {"text": grep, "in_request": request_mentions(snap.get("request", {}), grep)}
+        click.echo(json.dumps(payload, ensure_ascii=False, indent=1))
+        return
+    console = Console()
+    session_id = resolve_session(root, session)
+    calls = list_calls(root, session_id)
+    console.print(f"[bold]session[/] {escape(session_id)}  [bold]call[/] {snap.get('call')} of {calls[0]}..{calls[-1]}"
+                  f"  [dim]{escape(str(snap.get('created_at', '')))}[/]")
+    draw_report(console, report, title=str(report.get("query", ""))[:80])
+    if grep:
+        seen = request_mentions(snap.get("request", {}), grep)
+        verdict = "[green]appears[/]" if seen else "[red]does not appear[/]"
+        console.print(f"{escape(grep)!s} {verdict} in the request sent to the model; {len(report['packets'])} packet(s) mention it.")
+
+
+def filter_packets(rows: list[dict], text: str) -> list[dict]:
+    """Packet rows whose id, source, reason or preview mention `text` (case-insensitive)."""
+    needle = text.lower()
+    keys = ("id", "source", "reason", "preview", "type")
+    return [r for r in rows if any(needle in str(r.get(k, "")).lower() for k in keys)]
+
+
+def request_mentions(request: dict, text: str) -> bool:
+    """True if `text` occurs (case-insensitive) anywhere in the request's messages."""
+    return text.lower() in json.dumps(request.get("messages", request), ensure_ascii=False).lower()
+
+
+def draw_report(console: Console, report: dict, *, title: str = "") -> None:
+    """The budget line, the layer bar chart and the packet table of a builder/assembler report."""
+    budget = report.get("budget", {})
+    console.rule(escape(title) if title else "report")
+    console.print(
+        f"used [bold]{budget.get('used_tokens', '?')}[/] of {budget.get('input_budget', '?')} input tokens "
+        f"(window {budget.get('max_tokens', '?')}, {budget.get('reserve_tokens', '?')} reserved for the reply; "
+        f"tools {budget.get('tools_tokens', 0)}); query type {report.get('query_type', '?')}, "
+        f"{'exact' if report.get('exact') else 'estimated'} counts"
+    )
+    console.print(layer_chart(report))
+    problems = {k: v for k, v in (report.get("sources") or {}).items() if not v.get("ok", True)}
+    for name, info in problems.items():
+        console.print(f"[yellow]source {escape(name)}: {escape(str(info.get('error')))}[/]")
+    console.print(packet_table(report.get("packets", [])))
+
+
+def layer_chart(report: dict) -> Table:
+    """One row per layer: a bar of used tokens against the input budget, used / layer budget."""
+    layers = report.get("layers", {})
+    total = max(1, int(report.get("budget", {}).get("input_budget") or 1))
+    table = Table(box=None, show_header=True, header_style="bold", pad_edge=False)
+    for column in ("layer", "tokens", "budget", ""):
+        table.add_column(column, justify="right" if column in ("tokens", "budget") else "left")
+    for name in [*LAYER_ORDER, *(k for k in layers if k not in LAYER_ORDER)]:
+        if name not in layers:
+            continue
+        used, budget = int(layers[name].get("used", 0)), int(layers[name].get("budget", 0))
+        filled = min(BAR_WIDTH, round(BAR_WIDTH * used / total))
+        mark = min(BAR_WIDTH, round(BAR_WIDTH * budget / total))
+        bar = "[cyan]" + "█" * filled + "[/]" + "·" * max(0, mark - filled) + " " * max(0, BAR_WIDTH - max(filled, mark))
+        table.add_row(name, str(used), str(budget), bar + "│")
+    return table
+
+
+def packet_table(rows: list[dict]) -> Table:
+    """Every packet: id, layer, type, tokens, relevance, recency, score, decision, reason, preview."""
+    table = Table(show_lines=False, header_style="bold", expand=False)
+    for column in ("id", "layer", "type", "tok", "rel", "rec", "score", "decision", "reason", "preview"):
+        table.add_column(column, overflow="fold", justify="right" if column in ("tok", "rel", "rec", "score") else "left")
+    for r in rows:
+        style = _DECISION_STYLE.get(str(r.get("decision")), "white")
+        table.add_row(
+            escape(str(r.get("id", ""))), str(r.get("layer", "")), escape(str(r.get("type", ""))), str(r.get("tokens", "")),
+            _num(r.get("relevance")), _num(r.get("recency")), _num(r.get("score")),
+            f"[{style}]{r.get('decision', '')}[/]", escape(str(r.get("reason", ""))), escape(str(r.get("preview", ""))[:80]),
+        )
+    return table
+
+
+def _num(value: Any) -> str:
+    return f"{value:.2f}" if isinstance(value, (int, float)) else ""
