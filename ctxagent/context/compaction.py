@@ -50,13 +50,16 @@ class CompactionConfig:
     """Cap on messages in the verbatim tail (None: the tail is bounded by `tail_ratio` only)."""
     tail_ratio: float = 0.3
     """Share of the input budget the verbatim tail may take."""
+    forced_tail_ratio: float = 0.1
+    """Share of the input budget the verbatim tail may take in a forced compaction (`/compact`,
+    or after the server refused a request as too long), which must really shrink the context."""
     summary_max_tokens: int = 4000
     """Largest summary, in tokens."""
     tool_result_ratio: float = 0.25
     """Largest share of the input budget one tool result may take in a request (case C05)."""
 
     def __post_init__(self) -> None:
-        for name in ("trigger_ratio", "target_ratio", "tail_ratio", "tool_result_ratio"):
+        for name in ("trigger_ratio", "target_ratio", "tail_ratio", "forced_tail_ratio", "tool_result_ratio"):
             value = getattr(self, name)
             if not isinstance(value, (int, float)) or not 0.05 <= value <= 1.0:
                 raise ConfigError(f"context.compaction_{name} must be a number in [0.05, 1.0], got {value!r}",
@@ -138,21 +141,28 @@ def split_conversation(convo: list[dict], *, unit_tokens: Measure, tail_tokens: 
 
     The tail is whole units from the end: always the last unit, then earlier units while
     the tail stays within `tail_tokens` (each unit measured by `unit_tokens`) and within
-    `keep_messages` messages.
+    `keep_messages` messages. An earlier summary never goes into the tail: it is merged
+    into the new one. A middle of nothing but earlier summaries is left empty (nothing new
+    to summarize).
     """
     users = [i for i, m in enumerate(convo) if _is_user(m)]
     pinned = users[0] if users else None
     latest = users[-1] if users else None
     first = 0 if pinned is None else pinned + 1
+    summaries = [i for i, m in enumerate(convo) if is_summary_message(m)]
+    floor = summaries[-1] + 1 if summaries else first
     starts = _unit_starts(convo, first)
     tail_start = starts[-1] if starts else len(convo)
     used = unit_tokens(convo[tail_start:]) if starts else 0
     for start, end in zip(reversed(starts[:-1]), reversed(starts[1:])):
         used += unit_tokens(convo[start:end])
-        if used > tail_tokens or (keep_messages is not None and len(convo) - start > keep_messages):
+        too_many = keep_messages is not None and len(convo) - start > keep_messages
+        if start < floor or used > tail_tokens or too_many:
             break
         tail_start = start
     middle = [i for i in range(first, tail_start) if i != latest]
+    if all(i in summaries for i in middle):
+        middle = []
     return _Split(pinned, latest, tail_start, middle)
 
 
@@ -208,7 +218,7 @@ def compact_conversation(
     `count_text(text) -> tokens`; `budget`: target and hard limit (tokens); `summarize`:
     the injected model (`summarize(request_messages) -> str`), None for extractive only;
     `state`: session state (todo board, notes) for the summary; `force`: run the summary
-    step even when masking alone reaches the target (`/compact`). Never raises for a
+    step even when masking alone reaches the target, with the smaller forced tail. Never raises for a
     summarizer failure; the input list is not modified.
     """
     config = config or CompactionConfig()
@@ -220,7 +230,7 @@ def compact_conversation(
     if after_mask <= budget.target and not force:
         record.tokens_after = after_mask
         return masked_convo, record
-    tail_tokens = int(config.tail_ratio * budget.limit)
+    tail_tokens = int((config.forced_tail_ratio if force else config.tail_ratio) * budget.limit)
     base = measure([])
     split = split_conversation(masked_convo, unit_tokens=lambda part: measure(part) - base,
                                tail_tokens=tail_tokens, keep_messages=config.keep_messages)

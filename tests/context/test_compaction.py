@@ -110,11 +110,12 @@ def test_C03_two_compactions_with_a_useless_summarizer():
 
 def test_C03_compacting_twice_in_a_row_keeps_the_earlier_summary():
     first, _ = compact(c03_history(), summarize=lambda _m: USELESS, force=True)
-    second, record = compact(first, summarize=lambda _m: USELESS, force=True,
-                             config=CompactionConfig(keep_messages=1))
+    second, record = compact(first, summarize=lambda _m: USELESS, force=True)
+    assert record.method == "masking" and second == first, "nothing new: the summary is kept, not re-summarized"
+    third, record = compact(first[:2] + rounds(6, start=70, prefix="n") + first[2:], force=True)
     assert record.method == "extractive"
-    _assert_task_and_request_kept(second, C03_LAST)
-    old, new = summary_of(first), summary_of(second)
+    _assert_task_and_request_kept(third, C03_LAST)
+    old, new = summary_of(first), summary_of(third)
     carried = [line for line in old.splitlines() if "(stated by user)" in line or "[command]" in line]
     assert carried and all(line in new for line in carried)
     assert new.count(SUMMARY_MARKER) == 1 and "Earlier summary" not in new
