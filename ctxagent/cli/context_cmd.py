@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -26,6 +27,7 @@ from ctxagent.storage import state_dir
 LAYER_ORDER = ("system", "memory", "evidence", "history", "tool_results", "current")
 _DECISION_STYLE = {"selected": "green", "truncated": "yellow", "dropped": "red"}
 BAR_WIDTH = 40
+WIDE_COLUMNS = 150  # terminal width from which the packet table shows previews
 
 
 def register(cli: click.Group) -> None:
@@ -131,7 +133,7 @@ def draw_report(console: Console, report: dict, *, title: str = "") -> None:
     problems = {k: v for k, v in (report.get("sources") or {}).items() if not v.get("ok", True)}
     for name, info in problems.items():
         console.print(f"[yellow]source {escape(name)}: {escape(str(info.get('error')))}[/]")
-    console.print(packet_table(report.get("packets", [])))
+    console.print(packet_table(report.get("packets", []), console.width))
 
 
 def layer_chart(report: dict) -> Table:
@@ -152,18 +154,26 @@ def layer_chart(report: dict) -> Table:
     return table
 
 
-def packet_table(rows: list[dict]) -> Table:
-    """Every packet: id, layer, type, tokens, relevance, recency, score, decision, reason, preview."""
-    table = Table(show_lines=False, header_style="bold", expand=False)
-    for column in ("id", "layer", "type", "tok", "rel", "rec", "score", "decision", "reason", "preview"):
-        table.add_column(column, overflow="fold", justify="right" if column in ("tok", "rel", "rec", "score") else "left")
+def packet_table(rows: list[dict], width: int = 200) -> Table:
+    """Every packet: id, layer, tokens, relevance, score, decision, reason; on terminals of
+    WIDE_COLUMNS or more also type, recency and a preview."""
+    wide = width >= WIDE_COLUMNS
+    columns = ["id", "layer", *(["type"] if wide else []), "tok", "rel", *(["rec"] if wide else []), "score", "decision", "reason"]
+    columns += ["preview"] if wide else []
+    table = Table(box=box.SIMPLE_HEAD, header_style="bold", expand=False, pad_edge=False)
+    for column in columns:
+        numeric = column in ("tok", "rel", "rec", "score")
+        table.add_column(column, justify="right" if numeric else "left", no_wrap=column != "reason",
+                         overflow="fold" if column == "reason" else "ellipsis", max_width=None if column == "reason" else 40)
     for r in rows:
         style = _DECISION_STYLE.get(str(r.get("decision")), "white")
-        table.add_row(
-            escape(str(r.get("id", ""))), str(r.get("layer", "")), escape(str(r.get("type", ""))), str(r.get("tokens", "")),
-            _num(r.get("relevance")), _num(r.get("recency")), _num(r.get("score")),
-            f"[{style}]{r.get('decision', '')}[/]", escape(str(r.get("reason", ""))), escape(str(r.get("preview", ""))[:80]),
-        )
+        cells = {
+            "id": escape(str(r.get("id", ""))), "layer": str(r.get("layer", "")), "type": escape(str(r.get("type", ""))),
+            "tok": str(r.get("tokens", "")), "rel": _num(r.get("relevance")), "rec": _num(r.get("recency")),
+            "score": _num(r.get("score")), "decision": f"[{style}]{r.get('decision', '')}[/]",
+            "reason": escape(str(r.get("reason", ""))), "preview": escape(str(r.get("preview", ""))[:80]),
+        }
+        table.add_row(*(cells[c] for c in columns))
     return table
 
 
