@@ -39,7 +39,19 @@ COMMAND_MODULES: tuple[str, ...] = (
 EXIT_OK, EXIT_FAILURE, EXIT_CONFIG, EXIT_LIMIT, EXIT_MODEL, EXIT_INTERRUPTED, EXIT_CRASH = 0, 1, 2, 3, 4, 130, 70
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class CtxAgentGroup(click.Group):
+    """A click group that turns a `CtxAgentError` from any command into `error: <message>` on
+    stderr and its exit code (so `CliRunner` tests and the console script behave alike)."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except CtxAgentError as exc:
+            click.echo(f"error: {exc}", err=True)
+            raise click.exceptions.Exit(exit_code_for(exc)) from None
+
+
+@click.group(cls=CtxAgentGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="ctxagent")
 def cli() -> None:
     """ctxagent: a terminal coding agent built around context engineering."""
