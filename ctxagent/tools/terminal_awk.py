@@ -152,7 +152,9 @@ class _AwkScanner:
     def _operator(self, name_before: str) -> None:
         op = next((o for o in _OPERATORS if self.s.startswith(o, self.i)), None)
         if op is None:
-            raise _refuse(f"the character {self.s[self.i]!r}", "it is not awk syntax we can analyse")
+            ch = self.s[self.i]
+            what = "a backquote" if ch == "`" else f"the character {ch!r}"
+            raise _refuse(what, "it is not awk syntax we can analyse")
         self.i += len(op)
         if op == "|":
             raise _refuse("`|`", "it pipes output to, or input from, a command")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from ctxagent.errors import ToolRefusedError
+from ctxagent.errors import ToolInputError, ToolRefusedError
 from ctxagent.tools.shell_parse import Word
 from ctxagent.tools.terminal_paths import PathContext
 
@@ -83,7 +83,7 @@ def _check_expression(texts: list[str], ctx: PathContext) -> list[str]:
             continue
         if word in _VALUE_ARG or word in _PATH_ARG or _NEWER_XY.match(word):
             if i + 1 >= len(texts):
-                raise ToolRefusedError(f"find: {word} needs an argument")
+                raise ToolInputError(f"find: {word} needs an argument")
             newer = _NEWER_XY.match(word)
             if word in _PATH_ARG or (newer and newer.group(2) != "t"):
                 ctx.check_path("find", texts[i + 1])

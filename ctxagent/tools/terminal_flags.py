@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ctxagent.errors import ToolRefusedError
+from ctxagent.errors import ToolInputError, ToolRefusedError
 from ctxagent.tools.shell_parse import Word
 from ctxagent.tools.terminal_specs import NONE, OPTIONAL, Spec
 
@@ -73,14 +73,14 @@ def _long_flag(cmd: str, spec: Spec, words: list[Word], i: int, result: Scan) ->
         raise refuse_flag(cmd, name, spec)
     if kind == NONE:
         if eq:
-            raise ToolRefusedError(f"{cmd}: {name} takes no value (got {words[i].text!r})")
+            raise ToolRefusedError(f"{cmd}: {words[i].text!r} is not allowed ({name} takes no value)")
         result.flags.append((name, None))
         return i + 1
     if eq or kind == OPTIONAL:
         result.flags.append((name, value if eq else None))
         return i + 1
     if i + 1 >= len(words):
-        raise ToolRefusedError(f"{cmd}: {name} needs a value ({name}=VALUE or {name} VALUE)")
+        raise ToolInputError(f"{cmd}: {name} needs a value ({name}=VALUE or {name} VALUE)")
     result.flags.append((name, words[i + 1].text))
     return i + 2
 
@@ -109,7 +109,7 @@ def _short_cluster(cmd: str, spec: Spec, words: list[Word], i: int, result: Scan
             result.flags.append(("-" + ch, rest or None))
             return i + 1
         if i + 1 >= len(words):
-            raise ToolRefusedError(f"{cmd}: -{ch} needs a value (-{ch}VALUE or -{ch} VALUE)")
+            raise ToolInputError(f"{cmd}: -{ch} needs a value (-{ch}VALUE or -{ch} VALUE)")
         result.flags.append(("-" + ch, words[i + 1].text))
         return i + 2
     return i + 1

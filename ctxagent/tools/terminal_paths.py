@@ -51,8 +51,8 @@ class PathContext:
         if not is_inside(full, self.root):
             shown = "" if full == text else f" (it resolves to {full})"
             raise ToolRefusedError(
-                f"{cmd}: the path {text!r} is outside the workspace{shown}; only paths inside "
-                f"{self.root} are allowed, relative to the current directory or absolute"
+                f"{cmd}: the path {text!r} is not allowed (it is outside the workspace{shown}); "
+                f"use paths inside {self.root}, relative to the current directory or absolute"
             )
 
     def expand(self, cmd: str, word: Word) -> list[str]:

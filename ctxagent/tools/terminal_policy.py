@@ -19,7 +19,7 @@ import shutil
 import subprocess
 from functools import lru_cache
 
-from ctxagent.errors import ToolRefusedError
+from ctxagent.errors import ToolInputError, ToolRefusedError
 from ctxagent.tools.shell_parse import Word
 from ctxagent.tools.terminal_awk import check_awk_program
 from ctxagent.tools.terminal_find import check_find
@@ -90,7 +90,7 @@ def _assemble(name: str, spec: Spec, words: list[Word], result: Scan, ctx: PathC
     literal: set[int] = set()  # operands that are text (pattern, script, program, assignment)
     if spec.operands in ("pattern", "script", "program") and not result.has(spec.pattern_flags):
         if not operand_idx:
-            raise ToolRefusedError(f"{name}: a {spec.operands} operand is missing")
+            raise ToolInputError(f"{name}: a {spec.operands} operand is missing")
         literal.add(operand_idx[0])
     _check_scripts(name, spec, words, result, literal)
     expanded: dict[int, list[str]] = {}
@@ -101,7 +101,7 @@ def _assemble(name: str, spec: Spec, words: list[Word], result: Scan, ctx: PathC
             _check_awk_assignment(words[i].text)
             continue
         if spec.operands == "none":
-            raise ToolRefusedError(f"{name}: takes no operands (got {words[i].text!r})")
+            raise ToolRefusedError(f"{name}: the operand {words[i].text!r} is not allowed ({name} takes none)")
         expanded[i] = ctx.expand(name, words[i])
     _check_operand_count(name, spec, sum(len(v) for v in expanded.values()))
     argv = [name]
@@ -130,7 +130,7 @@ def _check_operand_count(name: str, spec: Spec, count: int) -> None:
     if spec.max_operands is not None and count > spec.max_operands:
         extra = " (a second operand is the output file uniq would write)" if name == "uniq" else ""
         raise ToolRefusedError(
-            f"{name}: at most {spec.max_operands} file operand(s) allowed, got {count}{extra}; "
+            f"{name}: more than {spec.max_operands} file operand is not allowed (got {count}){extra}; "
             f"pipe several files in with `cat a b | {name}`"
         )
 
