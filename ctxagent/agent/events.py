@@ -93,6 +93,8 @@ class Compaction(Event):
     method: str
     messages_before: int
     messages_after: int
+    details: dict[str, Any] = field(default_factory=dict)
+    """The context engine's CompactionRecord as a dict (tokens, dropped indexes, summary), if any."""
 
 
 @dataclass

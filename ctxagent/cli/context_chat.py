@@ -1,0 +1,75 @@
+"""The context engine's chat commands: `/compact [focus]` and `/context`.
+
+Registered through `ctxagent.cli.slash.SLASH_MODULES`. `compact_command(agent, focus)`
+and `context_command(agent)` are the library calls (usable without a terminal); the
+handlers render their results with rich.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable
+
+from rich.markup import escape
+
+if TYPE_CHECKING:
+    from ctxagent.agent.loop import Agent
+    from ctxagent.cli.slash import ChatContext
+
+
+def compact_command(agent: "Agent", focus: str | None) -> dict[str, Any]:
+    """Compact the agent's history now, keeping `focus` above all; returns
+    {"event": Compaction event, "record": CompactionRecord or None (None when the agent's
+    assembler is not the context engine's)}."""
+    event = agent.compact("requested with /compact", manual=True, focus=(focus or "").strip() or None)
+    return {"event": event, "record": getattr(agent.assembler, "last_record", None)}
+
+
+def next_call_state(agent: "Agent") -> dict[str, Any]:
+    """The `state` the loop would pass for the next model call (a new turn)."""
+    model = agent.settings.model
+    users = [m for m in agent.session.history if m.get("role") == "user"]
+    task = users[-1].get("content") if users else ""
+    return {"session_id": agent.session.id, "turn": agent.session.turns + 1, "step": 0,
+            "call_index": agent.model_calls + 1, "task": task if isinstance(task, str) else "",
+            "repo": str(agent.session.repo), "model": model.model, "context_window": model.context_window,
+            "max_output_tokens": model.max_output_tokens}
+
+
+def context_command(agent: "Agent") -> dict[str, Any] | None:
+    """The report of what the next call would send (layers, packets), without sending or
+    changing anything; None when the agent's assembler cannot preview."""
+    preview = getattr(agent.assembler, "preview", None)
+    if not callable(preview):
+        return None
+    messages = [{"role": "system", "content": agent.system}, *agent.session.history]
+    return preview(messages, agent.registry.schemas(), next_call_state(agent)).report
+
+
+def _compact(ctx: "ChatContext", arg: str) -> None:
+    result = compact_command(ctx.agent, arg)
+    event, record = result["event"], result["record"]
+    line = f"compacted: {event.messages_before} → {event.messages_after} messages"
+    if record is not None:
+        line = (f"compacted ({record.method}): {record.messages_before} → {record.messages_after} messages, "
+                f"{record.tokens_before:,} → {record.tokens_after:,} tokens")
+        if record.summary_error:
+            line += f" [yellow](model summary not used: {escape(record.summary_error)})[/]"
+    ctx.console.print(line)
+
+
+def _context(ctx: "ChatContext", arg: str) -> None:
+    from ctxagent.cli.context_cmd import draw_report, filter_packets
+
+    report = context_command(ctx.agent)
+    if report is None:
+        ctx.console.print("[yellow]this agent's assembler cannot preview the next call[/]")
+        return
+    if arg:
+        report = {**report, "packets": filter_packets(report.get("packets", []), arg)}
+    draw_report(ctx.console, report, title="next model call")
+
+
+def register_slash_commands(register: Callable[[str, str, Any], None]) -> None:
+    """Register /compact and /context (replacing the chat's simple defaults)."""
+    register("compact", "compact the conversation now; /compact [what to keep above all]", _compact)
+    register("context", "what the next model call would see: layers and decisions; /context [text] filters", _context)
