@@ -79,10 +79,13 @@ class BM25Index:
         return sorted(raw.items(), key=lambda item: (-item[1], item[0]))[:k]
 
 
-def query_scores(query_terms: Sequence[str], docs_terms: Sequence[Sequence[str]], *, k1: float = K1, b: float = B) -> list[float]:
+def query_scores(
+    query_terms: Sequence[str], docs_terms: Sequence[Sequence[str]], *, k1: float = K1, b: float = B, normalize: bool = True
+) -> list[float]:
     """The same normalised BM25 scores as `BM25Index(docs_terms).scores(query_terms)`,
     computed without building an inverted index: for one query over many fresh
     documents (the context builder's case) this touches only the query's terms.
+    `normalize=False` returns the raw scores (one per document, 0.0 for no match).
     """
     q_counts = Counter(query_terms)
     n_docs = len(docs_terms)
@@ -101,7 +104,7 @@ def query_scores(query_terms: Sequence[str], docs_terms: Sequence[Sequence[str]]
             norm = tf * (k1 + 1) / (tf + k1 * (1 - b + b * lengths[i] / avg))
             raw[i] += idf * norm * (1 + math.log(q_counts[term]))
     best = max(raw, default=0.0)
-    return [value / best for value in raw] if best > 0 else raw
+    return [value / best for value in raw] if best > 0 and normalize else raw
 
 
 def relevance_scores(query: str, docs: Sequence[str]) -> list[float]:

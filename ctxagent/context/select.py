@@ -1,8 +1,8 @@
 """Select: score every candidate and choose what fits the token budget.
 
 score = relevance_weight * relevance + recency_weight * recency, where relevance is
-BM25 against the query (`ctxagent.context.scoring`; a caller's own score is kept)
-and recency halves every `half_life_s` seconds. Then, in order:
+BM25 against the query (`ctxagent.context.scoring`), normalised per layer (see
+`score`; a caller's own score is kept) and recency halves every `half_life_s` seconds. Then, in order:
 
 1. pinned candidates (the task's first user message, the current turn, packets marked
    `pinned`) are taken first;
@@ -78,12 +78,21 @@ def _cached_terms(text: str) -> tuple[str, ...]:
 
 
 def score(cands: list[Candidate], query: str, config: ContextConfig, now: float) -> None:
-    """Set relevance (BM25, unless the packet brings its own), recency and score in place."""
+    """Set relevance, recency and score in place.
+
+    Relevance is BM25 over all candidates (one corpus, so IDF sees everything), divided
+    by the best raw score *of the candidate's layer*: the best memory scores 1.0 among
+    memories even when a code excerpt matches the query far better, so `min_relevance`
+    filters within a layer, where the budgets compete. A packet's own score is kept.
+    """
     docs = [_cached_terms(c.text) for c in cands]
-    bm25 = query_scores(_cached_terms(query), docs)
-    for cand, rel, doc in zip(cands, bm25, docs):
+    raw = query_scores(_cached_terms(query), docs, normalize=False)
+    best: dict[str, float] = {}
+    for cand, value in zip(cands, raw):
+        best[cand.layer] = max(best.get(cand.layer, 0.0), value)
+    for cand, value, doc in zip(cands, raw, docs):
         given = cand.packet.relevance_score if cand.packet is not None else None
-        cand.relevance = given if given is not None else rel
+        cand.relevance = given if given is not None else (value / best[cand.layer] if value > 0 else 0.0)
         cand.recency = recency_score(cand.timestamp, now=now, half_life_s=config.half_life_s)
         cand.score = config.relevance_weight * cand.relevance + config.recency_weight * cand.recency
         cand.shingles = frozenset(zip(doc, doc[1:])) if len(doc) > 1 else frozenset(doc)

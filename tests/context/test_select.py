@@ -117,3 +117,12 @@ def test_history_layer_fills_newest_first() -> None:
     score(cands, "message 0", config, NOW)
     select(cands, 95, config, "message 0")
     assert [c.id for c in cands if c.decision == "selected"] == ["h2", "h3", "h4"]
+
+
+def test_relevance_is_normalised_within_each_layer() -> None:
+    config = ContextConfig()
+    cands = [cand("code", "parse_cfg parse_cfg reads the config file parse_cfg", 10),
+             cand("mem", "the user likes parse_cfg", 10, layer="memory", kind="memory"),
+             cand("mem2", "the user likes tea", 10, layer="memory", kind="memory")]
+    score(cands, "parse_cfg config file", config, NOW)
+    assert cands[0].relevance == 1.0 and cands[1].relevance == 1.0 and cands[2].relevance == 0.0
