@@ -1,0 +1,158 @@
+"""How many user-stated key facts survive compaction of a long recorded session.
+
+Session: `benchmarks/data/long_session.jsonl` (4 user messages, 66 tool rounds, about
+28,000 tokens); facts: `benchmarks/data/long_session_facts.json` (22 paths, ids,
+numbers and rules, each with the user message that states it). A fact survives when its
+exact text appears in the request the model would be sent.
+
+A. replay: the session replayed through `ContextAssembler` (window 12,000 tokens, 2,000
+   reserved for output) exactly as the loop calls it, one request per assistant message;
+   facts are counted in the request right after each automatic compaction and at the end.
+B. direct: the session compacted once (first three user turns), then the rest appended
+   and compacted again, both forced.
+C. baseline: the same final budget filled oldest-first-dropped (recent messages only,
+   pairing kept, no pinning, no summary), for comparison.
+
+Summaries are extractive (the summarizer returns a useless fragment, as in case C03);
+with `--llm` the model configured for the current directory (`ctxagent doctor`) writes
+them instead. Usage: `python benchmarks/compaction_facts.py [--llm] [--window N]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import time
+from pathlib import Path
+from typing import Callable, Iterator
+
+from ctxagent.context.assembler import ContextAssembler
+from ctxagent.context.compaction import Budget, compact_conversation
+from ctxagent.context.messages import history_units
+from ctxagent.context.tokens import TokenCounter
+from ctxagent.llm.settings import ModelSettings
+
+DATA = Path(__file__).parent / "data"
+SYSTEM = {"role": "system", "content": "You are ctxagent, a coding agent working in a terminal."}
+USELESS = '[assistant calls read_file] {"path":"a.py"}'
+COUNTER = TokenCounter("gpt-4o-mini")
+
+
+def load() -> tuple[list[dict], list[dict]]:
+    lines = (DATA / "long_session.jsonl").read_text(encoding="utf-8").splitlines()
+    messages = [json.loads(line)["message"] for line in lines if line.strip()]
+    return messages, json.loads((DATA / "long_session_facts.json").read_text(encoding="utf-8"))
+
+
+def surviving(messages: list[dict], facts: list[dict], users_seen: int) -> tuple[int, int, list[str]]:
+    """(facts surviving, facts stated so far, the missing ones) in a request."""
+    text = "\n".join(str(m.get("content") or "") for m in messages)
+    stated = [f["fact"] for f in facts if f["message"] < users_seen]
+    missing = [f for f in stated if f not in text]
+    return len(stated) - len(missing), len(stated), missing
+
+
+def replay(messages, facts, window, output, summarize) -> list[dict]:
+    model = ModelSettings(model="gpt-4o-mini", context_window=window, max_output_tokens=output)
+    assembler = ContextAssembler(model, counter=COUNTER, summarize=summarize, snapshots=False, load_state=None)
+    rows, history, users = [], [SYSTEM], 0
+    for message in messages:
+        if message["role"] == "assistant":
+            start = time.perf_counter()
+            request = assembler.assemble(history, [], {"turn": users})
+            elapsed = (time.perf_counter() - start) * 1000
+            record = request.report["compaction"]
+            if record:
+                rows.append(_row(f"replay #{len(rows) + 1}", record, request.messages, facts, users, elapsed))
+        users += message["role"] == "user"
+        history.append(message)
+    request = assembler.assemble(history, [], {"turn": users})
+    rows.append(_row("replay, final request", None, request.messages, facts, users, None))
+    return rows
+
+
+def _row(name, record, messages, facts, users, ms) -> dict:
+    ok, total, missing = surviving(messages, facts, users)
+    return {"run": name, "method": record["method"] if record else "-",
+            "tokens": f"{record['tokens_before']:,} -> {record['tokens_after']:,}" if record else
+            f"{COUNTER.count_messages(messages):,}", "facts": f"{ok}/{total}", "missing": missing,
+            "ms": f"{ms:.0f}" if ms is not None else "-"}
+
+
+def direct(messages, facts, limit, summarize) -> list[dict]:
+    measure = lambda convo: COUNTER.count_messages([SYSTEM, *convo])  # noqa: E731
+    budget = Budget(int(limit * 0.6), limit)
+    last_user = max(i for i, m in enumerate(messages) if m["role"] == "user")
+    rows, current = [], messages[:last_user]
+    for n, extra in enumerate((messages[:0], messages[last_user:]), start=1):
+        start = time.perf_counter()
+        current, record = compact_conversation(current + extra, measure=measure, count_text=COUNTER.count,
+                                               budget=budget, summarize=summarize, force=True, trigger="manual")
+        users = sum(m["role"] == "user" for m in (messages[:last_user] if n == 1 else messages))
+        rows.append(_row(f"direct, compaction {n}", record.to_dict(), [SYSTEM, *current], facts, users,
+                         (time.perf_counter() - start) * 1000))
+    return rows
+
+
+def baseline(messages, facts, limit) -> dict:
+    """Keep the most recent whole units that fit `limit`; nothing pinned, nothing summarized."""
+    kept: list[dict] = []
+    for unit in reversed(history_units(messages)):
+        if COUNTER.count_messages([SYSTEM, *unit, *kept]) > limit:
+            break
+        kept = unit + kept
+    return _row("baseline: drop oldest", None, [SYSTEM, *kept], facts, 4, None)
+
+
+@contextlib.contextmanager
+def llm_summarize() -> Iterator[tuple[Callable[[list[dict]], str], str]]:
+    """(summarize, model name) for the model configured for the current directory; the
+    offline local model is started for the duration."""
+    from ctxagent.config import LOCAL_PROVIDER, load_settings
+    from ctxagent.context.summarizer import llm_summarizer
+    from ctxagent.llm.client import LLMClient
+
+    settings = load_settings(Path.cwd())
+    with contextlib.ExitStack() as stack:
+        model = settings.model
+        if model.provider == LOCAL_PROVIDER:
+            from ctxagent.llm.local import LocalServer, local_model_settings
+
+            model = local_model_settings(stack.enter_context(LocalServer(settings)))
+        client = LLMClient(model)
+        stack.callback(client.close)
+        yield llm_summarizer(client), model.model
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--llm", action="store_true", help="summaries by the configured model")
+    parser.add_argument("--window", type=int, default=12_000)
+    parser.add_argument("--output", type=int, default=2_000)
+    args = parser.parse_args()
+    with contextlib.ExitStack() as stack:
+        summarize, label = (lambda _m: USELESS), "extractive (summarizer returns a useless fragment)"
+        if args.llm:
+            summarize, model = stack.enter_context(llm_summarize())
+            label = f"LLM ({model}), extractive when its summary is unusable"
+        run(args, summarize, label)
+
+
+def run(args: argparse.Namespace, summarize: Callable[[list[dict]], str], label: str) -> None:
+    messages, facts = load()
+    print(f"session: {len(messages)} messages, {COUNTER.count_messages(messages):,} tokens; {len(facts)} facts; "
+          f"window {args.window:,}, output {args.output:,}; summaries: {label}\n")
+    rows = replay(messages, facts, args.window, args.output, summarize)
+    rows += direct(messages, facts, args.window - args.output, summarize)
+    rows.append(baseline(messages, facts, args.window - args.output))
+    print("| run | method | tokens | facts surviving | ms |\n| --- | --- | --- | --- | --- |")
+    for r in rows:
+        print(f"| {r['run']} | {r['method']} | {r['tokens']} | {r['facts']} | {r['ms']} |")
+    for r in rows:
+        if r["missing"]:
+            print(f"\n{r['run']} lost: {', '.join(r['missing'])}")
+
+
+if __name__ == "__main__":
+    main()
