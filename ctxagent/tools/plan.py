@@ -33,7 +33,8 @@ MAX_STEPS = 12
 class ChatClient(Protocol):
     """What PlanTool needs from a model client."""
 
-    def chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> Any: ...
+    def chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> Any:
+        """Send OpenAI chat `messages`; return a reply whose `.content` is the text."""
 
 
 class PlanStep(BaseModel):

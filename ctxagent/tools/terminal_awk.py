@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 
 from ctxagent.errors import ToolRefusedError
+from ctxagent.tools.terminal_regex import bracket_open_at_end
 
 _FORBIDDEN_WORDS = re.compile(r"\b(system|getline|close|fflush|ENVIRON|PROCINFO|ARGV|ARGC)\b|@")
 _WORD_WHY = {
@@ -144,7 +145,7 @@ class _AwkScanner:
         if j >= len(self.s) or self.s[j] != "/":
             raise _refuse("an unterminated regex", "the program cannot be analysed")
         body = self.s[start:j]
-        if _bracket_open_at_end(body, escapes=True) or _bracket_open_at_end(body, escapes=False):
+        if bracket_open_at_end(body):
             raise _refuse("a `/` inside [...] in a regex", "awks disagree on where the regex ends; write \\/")
         self.i = j + 1
         self.prev = _OPERAND
@@ -182,44 +183,3 @@ class _AwkScanner:
             self.print_depth = None
         self.prev = _START
 
-
-def _bracket_open_at_end(body: str, *, escapes: bool) -> bool:
-    """True when a bracket expression opened in `body` is still open at its end.
-
-    `escapes`: whether a backslash escapes the next character inside brackets (gawk)
-    or is literal there (POSIX)."""
-    k = 0
-    while k < len(body):
-        if body[k] == "\\":
-            k += 2
-        elif body[k] == "[":
-            end = _bracket_end(body, k, escapes=escapes)
-            if end is None:
-                return True
-            k = end
-        else:
-            k += 1
-    return False
-
-
-def _bracket_end(body: str, k: int, *, escapes: bool) -> int | None:
-    """Index after the `]` closing the bracket expression opened at `body[k]`, or None."""
-    k += 1
-    if body[k : k + 1] == "^":
-        k += 1
-    if body[k : k + 1] == "]":
-        k += 1
-    while k < len(body):
-        ch = body[k]
-        if escapes and ch == "\\":
-            k += 2
-        elif ch == "[" and body[k + 1 : k + 2] in (":", ".", "="):
-            close = body.find(body[k + 1] + "]", k + 2)
-            if close < 0:
-                return None
-            k = close + 2
-        elif ch == "]":
-            return k + 1
-        else:
-            k += 1
-    return None

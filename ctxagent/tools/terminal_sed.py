@@ -12,6 +12,7 @@ analyse with confidence is refused (fail closed).
 from __future__ import annotations
 
 from ctxagent.errors import ToolRefusedError
+from ctxagent.tools.terminal_regex import bracket_open_at_end
 
 _SIMPLE = set("=dDgGhHnNpPxzF")  # commands with no argument
 _NUMBER_ARG = set("lLqQ")  # commands with an optional number
@@ -117,7 +118,7 @@ class _SedParser:
     def _address(self, second: bool = False) -> bool:
         """Consume one address if there is one; return whether there was."""
         ch = self._ch()
-        if ch.isdigit() or (second and ch in "+~"):
+        if ch.isdigit() or (second and ch and ch in "+~"):
             self.i += 1
             while self._ch().isdigit():
                 self.i += 1
@@ -136,7 +137,7 @@ class _SedParser:
             if delim in ("", "\n", "\\"):
                 raise _refuse("a regex address with no delimiter", "the script cannot be analysed")
             self.i += 1
-            self._delimited(delim)
+            self._delimited(delim, regex=True)
             while self._ch() in ("I", "M") and self._ch():
                 self.i += 1
             return True
@@ -149,8 +150,10 @@ class _SedParser:
         self.i += 1
         return delim
 
-    def _delimited(self, delim: str) -> None:
-        """Skip a regex or replacement up to the unescaped `delim` (GNU match_slash)."""
+    def _delimited(self, delim: str, *, regex: bool = False) -> None:
+        """Skip a regex or replacement up to the unescaped `delim` (GNU match_slash).
+        A regex whose delimiter may sit inside [...] is refused (see terminal_regex)."""
+        start = self.i
         while True:
             ch = self._ch()
             if ch in ("", "\n"):
@@ -161,11 +164,14 @@ class _SedParser:
                     raise _refuse("a trailing backslash", "the script cannot be analysed")
                 self.i += 1
             elif ch == delim:
+                if regex and bracket_open_at_end(self.s[start : self.i - 1]):
+                    raise _refuse(f"a {delim!r} inside [...] of a regex", "sed versions disagree on where the "
+                                  f"regex ends; escape it as \\{delim} or use another delimiter")
                 return
 
     def _substitute(self) -> None:
         delim = self._delimiter("s")
-        self._delimited(delim)
+        self._delimited(delim, regex=True)
         self._delimited(delim)
         while self._ch() and self._ch() not in " \t\n;}#":
             flag = self._ch()

@@ -59,6 +59,8 @@ T02_REJECTED = [
     ("sed -n '1!e id' README.md", "`e`"),
     ("sed -n '$!{$!e id\n}' README.md", "`e`"),
     ("sed 'k' README.md", "'k'"),
+    ("sed 's/[/]/g;#/e' README.md", "inside [...]"),
+    ("sed --expression='1e id' README.md", "`e`"),
     ("awk 'BEGIN{system(\"id\")}'", "system"),
     ("awk '{print > \"out.txt\"}' README.md", "`>`"),
     ("awk 'BEGIN{print \"x\" | \"sh\"}'", "`|`"),
