@@ -1,0 +1,84 @@
+"""Full-text search over SQLite FTS5 that works for Chinese, shared by memory and rag.
+
+FTS5's `unicode61` tokenizer does not segment CJK text: `Pandas内存优化` would be one
+token, so a query for `内存` finds nothing. Instead every indexed text is turned into
+`ctxagent.context.terms.terms()` (CJK unigrams and bigrams, stemmed English, identifiers
+split and whole: the one tokenizer of the whole project), joined by spaces, and stored in
+a one-column FTS5 table. Queries go through the same `terms()`; each term is put in
+double quotes and the quoted terms are OR-ed, so a query is always data: `"`, `*`,
+`NEAR`, `-`, `:` and `AND` in the user's text can never become FTS5 syntax.
+
+Ranking: FTS5's `bm25()` (k1 = 1.2, b = 0.75; smaller = better) is turned into a
+relevance in [0, 1] by dividing by the best score of the query, the same normalisation
+as `ctxagent.context.scoring.BM25Index.scores`.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Iterable, Sequence
+
+from ctxagent.context.terms import terms
+
+#: Terms hold CJK characters, ASCII letters and digits, `_` and `.` (numbers like 3.14).
+TOKENIZE = "unicode61 remove_diacritics 0 tokenchars '_.'"
+
+#: Most distinct query terms used in one MATCH (a pasted page must not build a huge query).
+MAX_QUERY_TERMS = 64
+
+
+def create_fts_table(conn: sqlite3.Connection, table: str) -> None:
+    """Create the FTS5 table `table(terms)`; its rowid mirrors the indexed row's key."""
+    conn.execute(f'CREATE VIRTUAL TABLE {table} USING fts5(terms, tokenize="{TOKENIZE}")')
+
+
+def index_text(*texts: str) -> str:
+    """The `terms` column value for `texts`: their index terms joined by spaces."""
+    return " ".join(term for text in texts if text for term in terms(text))
+
+
+def query_terms(query: str) -> list[str]:
+    """Distinct index terms of `query`, in first-seen order, at most MAX_QUERY_TERMS."""
+    return list(dict.fromkeys(terms(query)))[:MAX_QUERY_TERMS]
+
+
+def match_expression(query_terms_: Iterable[str]) -> str | None:
+    """An FTS5 MATCH string: every term quoted (`"` doubled), OR-ed; None if no terms."""
+    quoted = ['"' + term.replace('"', '""') + '"' for term in query_terms_ if term]
+    return " OR ".join(quoted) if quoted else None
+
+
+def relevance(raw_bm25: Sequence[float]) -> list[float]:
+    """FTS5 bm25() values (negative, smaller = better) -> relevance in [0, 1], best = 1.0."""
+    best = min(raw_bm25, default=0.0)
+    if best >= 0:
+        return [0.0 for _ in raw_bm25]
+    return [value / best for value in raw_bm25]
+
+
+def upsert(conn: sqlite3.Connection, table: str, rowid: int, text: str) -> None:
+    """Index `text` under `rowid` in FTS table `table`, replacing what was there."""
+    conn.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,))
+    conn.execute(f"INSERT INTO {table} (rowid, terms) VALUES (?, ?)", (rowid, index_text(text)))
+
+
+def doc_frequencies(conn: sqlite3.Connection, table: str, candidates: Sequence[str]) -> dict[str, int]:
+    """{term: number of rows of FTS table `table` holding it} for the `candidates` found.
+
+    Reads the table's `fts5vocab` companion `temp.<table>_vocab`, created on first use.
+    """
+    vocab = f"{table}_vocab"
+    conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{vocab} USING fts5vocab(main, {table}, row)")
+    if not candidates:
+        return {}
+    marks = ",".join("?" * len(candidates))
+    rows = conn.execute(f"SELECT term, doc FROM temp.{vocab} WHERE term IN ({marks})", list(candidates))
+    return {term: docs for term, docs in rows}
+
+
+def focus_terms(terms_: Sequence[str], frequencies: dict[str, int], total: int, *, share: float) -> list[str]:
+    """Drop near-universal terms (in more than `share` of `total` rows, e.g. `的`) when the
+    query has rarer terms that occur at all: they barely change the ranking but make FTS5
+    score most of the table. Otherwise return `terms_` unchanged."""
+    rare = [t for t in terms_ if 0 < frequencies.get(t, 0) <= share * total]
+    return rare if rare and len(rare) < len(terms_) else list(terms_)

@@ -1,0 +1,115 @@
+"""Memory search: FTS5 candidates ranked by relevance, recency and importance.
+
+score = (0.8 * relevance + 0.2 * recency) * (0.8 + 0.4 * importance), the Hello-Agents
+textbook's episodic-memory formula (section 8.2.5): relevance first, recency as a
+tie-breaker, importance scaling by at most +-20%. `relevance` is FTS5 bm25() normalised
+to [0, 1] (`ctxagent.memory.fts.relevance`), averaged with cosine similarity when an
+embedding model is installed; `recency` is `ctxagent.context.scoring.recency_score` with
+a 7-day half-life (the textbook's exp(-0.1 * age_days) halves in 6.9 days).
+
+Speed: FTS5 scores every row that matches any query term, so near-universal terms (in
+more than a quarter of this user's memories, e.g. `的`) are dropped from a query that
+has rarer ones, and only the best CANDIDATES rows by bm25 are re-ranked in Python.
+An empty query lists memories by importance and recency; a query with no indexable
+term (only punctuation) matches nothing.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from ctxagent.context.scoring import recency_score
+from ctxagent.memory import fts
+from ctxagent.memory.embeddings import cosine_top
+from ctxagent.memory.migrations import MEMORY_FTS as FTS
+from ctxagent.memory.model import MemoryItem, check_importance, check_type
+
+if TYPE_CHECKING:
+    from ctxagent.memory.store import MemoryStore
+
+HALF_LIFE_S = 7 * 86400.0
+COMMON_SHARE = 0.25
+CANDIDATES = 200
+MIN_ROWS_TO_FOCUS = 2000  # below this, scoring every match is fast anyway
+
+
+def combined_score(relevance: float, importance: float, created_at: float, now: float) -> float:
+    """The textbook's blend (module doc); in [0, 1.2]."""
+    recency = recency_score(created_at, now=now, half_life_s=HALF_LIFE_S)
+    return (0.8 * relevance + 0.2 * recency) * (0.8 + 0.4 * importance)
+
+
+def search(store: "MemoryStore", query: str, *, memory_types: list[str] | None = None,
+           min_importance: float = 0.0, limit: int = 5, now: float | None = None) -> list[tuple[MemoryItem, float]]:
+    """Up to `limit` (memory, score) pairs of `store`'s user, best first.
+
+    `memory_types`: keep only these types (None = all). `min_importance`: keep memories
+    at least this important. Raises ToolInputError on an unknown type or bad number.
+    """
+    now = time.time() if now is None else now
+    where, params = _filters(store.user_id, memory_types, min_importance)
+    if not query or not query.strip():
+        return _by_importance(store, where, params, limit, now)
+    terms = fts.query_terms(query)
+    if not terms:
+        return []
+    with store.read() as conn:
+        terms = _drop_common(conn, terms, where, params)
+        rows = conn.execute(
+            f"SELECT m.*, bm25({FTS}) AS bm FROM {FTS} JOIN memories m ON m.seq = {FTS}.rowid"
+            f" WHERE {FTS} MATCH ? AND {where} ORDER BY bm LIMIT ?",
+            [fts.match_expression(terms), *params, max(CANDIDATES, limit)]).fetchall()
+        relevance = dict(zip((r["seq"] for r in rows), fts.relevance([r["bm"] for r in rows])))
+        if store.embedder is not None:
+            rows, relevance = _blend_vectors(store, conn, query, rows, relevance, where, params, limit)
+    scored = [(MemoryItem.from_row(r), combined_score(relevance[r["seq"]], r["importance"], r["created_at"], now))
+              for r in rows]
+    scored.sort(key=lambda pair: (-pair[1], -pair[0].created_at))
+    return scored[:limit]
+
+
+def _filters(user_id: str, memory_types: list[str] | None, min_importance: float) -> tuple[str, list]:
+    clauses, params = ["m.user_id = ?"], [user_id]
+    if memory_types:
+        types = [check_type(t) for t in memory_types]
+        clauses.append(f"m.memory_type IN ({','.join('?' * len(types))})")
+        params.extend(types)
+    if min_importance:
+        clauses.append("m.importance >= ?")
+        params.append(check_importance(min_importance))
+    return " AND ".join(clauses), params
+
+
+def _drop_common(conn, terms: list[str], where: str, params: list) -> list[str]:
+    if len(terms) < 2:
+        return terms
+    total = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+    if total < MIN_ROWS_TO_FOCUS:
+        return terms
+    return fts.focus_terms(terms, fts.doc_frequencies(conn, FTS, terms), total, share=COMMON_SHARE)
+
+
+def _by_importance(store: "MemoryStore", where: str, params: list, limit: int, now: float) -> list[tuple[MemoryItem, float]]:
+    with store.read() as conn:
+        rows = conn.execute(f"SELECT m.* FROM memories m WHERE {where} ORDER BY m.importance DESC, "
+                            "m.created_at DESC LIMIT ?", [*params, max(CANDIDATES, limit)]).fetchall()
+    scored = [(MemoryItem.from_row(r), combined_score(0.0, r["importance"], r["created_at"], now)) for r in rows]
+    scored.sort(key=lambda pair: (-pair[1], -pair[0].created_at))
+    return scored[:limit]
+
+
+def _blend_vectors(store, conn, query, rows, relevance, where, params, limit):
+    """Add the nearest memories by embedding and average cosine into relevance."""
+    vec_rows = conn.execute(f"SELECT v.seq, v.vector FROM memory_vectors v JOIN memories m ON m.seq = v.seq"
+                            f" WHERE {where}", params).fetchall()
+    sims = cosine_top(store.embedder.encode([query])[0], [(r[0], r[1]) for r in vec_rows], max(CANDIDATES, limit))
+    known = {r["seq"] for r in rows}
+    extra = [s for s in sims if s not in known]
+    if extra:
+        marks = ",".join("?" * len(extra))
+        rows = list(rows) + conn.execute(f"SELECT m.*, 0.0 AS bm FROM memories m WHERE m.seq IN ({marks})",
+                                         extra).fetchall()
+    blended = {r["seq"]: 0.5 * relevance.get(r["seq"], 0.0) + 0.5 * max(0.0, sims.get(r["seq"], 0.0))
+               for r in rows}
+    return rows, blended

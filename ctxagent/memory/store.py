@@ -1,0 +1,220 @@
+"""`MemoryStore`: memories in one SQLite file (`<repo>/.ctxagent/memory.db`).
+
+SQLite in WAL mode with a busy timeout (`ctxagent.storage.connect_sqlite`), so several
+sessions, threads and processes share one file (case S04): readers never block the
+writer, writers queue on the busy timeout, and every write runs in one
+`BEGIN IMMEDIATE` transaction, so a crash leaves each memory wholly there or wholly
+absent (row, full-text entry and vector together). The schema comes from numbered
+migrations (`ctxagent.memory.migrations.MEMORY`). No server, no network.
+
+One connection per store, guarded by a lock: a store may be shared between threads.
+Search and ranking live in `ctxagent.memory.search`; forget/consolidate/stats in
+`ctxagent.memory.upkeep`.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+import uuid
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+from ctxagent.errors import NotFoundError, StorageError, ToolInputError
+from ctxagent.memory import fts
+from ctxagent.memory.embeddings import Embedder, store_vector
+from ctxagent.memory.migrations import MEMORY, MEMORY_FTS as FTS_TABLE
+from ctxagent.memory.model import (
+    DEFAULT_IMPORTANCE, MemoryItem, check_content, check_id, check_importance, check_modality, check_type,
+)
+from ctxagent.storage import LOCK_TIMEOUT_S, connect_sqlite
+
+DEFAULT_USER = "default_user"
+
+
+class MemoryStore:
+    """Memories of one user in the SQLite file `path` (created with its folder if missing).
+
+    `user_id`: whose memories this store reads and writes (textbook's isolation per user).
+    `embedder`: optional local embedding model (`ctxagent.memory.embeddings`); when set,
+    new and changed memories also get a vector and search blends vector similarity in.
+    Raises StorageError when the file is not a usable SQLite database.
+    """
+
+    def __init__(self, path: str | Path, *, user_id: str = DEFAULT_USER, embedder: Embedder | None = None,
+                 timeout_s: float = LOCK_TIMEOUT_S) -> None:
+        self.path = Path(path)
+        self.user_id = user_id
+        self.embedder = embedder
+        self._lock = threading.RLock()
+        try:
+            self._conn = connect_sqlite(self.path, timeout=timeout_s)
+            self._conn.isolation_level = None  # autocommit; writes use BEGIN IMMEDIATE
+            MEMORY.apply(self._conn)
+        except sqlite3.DatabaseError as exc:
+            raise StorageError(f"cannot open the memory database {self.path}: {exc}. If the file is "
+                               "damaged, move it aside and a new one will be created") from None
+
+    # ------------------------------------------------------------ plumbing
+
+    def close(self) -> None:
+        """Close the connection (the store is unusable afterwards)."""
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> "MemoryStore":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    @contextmanager
+    def read(self) -> Iterator[sqlite3.Connection]:
+        """The connection, locked, for a read; SQLite errors become StorageError."""
+        with self._lock, _storage_errors(self.path):
+            yield self._conn
+
+    @contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """One `BEGIN IMMEDIATE` transaction: committed whole, or rolled back on any error."""
+        with self._lock, _storage_errors(self.path):
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+
+    # ------------------------------------------------------------ create, read, update, delete
+
+    def add(self, content: str, memory_type: str = "working", importance: float = DEFAULT_IMPORTANCE, *,
+            file_path: str | None = None, modality: str | None = None,
+            metadata: dict[str, Any] | None = None, now: float | None = None) -> MemoryItem:
+        """Store a memory and return it. Raises ToolInputError on bad content, type or importance."""
+        now = time.time() if now is None else now
+        item = MemoryItem(id=str(uuid.uuid4()), content=check_content(content),
+                          memory_type=check_type(memory_type), importance=check_importance(importance),
+                          created_at=now, updated_at=now, user_id=self.user_id, file_path=file_path,
+                          modality=check_modality(modality, file_path), metadata=_jsonable(metadata))
+        vector = self._embed(item.content)
+        with self.write() as conn:
+            seq = _insert(conn, item)
+            fts.upsert(conn, FTS_TABLE, seq, item.content)
+            if vector is not None:
+                store_vector(conn, seq, self.embedder, vector)
+        return item
+
+    def get(self, memory_id: str) -> MemoryItem:
+        """The memory with this id (or unique id prefix). Raises NotFoundError."""
+        with self.read() as conn:
+            return MemoryItem.from_row(self._row(conn, memory_id))
+
+    def update(self, memory_id: str, *, content: str | None = None, importance: float | None = None,
+               memory_type: str | None = None, metadata: dict[str, Any] | None = None,
+               now: float | None = None) -> MemoryItem:
+        """Change some fields (metadata keys are merged) and return the memory as stored."""
+        changes: dict[str, Any] = {}
+        if content is not None:
+            changes["content"] = check_content(content)
+        if importance is not None:
+            changes["importance"] = check_importance(importance)
+        if memory_type is not None:
+            changes["memory_type"] = check_type(memory_type)
+        if not changes and not metadata:
+            raise ToolInputError("update needs at least one of: content, importance, memory_type, metadata")
+        vector = self._embed(changes["content"]) if "content" in changes else None
+        with self.write() as conn:
+            row = self._row(conn, memory_id)
+            merged = {**json.loads(row["metadata"] or "{}"), **_jsonable(metadata)}
+            changes.update(metadata=json.dumps(merged, ensure_ascii=False),
+                           updated_at=time.time() if now is None else now)
+            sets = ", ".join(f"{key} = ?" for key in changes)
+            conn.execute(f"UPDATE memories SET {sets} WHERE seq = ?", [*changes.values(), row["seq"]])
+            if "content" in changes:
+                fts.upsert(conn, FTS_TABLE, row["seq"], changes["content"])
+            if vector is not None:
+                store_vector(conn, row["seq"], self.embedder, vector)
+            return MemoryItem.from_row(conn.execute("SELECT * FROM memories WHERE seq = ?", (row["seq"],)).fetchone())
+
+    def remove(self, memory_id: str) -> MemoryItem:
+        """Delete one memory and return what it was. Raises NotFoundError."""
+        with self.write() as conn:
+            row = self._row(conn, memory_id)
+            delete_seqs(conn, [row["seq"]])
+            return MemoryItem.from_row(row)
+
+    def clear(self) -> int:
+        """Delete every memory of this user; return how many there were."""
+        with self.write() as conn:
+            seqs = [r[0] for r in conn.execute("SELECT seq FROM memories WHERE user_id = ?", (self.user_id,))]
+            delete_seqs(conn, seqs)
+            return len(seqs)
+
+    def count(self) -> int:
+        """Number of memories of this user."""
+        with self.read() as conn:
+            return conn.execute("SELECT count(*) FROM memories WHERE user_id = ?", (self.user_id,)).fetchone()[0]
+
+    def search(self, query: str, *, memory_types: list[str] | None = None, min_importance: float = 0.0,
+               limit: int = 5, now: float | None = None) -> list[tuple[MemoryItem, float]]:
+        """Best matches of `query` as (memory, score), best first; see `ctxagent.memory.search`."""
+        from ctxagent.memory.search import search
+
+        return search(self, query, memory_types=memory_types, min_importance=min_importance,
+                      limit=limit, now=now)
+
+    # ------------------------------------------------------------ helpers
+
+    def _row(self, conn: sqlite3.Connection, memory_id: str) -> sqlite3.Row:
+        prefix = check_id(memory_id)
+        rows = conn.execute("SELECT * FROM memories WHERE id >= ? AND id < ? AND user_id = ? LIMIT 2",
+                            (prefix, prefix + "\x7f", self.user_id)).fetchall()
+        if not rows:
+            raise NotFoundError(f"no memory with id {memory_id!r}; search or summary lists the ids")
+        if len(rows) > 1:
+            raise ToolInputError(f"memory id prefix {memory_id!r} is ambiguous; give more characters")
+        return rows[0]
+
+    def _embed(self, text: str) -> list[float] | None:
+        return self.embedder.encode([text])[0] if self.embedder is not None else None
+
+
+def delete_seqs(conn: sqlite3.Connection, seqs: list[int]) -> None:
+    """Delete memories (row, full-text entry, vector) by `seq`, inside the caller's transaction."""
+    for start in range(0, len(seqs), 500):
+        part = seqs[start:start + 500]
+        marks = ",".join("?" * len(part))
+        conn.execute(f"DELETE FROM {FTS_TABLE} WHERE rowid IN ({marks})", part)
+        conn.execute(f"DELETE FROM memories WHERE seq IN ({marks})", part)
+
+
+def _insert(conn: sqlite3.Connection, item: MemoryItem) -> int:
+    cur = conn.execute(
+        "INSERT INTO memories (id, user_id, content, memory_type, importance, created_at, updated_at,"
+        " file_path, modality, metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (item.id, item.user_id, item.content, item.memory_type, item.importance, item.created_at,
+         item.updated_at, item.file_path, item.modality, json.dumps(item.metadata, ensure_ascii=False)))
+    return int(cur.lastrowid)
+
+
+def _jsonable(metadata: dict[str, Any] | None) -> dict[str, Any]:
+    if not metadata:
+        return {}
+    if not isinstance(metadata, dict):
+        raise ToolInputError("metadata must be an object of keys to values")
+    return json.loads(json.dumps(metadata, ensure_ascii=False, default=str))
+
+
+@contextmanager
+def _storage_errors(path: Path) -> Iterator[None]:
+    try:
+        yield
+    except sqlite3.OperationalError as exc:
+        raise StorageError(f"memory database {path}: {exc}. Another process may hold it for longer "
+                           "than the busy timeout; try again") from None
+    except sqlite3.DatabaseError as exc:
+        raise StorageError(f"memory database {path} is damaged: {exc}. Move it aside to start afresh") from None

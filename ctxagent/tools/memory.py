@@ -1,0 +1,197 @@
+"""`memory`: long-term memory the agent (or a library user) keeps across sessions.
+
+The Hello-Agents textbook's MemoryTool (chapter 8) with its call conventions, so its
+examples run with only the import changed::
+
+    memory_tool = MemoryTool(user_id="user123")
+    memory_tool.run({"action": "add", "content": "...", "memory_type": "semantic", "importance": 0.8})
+    memory_tool.run({"action": "search", "query": "frontend engineer", "limit": 3})
+    memory_tool.execute("forget", strategy="importance_based", threshold=0.2)
+
+Actions: add, search, summary, stats, update, remove, forget, consolidate, clear_all.
+Extra keys on add/update (event_type, location, concept, session_id...) are kept as the
+memory's metadata, as in the textbook. `run` returns Python data: add -> the new id;
+search -> [{id, content, memory_type, importance, timestamp, score, ...}]; summary and
+stats -> dicts; update -> the memory; remove -> the id; forget -> {strategy, forgotten,
+remaining}; consolidate -> {consolidated, ids, from_type, to_type, threshold}; clear_all
+-> {cleared}. The model gets compact text. Storage: `ctxagent.memory` (SQLite + FTS5).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ctxagent.errors import ToolInputError
+from ctxagent.memory import upkeep
+from ctxagent.memory.embeddings import detect_embedder
+from ctxagent.memory.model import MEMORY_TYPES, check_type
+from ctxagent.memory.store import DEFAULT_USER, MemoryStore
+from ctxagent.storage import state_dir
+from ctxagent.tools.base import Tool, ToolResult
+from ctxagent.memory.render import render_item_rows, render_stats, render_summary, short
+
+Action = Literal["add", "search", "summary", "stats", "update", "remove", "forget", "consolidate", "clear_all"]
+
+
+class TextbookExecute:
+    """`execute(action, **kwargs)`, the textbook's second calling form, beside the loop's
+    `execute(args: dict) -> ToolResult`.
+
+    `tool.execute("search", query="...", limit=3)` returns what `run` returns; it never
+    raises: a failure comes back as {"success": False, "error": message} (the textbook's
+    callers test `result.get("success")`). A dict argument keeps the loop contract.
+    """
+
+    def execute(self, args: Any = None, /, **kwargs: Any) -> Any:
+        if not isinstance(args, str):
+            if kwargs:
+                args = {**(args or {}), **kwargs}
+            return super().execute(args)  # type: ignore[misc]
+        result = super().execute({"action": args, **kwargs})  # type: ignore[misc]
+        return result.data if result.ok else {"success": False, "error": result.content}
+
+
+class MemoryParams(BaseModel):
+    """Arguments of the `memory` tool. Unknown keys on add/update become metadata."""
+
+    model_config = ConfigDict(extra="allow")
+
+    action: Action = Field(description="add | search | summary | stats | update | remove | forget | "
+                           "consolidate | clear_all")
+    content: str | None = Field(None, description="text to remember (add; update)")
+    memory_type: str | None = Field(None, description="working | episodic | semantic | perceptual "
+                                    "(add, default working; update; search filter)")
+    importance: float | None = Field(None, ge=0, le=1, description="0..1 (add, default 0.5; update)")
+    file_path: str | None = Field(None, description="perceptual memory: the file it is about")
+    modality: str | None = Field(None, description="perceptual memory: image, audio, text... "
+                                 "(inferred from file_path)")
+    metadata: dict[str, Any] | None = Field(None, description="extra facts to keep (add; update)")
+    query: str | None = Field(None, description="what to look for (search); any language")
+    memory_types: list[str] | None = Field(None, description="search only these types")
+    types: list[str] | None = Field(None, description="same as memory_types")
+    min_importance: float | None = Field(None, ge=0, le=1, description="search: skip less important (0.1)")
+    limit: int | None = Field(None, ge=1, le=100, description="most results (search, summary: 5)")
+    memory_id: str | None = Field(None, description="id or unique id prefix (update, remove)")
+    strategy: Literal["importance_based", "time_based", "capacity_based"] | None = Field(
+        None, description="forget: importance_based (default) | time_based | capacity_based")
+    threshold: float | None = Field(None, ge=0, le=1, description="forget importance_based: delete below "
+                                    "(0.1); consolidate: promote at or above (0.7)")
+    max_age_days: float | None = Field(None, ge=0, description="forget time_based: delete older (30)")
+    max_capacity: int | None = Field(None, ge=0, description="forget capacity_based: keep this many")
+    from_type: str | None = Field(None, description="consolidate: from this type (working)")
+    to_type: str | None = Field(None, description="consolidate: to this type (episodic)")
+    importance_threshold: float | None = Field(None, ge=0, le=1, description="same as threshold (consolidate)")
+    confirm: bool = Field(False, description="clear_all: must be true")
+
+
+class MemoryTool(TextbookExecute, Tool):
+    """Long-term memory in SQLite: `<workspace>/.ctxagent/memory.db`, or `db_path`.
+
+    `user_id`: whose memories (each user sees only their own). `memory_types`: the types
+    enabled (default all four; others are refused). `max_capacity`: the default
+    `capacity_based` forget keeps this many. `embedder`: "auto" uses a local embedding
+    model if one is installed (see `ctxagent.memory.embeddings`), None turns it off.
+    `session_id`: recorded in each new memory's metadata when given.
+    """
+
+    name = "memory"
+    description = ("Long-term memory across sessions: add facts, decisions and events (with importance "
+                   "0-1), search them by meaning of words in any language, summarise, update, remove, "
+                   "forget old or unimportant ones, consolidate working memories into episodic ones.")
+    Params = MemoryParams
+
+    def __init__(self, user_id: str = DEFAULT_USER, memory_types: list[str] | None = None, *,
+                 db_path: str | Path | None = None, workspace: str | Path | None = None,
+                 max_capacity: int = 10_000, embedder: Any = "auto", session_id: str | None = None) -> None:
+        if db_path is None:
+            db_path = state_dir(Path(workspace if workspace is not None else ".")) / "memory.db"
+        self.user_id = user_id
+        self.memory_types = tuple(check_type(t) for t in (memory_types or MEMORY_TYPES))
+        self.max_capacity = max_capacity
+        self.session_id = session_id
+        self.store = MemoryStore(db_path, user_id=user_id,
+                                 embedder=detect_embedder() if embedder == "auto" else embedder)
+
+    @classmethod
+    def for_repo(cls, repo: str | Path, **kwargs: Any) -> "MemoryTool":
+        """The tool over `<repo>/.ctxagent/memory.db` (DESIGN.md section 4)."""
+        return cls(workspace=Path(repo), **kwargs)
+
+    def _run(self, params: MemoryParams) -> ToolResult:
+        return getattr(self, f"_{params.action}")(params)
+
+    def _add(self, p: MemoryParams) -> ToolResult:
+        memory_type = self._enabled(p.memory_type or "working")
+        meta = self._metadata(p)
+        if self.session_id and "session_id" not in meta:
+            meta["session_id"] = self.session_id
+        item = self.store.add(p.content or "", memory_type, 0.5 if p.importance is None else p.importance,
+                              file_path=p.file_path, modality=p.modality, metadata=meta)
+        return ToolResult(True, f"added memory {item.id[:8]} [{item.memory_type}] "
+                          f"importance={item.importance:.2f}: {short(item.content, 80)}", item.id)
+
+    def _search(self, p: MemoryParams) -> ToolResult:
+        types = p.memory_types or p.types or ([p.memory_type] if p.memory_type else None)
+        hits = self.store.search(p.query or "", memory_types=[self._enabled(t) for t in types or []] or None,
+                                 min_importance=0.1 if p.min_importance is None else p.min_importance,
+                                 limit=p.limit or 5)
+        rows = [item.to_dict(score) for item, score in hits]
+        return ToolResult(True, render_item_rows(rows, f"no memories match {p.query!r}"), rows)
+
+    def _summary(self, p: MemoryParams) -> ToolResult:
+        data = upkeep.summary(self.store, p.limit or 5, self.memory_types)
+        return ToolResult(True, render_summary(data), data)
+
+    def _stats(self, p: MemoryParams) -> ToolResult:
+        data = upkeep.stats(self.store, self.memory_types)
+        return ToolResult(True, render_stats(data), data)
+
+    def _update(self, p: MemoryParams) -> ToolResult:
+        item = self.store.update(_need_id(p), content=p.content, importance=p.importance,
+                                 memory_type=self._enabled(p.memory_type) if p.memory_type else None,
+                                 metadata=self._metadata(p))
+        return ToolResult(True, f"updated memory {item.id[:8]} [{item.memory_type}] "
+                          f"importance={item.importance:.2f}: {short(item.content, 80)}", item.to_dict())
+
+    def _remove(self, p: MemoryParams) -> ToolResult:
+        item = self.store.remove(_need_id(p))
+        return ToolResult(True, f"removed memory {item.id[:8]}: {short(item.content, 80)}", item.id)
+
+    def _forget(self, p: MemoryParams) -> ToolResult:
+        strategy = p.strategy or "importance_based"
+        count = upkeep.forget(self.store, strategy, threshold=0.1 if p.threshold is None else p.threshold,
+                              max_age_days=30.0 if p.max_age_days is None else p.max_age_days,
+                              max_capacity=self.max_capacity if p.max_capacity is None else p.max_capacity)
+        data = {"strategy": strategy, "forgotten": count, "remaining": self.store.count()}
+        return ToolResult(True, f"forgot {count} memories ({strategy}); {data['remaining']} remain", data)
+
+    def _consolidate(self, p: MemoryParams) -> ToolResult:
+        threshold = next((v for v in (p.threshold, p.importance_threshold) if v is not None), 0.7)
+        from_type, to_type = self._enabled(p.from_type or "working"), self._enabled(p.to_type or "episodic")
+        ids = upkeep.consolidate(self.store, from_type=from_type, to_type=to_type, threshold=threshold)
+        data = {"consolidated": len(ids), "ids": ids, "from_type": from_type, "to_type": to_type,
+                "threshold": threshold}
+        text = f"consolidated {len(ids)} memories ({from_type} -> {to_type}, importance >= {threshold})"
+        return ToolResult(True, text, data)
+
+    def _clear_all(self, p: MemoryParams) -> ToolResult:
+        if p.confirm is not True:
+            raise ToolInputError("clear_all deletes every memory of this user and cannot be undone; "
+                                 "call it again with confirm: true if that is really wanted")
+        count = self.store.clear()
+        return ToolResult(True, f"cleared all {count} memories of {self.user_id}", {"cleared": count})
+
+    def _enabled(self, memory_type: str) -> str:
+        return check_type(memory_type, self.memory_types)
+
+    def _metadata(self, p: MemoryParams) -> dict[str, Any]:
+        return {**(p.metadata or {}), **(p.model_extra or {})}
+
+
+def _need_id(p: MemoryParams) -> str:
+    if not p.memory_id:
+        raise ToolInputError(f"{p.action} needs memory_id (an id from add, search or summary)")
+    return p.memory_id
