@@ -8,7 +8,8 @@ prices are known) and wall_time_s, each checked before every model call and repo
 as the TurnEnd reason. A ContextLengthError compacts the history and retries once.
 Ctrl-C (KeyboardInterrupt, LLMCancelledError or the `cancel` event) ends the turn as
 "interrupted"; the session survives, and every tool call still gets exactly one result
-(case C02). Model failures end the turn as "error". The loop never prints: it emits
+(case C02). Model failures (and any other CtxAgentError, such as a request that cannot
+fit) end the turn as "error". The loop never prints: it emits
 events to its sinks (DESIGN.md section 5). Like mini-swe-agent's, it stays thin: tool
 calls live in `toolcalls.py`, compaction in `compaction.py`, limits in `limits.py`.
 """
@@ -30,7 +31,7 @@ from ctxagent.agent.protocols import ChatModel, ContextAssembler, PassthroughAss
 from ctxagent.agent.session import Session
 from ctxagent.agent.toolcalls import Outcome, ToolRunner
 from ctxagent.config import Settings
-from ctxagent.errors import LLMError
+from ctxagent.errors import CtxAgentError
 from ctxagent.llm.errors import ContextLengthError, LLMCancelledError
 from ctxagent.llm.usage import Usage
 from ctxagent.tools.base import ToolRegistry
@@ -95,7 +96,7 @@ class Agent:
             end = TurnEnd(reason=stop.reason, message=stop.message)
         except (KeyboardInterrupt, LLMCancelledError):
             end = TurnEnd(reason="interrupted", message="interrupted; the session is kept, send a new message to go on")
-        except LLMError as exc:
+        except CtxAgentError as exc:  # model failures, and e.g. a request that cannot fit (ContextOverflowError)
             self.emit(ErrorEvent(message=str(exc), kind=type(exc).__name__))
             end = TurnEnd(reason="error", message=str(exc))
         finally:

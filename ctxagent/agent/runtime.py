@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
 from ctxagent.agent.approval import ApprovalPolicy
-from ctxagent.agent.events import Sink
+from ctxagent.agent.events import Event, Sink
 from ctxagent.agent.loop import Agent
 from ctxagent.agent.prompts import system_prompt
 from ctxagent.agent.protocols import ContextAssembler
@@ -22,8 +22,8 @@ from ctxagent.config import LOCAL_PROVIDER, Settings
 from ctxagent.llm.client import LLMClient
 from ctxagent.llm.settings import ModelSettings
 
-#: Builds the context assembler for an agent; the context engine provides the real one.
-AssemblerFactory = Callable[[Settings, Path, Session], ContextAssembler | None]
+#: `(settings, repo, session, client, emit) -> assembler or None`; None means the loop's PassthroughAssembler.
+AssemblerFactory = Callable[[Settings, Path, Session, LLMClient, Callable[[Event], None]], ContextAssembler | None]
 
 
 @contextlib.contextmanager
@@ -34,22 +34,27 @@ def open_agent(repo: Path, settings: Settings, *, resume: str | None = None, sin
     """Yield a ready Agent for `repo`; the model server (local provider) stops on exit.
 
     resume: a session id or "last" (NotFoundError if absent); ask: the approval prompt
-    (None: refuse unless settings.agent.auto_approve); notice: shows a one-off message
-    (the offline model's "demo grade" notice). Raises ConfigError / LLMError.
+    (None: refuse unless settings.agent.auto_approve); assembler_factory: default
+    `default_assembler` (the context engine); notice: shows a one-off message (the
+    offline model's "demo grade" notice). Raises ConfigError / LLMError.
     """
     repo = Path(repo).resolve()
     with contextlib.ExitStack() as stack:
         model = stack.enter_context(_model_endpoint(settings, notice))
+        settings = settings.model_copy(update={"model": model})
         client = LLMClient(model)
         stack.callback(client.close)
         meta = {"provider": model.provider, "model": model.model}
         session = (Session.resume(repo, resume, secrets=settings.secrets(), meta=meta) if resume
                    else Session.create(repo, secrets=settings.secrets(), meta=meta))
         registry = build_registry(repo, settings, session_id=session.id)
-        factory = assembler_factory or default_assembler
-        yield Agent(client=client, registry=registry, session=session, settings=settings,
-                    system=system_prompt(repo, registry.names()), assembler=factory(settings, repo, session),
-                    approval=ApprovalPolicy(auto_approve=settings.agent.auto_approve, ask=ask), sinks=sinks)
+        agent: list[Agent] = []  # the assembler reports compactions through the agent built after it
+        assembler = (assembler_factory or default_assembler)(settings, repo, session, client,
+                                                             lambda event: agent[0].emit(event))
+        agent.append(Agent(client=client, registry=registry, session=session, settings=settings,
+                           system=system_prompt(repo, registry.names()), assembler=assembler,
+                           approval=ApprovalPolicy(auto_approve=settings.agent.auto_approve, ask=ask), sinks=sinks))
+        yield agent[0]
 
 
 @contextlib.contextmanager
@@ -66,9 +71,16 @@ def _model_endpoint(settings: Settings, notice: Callable[[str], None] | None) ->
         yield server.settings()
 
 
-def default_assembler(settings: Settings, repo: Path, session: Session) -> ContextAssembler | None:
-    """The assembler used when none is given: None, i.e. the loop's PassthroughAssembler.
+def default_assembler(settings: Settings, repo: Path, session: Session, client: LLMClient,
+                      emit: Callable[[Event], None]) -> ContextAssembler | None:
+    """The context engine's assembler (`ctxagent.context.wiring.make_assembler`): budgets,
+    compaction with model summaries through `client`, snapshots; compactions reported via `emit`."""
+    from ctxagent.context.wiring import make_assembler
 
-    The lead wires the context engine here (`ctxagent.context.assembler.ContextAssembler`).
-    """
+    return make_assembler(settings, repo, session, client=client, emit=emit)
+
+
+def passthrough_assembler(settings: Settings, repo: Path, session: Session, client: LLMClient,
+                          emit: Callable[[Event], None]) -> ContextAssembler | None:
+    """An AssemblerFactory that keeps the loop's PassthroughAssembler (history sent as is)."""
     return None

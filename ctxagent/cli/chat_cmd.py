@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from ctxagent.agent.session import ensure_state_dir
+from ctxagent.cli.main import write_crash_log
 from ctxagent.cli.render import RichRenderer
 from ctxagent.cli.run_cmd import model_options, repo_option, stdin_asker
 from ctxagent.cli.slash import ChatContext, dispatch
@@ -85,6 +86,11 @@ def repl(agent: "Agent", read: ReadLine, console: Console, renderer: RichRendere
         except KeyboardInterrupt:  # landed outside the loop's own handling (e.g. while rendering)
             renderer.close()
             console.print("[yellow]interrupted[/]")
+        except Exception as exc:  # noqa: BLE001 - a bug must not end the session; the log has the traceback
+            renderer.close()
+            log = write_crash_log(exc)
+            console.print(f"[red]internal error:[/] {escape(type(exc).__name__)}: {escape(str(exc))} "
+                          f"(details in {log}); the session goes on", soft_wrap=True)
 
 
 def read_message(read: ReadLine) -> str:

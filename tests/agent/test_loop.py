@@ -212,3 +212,23 @@ def test_api_key_never_reaches_the_state_dir(make_agent) -> None:
     for path in agent.session.path.parent.parent.rglob("*"):
         if path.is_file():
             assert API_KEY not in path.read_text(encoding="utf-8", errors="replace"), path
+
+
+def test_request_that_cannot_fit_ends_the_turn_with_error_not_a_crash(make_agent) -> None:
+    from ctxagent.context.assembler import ContextAssembler
+
+    agent, server, events = make_agent([text("fits")], model_opts={"context_window": 300, "max_output_tokens": 100})
+    agent.assembler = ContextAssembler(agent.settings.model, snapshots=False, load_state=None)
+    end = agent.run_turn("x " * 2000)
+    assert end.reason == "error" and server.requests == []
+    assert [e.kind for e in events if e.type == "error"] == ["ContextOverflowError"]
+    assert "cannot fit" in end.message and pairing_errors(agent.session.history) == []
+
+
+def test_real_context_assembler_drives_the_loop(make_agent) -> None:
+    from ctxagent.context.assembler import ContextAssembler
+
+    agent, server, _ = make_agent([tool_calls([("echo", '{"text": "hi"}')]), text("done")])
+    agent.assembler = ContextAssembler(agent.settings.model, snapshots=False, load_state=None)
+    assert agent.run_turn("say hi").answer == "done"
+    assert pairing_errors(server.requests[-1]["messages"]) == []
