@@ -1,0 +1,134 @@
+"""Which workspace files context_fetch looks at, and the `--glob` filter, in one place.
+
+The rule is the same for the ripgrep path and the pure-Python path, so both see the
+same files (ripgrep gets it as flags in `ctxagent.fetch.files`):
+- hidden files and folders (name starts with ".") are skipped: `.git`, `.ctxagent`,
+  `.venv`, `.pytest_cache`... (ripgrep's default without `--hidden`);
+- folders named in `EXCLUDED_DIRS` (dependencies, caches, build output) are skipped;
+- `.gitignore` files are NOT read (ripgrep runs with `--no-ignore`), so the two paths
+  agree exactly; the excluded folders cover what .gitignore files usually list;
+- symbolic links are not followed (ripgrep's default), so nothing outside the
+  workspace is ever read;
+- files over `MAX_FILE_BYTES` are skipped (ripgrep `--max-filesize`).
+Binary files are detected when read (a NUL byte in the first 8 KiB, as ripgrep does).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+MAX_FILE_BYTES = 1_000_000
+EXCLUDED_DIRS = ("node_modules", "__pycache__", "venv", "env", "site-packages", "dist", "build",
+                 "target", "htmlcov")
+BINARY_PROBE_BYTES = 8192
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    """A candidate file: `rel` is its workspace-relative POSIX path; `sig` is
+    (mtime in ns, size in bytes, inode), which changes whenever the file is rewritten."""
+
+    rel: str
+    path: Path
+    sig: tuple[int, int, int]
+
+
+def list_files(root: Path, glob: str | None = None) -> list[FileEntry]:
+    """Every candidate file under `root` (sorted by path) that matches `glob` if given."""
+    out: list[FileEntry] = []
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not _skip_dir(d))
+        base = Path(folder)
+        for name in sorted(names):
+            entry = _entry(root, base / name, name)
+            if entry is not None and (glob is None or glob_match(entry.rel, glob)):
+                out.append(entry)
+    out.sort(key=lambda entry: entry.rel)
+    return out
+
+
+def _skip_dir(name: str) -> bool:
+    return name.startswith(".") or name in EXCLUDED_DIRS
+
+
+def _entry(root: Path, path: Path, name: str) -> FileEntry | None:
+    if name.startswith("."):
+        return None
+    try:
+        st = path.lstat()
+    except OSError:
+        return None
+    if not _is_regular(st.st_mode) or st.st_size > MAX_FILE_BYTES:
+        return None
+    rel = path.relative_to(root).as_posix()
+    return FileEntry(rel, path, (st.st_mtime_ns, st.st_size, st.st_ino))
+
+
+def _is_regular(mode: int) -> bool:
+    return stat.S_ISREG(mode)
+
+
+def read_text(path: Path) -> str | None:
+    """The file's text (UTF-8, undecodable bytes replaced), or None if binary or unreadable."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if b"\0" in data[:BINARY_PROBE_BYTES]:
+        return None
+    return data.decode("utf-8", errors="replace")
+
+
+def glob_match(rel: str, glob: str) -> bool:
+    """Gitignore-style glob, as ripgrep's `--glob` reads it.
+
+    A glob without "/" matches the file name at any depth (`*.py`); with "/" it matches
+    the whole relative path (`src/**/*.py`, `docs/*.md`); `**` spans folders, `*` and `?`
+    stay within one; a leading "!" negates (exclude matches).
+    """
+    if glob.startswith("!"):
+        return not glob_match(rel, glob[1:])
+    pattern = glob.lstrip("/")
+    target = rel if "/" in pattern else rel.rsplit("/", 1)[-1]
+    return _glob_regex(pattern).match(target) is not None
+
+
+@lru_cache(maxsize=256)
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    out, i = [], 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        else:
+            out.append(_glob_char(pattern, i))
+            i += len(_class_at(pattern, i)) if pattern[i] == "[" and _class_at(pattern, i) else 1
+    return re.compile("".join(out) + r"\Z", re.DOTALL)
+
+
+def _glob_char(pattern: str, i: int) -> str:
+    char = pattern[i]
+    if char == "*":
+        return "[^/]*"
+    if char == "?":
+        return "[^/]"
+    klass = _class_at(pattern, i) if char == "[" else ""
+    if klass:
+        body = klass[1:-1]
+        body = "^" + body[1:] if body.startswith("!") else body
+        return "[" + body.replace("\\", "\\\\") + "]"
+    return re.escape(char)
+
+
+def _class_at(pattern: str, i: int) -> str:
+    """The `[...]` character class starting at `i`, or "" if unterminated."""
+    end = pattern.find("]", i + 2)
+    return pattern[i : end + 1] if end != -1 else ""
