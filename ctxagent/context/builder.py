@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterable
 from ctxagent.context import compress, structure
 from ctxagent.context.gather import Gathered, gather
 from ctxagent.context.messages import MessageError, call_ids, history_units, strip_private
-from ctxagent.context.packet import ContextConfig, ContextPacket
+from ctxagent.context.packet import TYPE_LAYER, ContextConfig, ContextPacket
 from ctxagent.context.select import HISTORY_LAYERS, Candidate, score, select
 from ctxagent.context.tokens import TokenCounter
 from ctxagent.errors import ContextOverflowError
@@ -136,6 +136,7 @@ class _Run:
     def __init__(self, builder: ContextBuilder, mode: str, query: str | None, gathered: Gathered, tools: list[dict] | None):
         self.mode, self.tools, self.gathered = mode, tools, gathered
         self.counter, self.config, self.now = builder.counter, builder.config, builder.clock()
+        self._seps: dict[str, int] = {}
         packets = gathered.packets
         self.instructions = [p.content for p in packets if p.layer == "system"]
         task_extra = [p.content for p in packets if p.layer == "current"]
@@ -185,23 +186,29 @@ class _Run:
 
     def _packet_cands(self, packets: list[ContextPacket]) -> list[Candidate]:
         cands = []
+        count = self.counter.count
         for i, packet in enumerate(packets):
-            meta = packet.metadata
-            cand = Candidate(
-                id=str(meta.get("id") or f"{packet.type}-{i}"), layer=packet.layer, type=packet.type,
-                text=structure.packet_text(packet), cost=0, timestamp=packet.epoch, packet=packet, order=i,
-                pinned=bool(meta.get("pinned")), source=str(meta.get("source") or "custom"),
-            )
-            cand.cost = self._cost(cand)
-            cands.append(cand)
+            meta, kind = packet.metadata, packet.type
+            text = structure.packet_text(packet)
+            cands.append(Candidate(
+                id=str(meta.get("id") or f"{kind}-{i}"), layer=TYPE_LAYER.get(kind, "evidence"), type=kind, text=text,
+                cost=count(text) + self._sep_tokens(structure.section_of(kind)), timestamp=packet.epoch, packet=packet,
+                order=i, pinned=bool(meta.get("pinned")), source=str(meta.get("source") or "custom"),
+            ))
         return cands
 
     def _cost(self, cand: Candidate) -> int:
+        """Tokens `cand` adds: its messages (messages mode) or its rendered line plus separator."""
         if cand.unit is not None and self.mode == "messages":
             return sum(self.counter.count_message(strip_private(m)) for m in cand.unit)
-        text = structure.unit_text(cand.unit) if cand.unit is not None else structure.packet_text(cand.packet)
-        sep = structure.separator(structure.section_of(cand.type)) if cand.packet is not None else "\n"
-        return self.counter.count(text) + self.counter.count(sep)
+        if cand.unit is not None:
+            return self.counter.count(structure.unit_text(cand.unit)) + self._sep_tokens("Context")
+        return self.counter.count(cand.text) + self._sep_tokens(structure.section_of(cand.type))
+
+    def _sep_tokens(self, section: str) -> int:
+        if section not in self._seps:
+            self._seps[section] = self.counter.count(structure.separator(section))
+        return self._seps[section]
 
     # --- rendering ----------------------------------------------------------------------
     def _fixed_tokens(self) -> int:
@@ -217,7 +224,7 @@ class _Run:
         units = sorted((c for c in live if c.unit is not None), key=lambda c: c.order)
         if self.mode == "text":
             sections["Role & Policies"] = self.instructions
-            history = [c.text for c in units]
+            history = [structure.unit_text(c.unit) for c in units]
             sections["Context"] = history + sections["Context"]
             return structure.render_text(sections, self.task, self.config.output_instructions)
         before = [strip_private(m) for c in units if c.order < 10**6 for m in c.unit]

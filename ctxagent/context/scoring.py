@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import time
 from collections import Counter, defaultdict
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, NamedTuple, Sequence
 
 from ctxagent.context.terms import terms
 
@@ -79,23 +79,44 @@ class BM25Index:
         return sorted(raw.items(), key=lambda item: (-item[1], item[0]))[:k]
 
 
+class TermStats(NamedTuple):
+    """A document reduced to what BM25 needs: its length in terms and its term counts."""
+
+    length: int
+    counts: Mapping[str, int]
+
+    @classmethod
+    def of(cls, doc_terms: Sequence[str]) -> "TermStats":
+        """Stats of a list of terms (as `terms(text)` gives)."""
+        return cls(len(doc_terms), Counter(doc_terms))
+
+
 def query_scores(
-    query_terms: Sequence[str], docs_terms: Sequence[Sequence[str]], *, k1: float = K1, b: float = B, normalize: bool = True
+    query_terms: Sequence[str],
+    docs_terms: Sequence[Sequence[str] | TermStats],
+    *,
+    k1: float = K1,
+    b: float = B,
+    normalize: bool = True,
 ) -> list[float]:
     """The same normalised BM25 scores as `BM25Index(docs_terms).scores(query_terms)`,
     computed without building an inverted index: for one query over many fresh
     documents (the context builder's case) this touches only the query's terms.
+    Documents may be term lists or `TermStats` (cacheable per text, the fast path).
     `normalize=False` returns the raw scores (one per document, 0.0 for no match).
     """
     q_counts = Counter(query_terms)
-    n_docs = len(docs_terms)
-    lengths = [len(d) for d in docs_terms]
+    stats = [d if isinstance(d, TermStats) else TermStats.of(d) for d in docs_terms]
+    n_docs = len(stats)
+    lengths = [d.length for d in stats]
     avg = (sum(lengths) / n_docs if n_docs else 0.0) or 1.0
     tfs: dict[str, list[tuple[int, int]]] = {t: [] for t in q_counts}
-    wanted = frozenset(q_counts)
-    for i, doc in enumerate(docs_terms):
-        for term in wanted.intersection(doc):
-            tfs[term].append((i, doc.count(term)))
+    for i, doc in enumerate(stats):
+        counts = doc.counts
+        for term in q_counts:
+            tf = counts.get(term)
+            if tf:
+                tfs[term].append((i, tf))
     raw = [0.0] * n_docs
     for term, postings in tfs.items():
         df = len(postings)

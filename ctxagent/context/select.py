@@ -22,13 +22,15 @@ through an inverted index of their shingles, so the whole stage grows as n log n
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import heapq
+import zlib
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable
 
 from ctxagent.context.budget import classify_query, layer_budgets
 from ctxagent.context.packet import ContextConfig, ContextPacket
-from ctxagent.context.scoring import query_scores, recency_score
+from ctxagent.context.scoring import TermStats, query_scores, recency_score
 from ctxagent.context.terms import terms
 
 MIN_TRUNCATED_TOKENS = 48
@@ -36,7 +38,7 @@ HISTORY_LAYERS = ("history", "tool_results")
 EXEMPT_TYPES = frozenset({"state", "task_state", "todo", "plan", "instructions", "system", "task", "current"})
 
 
-@dataclass
+@dataclass(slots=True)
 class Candidate:
     """One thing that may enter the context: a packet or a history unit (list of messages).
 
@@ -60,7 +62,6 @@ class Candidate:
     decision: str = "dropped"
     reason: str = ""
     source: str = ""
-    shingles: frozenset = field(default=frozenset(), repr=False)
 
     def row(self) -> dict:
         """The candidate's line of the report (JSON-ready)."""
@@ -68,13 +69,36 @@ class Candidate:
             "id": self.id, "layer": self.layer, "type": self.type, "source": self.source,
             "tokens": self.cost, "relevance": round(self.relevance, 4), "recency": round(self.recency, 4),
             "score": round(self.score, 4), "pinned": self.pinned, "decision": self.decision,
-            "reason": self.reason, "preview": " ".join(self.text[:200].split()),
+            "reason": self.reason, "preview": self.text[:PREVIEW_CHARS].replace("\n", " "),
         }
 
 
+SKETCH_K = 32  # hashes kept per text for the near-duplicate test (bottom-k MinHash)
+PREVIEW_CHARS = 200  # characters of each candidate's text kept in the report
+MAX_POSTING = 24  # sketch hashes shared by more kept texts than this are not used to find pairs
+
+
 @lru_cache(maxsize=32768)
-def _cached_terms(text: str) -> tuple[str, ...]:
-    return tuple(terms(text))
+def _cached_stats(text: str) -> TermStats:
+    return TermStats.of(terms(text))
+
+
+@lru_cache(maxsize=32768)
+def sketch(text: str) -> frozenset[int]:
+    """Bottom-k MinHash sketch of the text's term bigrams (all of them when fewer than
+    SKETCH_K): Jaccard of two sketches estimates that of the full bigram sets (Broder 1997)."""
+    doc = terms(text)
+    pairs = [f"{a}\x00{b}" for a, b in zip(doc, doc[1:])] if len(doc) > 1 else doc
+    shingles = {zlib.crc32(p.encode("utf-8")) for p in pairs}  # stable across runs, unlike hash()
+    return frozenset(shingles if len(shingles) <= SKETCH_K else heapq.nsmallest(SKETCH_K, shingles))
+
+
+def sketch_jaccard(a: frozenset[int], b: frozenset[int]) -> float:
+    """Estimated Jaccard similarity of the sets behind two sketches (exact when both are whole)."""
+    union = a | b
+    if len(union) > SKETCH_K:
+        union = frozenset(heapq.nsmallest(SKETCH_K, union))
+    return sum(1 for h in union if h in a and h in b) / len(union) if union else 0.0
 
 
 def score(cands: list[Candidate], query: str, config: ContextConfig, now: float) -> None:
@@ -85,37 +109,53 @@ def score(cands: list[Candidate], query: str, config: ContextConfig, now: float)
     memories even when a code excerpt matches the query far better, so `min_relevance`
     filters within a layer, where the budgets compete. A packet's own score is kept.
     """
-    docs = [_cached_terms(c.text) for c in cands]
-    raw = query_scores(_cached_terms(query), docs, normalize=False)
+    raw = query_scores(terms(query), [_cached_stats(c.text) for c in cands], normalize=False)
     best: dict[str, float] = {}
     for cand, value in zip(cands, raw):
         best[cand.layer] = max(best.get(cand.layer, 0.0), value)
-    for cand, value, doc in zip(cands, raw, docs):
+    w_rel, w_rec = config.relevance_weight, config.recency_weight
+    recency_score(now, now=now, half_life_s=config.half_life_s)  # validates half_life_s once
+    decay = 0.5 ** (1.0 / config.half_life_s)  # per second: the same curve as recency_score
+    for cand, value in zip(cands, raw):
         given = cand.packet.relevance_score if cand.packet is not None else None
         cand.relevance = given if given is not None else (value / best[cand.layer] if value > 0 else 0.0)
-        cand.recency = recency_score(cand.timestamp, now=now, half_life_s=config.half_life_s)
-        cand.score = config.relevance_weight * cand.relevance + config.recency_weight * cand.recency
-        cand.shingles = frozenset(zip(doc, doc[1:])) if len(doc) > 1 else frozenset(doc)
+        cand.recency = decay ** max(0.0, now - cand.timestamp)
+        cand.score = w_rel * cand.relevance + w_rec * cand.recency
 
 
 class _Dedup:
-    """Near-duplicate test against the packets selected so far (inverted shingle index)."""
+    """Near-duplicate test against the packets selected so far.
+
+    Identical sketches (same bigram set) are found by dictionary lookup; other pairs
+    through an inverted index of sketch hashes, skipping hashes shared by more than
+    MAX_POSTING kept texts (common phrases), so each test costs O(SKETCH_K * MAX_POSTING).
+    """
 
     def __init__(self, threshold: float) -> None:
         self.threshold = threshold
-        self.index: dict[object, list[int]] = {}
-        self.kept: list[Candidate] = []
+        self.index: dict[int, list[int]] = {}
+        self.kept: list[tuple[Candidate, frozenset[int]]] = []
+        self.exact: dict[frozenset[int], Candidate] = {}
 
     def duplicate_of(self, cand: Candidate) -> tuple[Candidate, float] | None:
-        if cand.unit is not None or not cand.shingles:
+        if cand.unit is not None:
             return None
+        mine = sketch(cand.text)
+        twin = self.exact.get(mine)
+        if twin is not None:
+            return twin, 1.0
         overlap: dict[int, int] = {}
-        for sh in cand.shingles:
-            for k in self.index.get(sh, ()):
+        for h in mine:
+            posting = self.index.get(h, ())
+            if len(posting) > MAX_POSTING:
+                continue  # a hash most kept texts share says little: skip it
+            for k in posting:
                 overlap[k] = overlap.get(k, 0) + 1
-        for k, inter in overlap.items():
-            other = self.kept[k]
-            jaccard = inter / (len(cand.shingles) + len(other.shingles) - inter)
+        for k, shared in overlap.items():
+            other, theirs = self.kept[k]
+            if shared < 0.5 * self.threshold * min(len(mine), len(theirs)):
+                continue  # too few shared hashes to reach the threshold: skip the estimate
+            jaccard = sketch_jaccard(mine, theirs)
             if jaccard >= self.threshold:
                 return other, jaccard
         return None
@@ -123,10 +163,11 @@ class _Dedup:
     def add(self, cand: Candidate) -> None:
         if cand.unit is not None:
             return
-        k = len(self.kept)
-        self.kept.append(cand)
-        for sh in cand.shingles:
-            self.index.setdefault(sh, []).append(k)
+        mine = sketch(cand.text)
+        self.exact.setdefault(mine, cand)
+        self.kept.append((cand, mine))
+        for h in mine:
+            self.index.setdefault(h, []).append(len(self.kept) - 1)
 
 
 Truncator = Callable[[Candidate, int], Candidate | None]

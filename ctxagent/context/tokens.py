@@ -82,7 +82,7 @@ def char_classes(text: str) -> tuple[int, int, int, int, int]:
     return alnum, punct, space, cjk, non_ascii - cjk
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=65536)
 def estimate_tokens(text: str) -> int:
     """Estimated token count of `text` for a model whose tokenizer we do not have.
 
@@ -150,7 +150,7 @@ def _bindings() -> Any:
         return _bindings
 
 
-@lru_cache(maxsize=16384)
+@lru_cache(maxsize=65536)
 def _exact_count(encoding: str, text: str) -> int:
     return int(_encoder(encoding).count(text))
 
