@@ -27,9 +27,9 @@ from tests.storage.crash_harness import (  # noqa: E402
 
 KINDS = {
     # name: (writer, size argument, delay range in seconds, checker, store path in the run folder)
-    "notes": (notes_writer, 4000, (0.01, 0.3), check_notes, "notes"),
+    "notes": (notes_writer, 4000, (0.005, 0.3), check_notes, "notes"),
     "notes-2MB": (notes_writer, 2_000_000, (0.1, 0.8), check_notes, "notes"),
-    "todo": (todo_writer, 300, (0.01, 0.3), check_todo, "todos.json"),
+    "todo": (todo_writer, 300, (0.005, 0.3), check_todo, "todos.json"),
 }
 
 

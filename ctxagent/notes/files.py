@@ -9,6 +9,7 @@ about structure (no front matter -> StorageError).
 from __future__ import annotations
 
 import os
+import time
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -108,3 +109,32 @@ def scan(folder: Path) -> dict[str, os.stat_result]:
         except Exception:  # malformed stem or a file removed meanwhile
             continue
     return found
+
+
+#: Temporary files of interrupted writes older than this (seconds) are removed.
+STALE_TMP_S = 60.0
+
+
+def sweep_stale_temp_files(folder: Path, prefix: str = ".", *, min_age_s: float = STALE_TMP_S) -> int:
+    """Remove `<prefix>*.tmp` files older than `min_age_s` seconds in `folder`; return how many.
+
+    `ctxagent.storage.atomic_write_bytes` names its temporary files `.<target>.<random>.tmp`;
+    a writer killed mid-write leaves one behind. Call with the store's lock held, so no
+    live writer of this store is using one (the age limit covers writers that are not).
+    """
+    removed = 0
+    limit = time.time() - min_age_s
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return 0
+    for entry in entries:
+        if not (entry.name.startswith(prefix) and entry.name.endswith(".tmp")):
+            continue
+        try:
+            if entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_mtime < limit:
+                os.unlink(entry.path)
+                removed += 1
+        except OSError:
+            continue
+    return removed

@@ -20,7 +20,7 @@ from filelock import FileLock
 from ctxagent.context.scoring import BM25Index
 from ctxagent.errors import NotFoundError, StorageError, ToolInputError, ToolRefusedError
 from ctxagent.notes import index
-from ctxagent.notes.files import note_path, read_note, write_note
+from ctxagent.notes.files import note_path, read_note, sweep_stale_temp_files, write_note
 from ctxagent.notes.model import (
     Note,
     check_text,
@@ -193,6 +193,11 @@ class NoteStore:
         return _copy(note)
 
     def _write(self, note: Note, entries: index.Entries) -> None:
+        sweep_stale_temp_files(self.folder)
+        if not (self.folder / index.INDEX_NAME).exists():
+            # index first: a crash before the index is saved then leaves a stale index
+            # (caught up silently), never a missing one (which warns)
+            index.save(self.folder, entries, backup=self.auto_backup)
         stat = write_note(note_path(self.folder, note.id), note)
         self._cache[note.id] = (stat.st_mtime_ns, stat.st_size, _copy(note))
         entries[note.id] = index.entry_for(note, stat)

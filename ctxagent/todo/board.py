@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from ctxagent.errors import NotFoundError, ToolInputError
+from ctxagent.notes.files import sweep_stale_temp_files
 from ctxagent.notes.model import now_iso
 from ctxagent.storage import file_lock, read_json_with_fallback, write_json_with_backup
 
@@ -40,6 +41,7 @@ class TodoItem:
     updated_at: str = ""
 
     def to_dict(self) -> dict[str, Any]:
+        """{id, content, status, priority, created_at, updated_at}."""
         return asdict(self)
 
 
@@ -49,6 +51,7 @@ class _Board:
     items: list[TodoItem]
 
     def find(self, item_id: Any) -> TodoItem:
+        """The item with id `item_id`; NotFoundError listing the ids on the board."""
         wanted = check_id(item_id)
         for item in self.items:
             if item.id == wanted:
@@ -57,6 +60,7 @@ class _Board:
         raise NotFoundError(f"no todo item {wanted} (ids on the board: {known}); use list")
 
     def new_id(self) -> int:
+        """A fresh id, above every id this board has used."""
         self.next_id = max([self.next_id, *(i.id + 1 for i in self.items)])
         self.next_id += 1
         return self.next_id - 1
@@ -207,6 +211,7 @@ class TodoBoard:
             board = self._load()
             result = change(board)
             check_one_in_progress(board.items)
+            sweep_stale_temp_files(self.path.parent, f".{self.path.name}.")
             write_json_with_backup(self.path, _dump(board))
         return result
 

@@ -28,7 +28,7 @@ RUNS = 40
 def test_S01c_notes_survive_sigkill_at_random_points(tmp_path: Path, run: int) -> None:
     rng = random.Random(run)
     folder, journal = tmp_path / "notes", tmp_path / "journal.jsonl"
-    crash_once(notes_writer, (str(folder), str(journal), run, 4000), rng.uniform(0.02, 0.25))
+    crash_once(notes_writer, (str(folder), str(journal), run, 4000), rng.uniform(0.005, 0.25))
     assert check_notes(folder, journal) == []
 
 
@@ -36,7 +36,7 @@ def test_S01c_notes_survive_sigkill_at_random_points(tmp_path: Path, run: int) -
 def test_S01c_todo_board_survives_sigkill_at_random_points(tmp_path: Path, run: int) -> None:
     rng = random.Random(1000 + run)
     path, journal = tmp_path / "todos.json", tmp_path / "journal.jsonl"
-    crash_once(todo_writer, (str(path), str(journal), run, 300), rng.uniform(0.02, 0.25))
+    crash_once(todo_writer, (str(path), str(journal), run, 300), rng.uniform(0.005, 0.25))
     assert check_todo(path, journal) == []
 
 

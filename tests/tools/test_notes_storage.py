@@ -280,3 +280,14 @@ def test_concurrent_processes_lose_no_note(tmp_path: Path) -> None:
     assert titles == sorted(f"p{n}-{i}" for n in range(4) for i in range(10)) and messages == []
     index = json.loads((folder / "notes_index.json").read_text(encoding="utf-8"))
     assert len(index["notes"]) == 40
+
+
+def test_stale_temporary_files_of_dead_writers_are_swept(notes: NoteTool) -> None:
+    _create(notes, "first")
+    old = notes.workspace / ".note_x.md.abc.tmp"
+    fresh = notes.workspace / ".notes_index.json.def.tmp"
+    for path in (old, fresh):
+        path.write_text("partial", encoding="utf-8")
+    os.utime(old, (1, 1))
+    _create(notes, "second")
+    assert not old.exists() and fresh.exists()

@@ -268,3 +268,17 @@ def test_concurrent_processes_keep_one_in_progress_and_lose_nothing(tmp_path: Pa
     items = TodoTool(path).run({"action": "list"})
     assert len(items) == 40 and len({i["id"] for i in items}) == 40
     assert sum(1 for i in items if i["status"] == "in_progress") <= 1
+
+
+def test_stale_temporary_files_of_dead_writers_are_swept(todo: TodoTool) -> None:
+    import os
+
+    todo.run({"action": "add", "content": "a"})
+    folder = todo.board.path.parent
+    old, fresh, other = folder / ".todos.json.abc.tmp", folder / ".todos.json.def.tmp", folder / ".x.tmp"
+    for path in (old, fresh, other):
+        path.write_text("partial", encoding="utf-8")
+    os.utime(old, (1, 1))
+    os.utime(other, (1, 1))
+    todo.run({"action": "add", "content": "b"})
+    assert not old.exists() and fresh.exists() and other.exists()
