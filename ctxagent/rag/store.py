@@ -1,0 +1,201 @@
+"""`KnowledgeBase`: documents cut into chunks, indexed for full-text search in SQLite.
+
+One SQLite file (WAL, busy timeout: `ctxagent.storage.connect_sqlite`) with numbered
+migrations (`ctxagent.memory.migrations`) and the CJK-aware FTS5 index shared with
+memory (`ctxagent.memory.fts`). A document is known by its key (the resolved file path,
+or the caller's document id) within a namespace. Adding it again replaces its chunks in
+one transaction, unless its content hash is unchanged (then nothing is written).
+
+Search scores are BM25 relevance normalised per query: the best chunk scores 1.0, so
+`min_score` is relative to the best match (0.3 keeps chunks at least 30% as relevant).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+from ctxagent.errors import StorageError
+from ctxagent.memory import fts
+from ctxagent.memory.migrations import Migrations
+from ctxagent.rag.chunking import Chunk
+from ctxagent.storage import LOCK_TIMEOUT_S, connect_sqlite
+
+RAG = Migrations("rag")
+FTS_TABLE = "chunks_fts"
+CANDIDATES = 200
+MIN_ROWS_TO_FOCUS = 2000
+
+
+@RAG
+def m001_initial(conn: sqlite3.Connection) -> None:
+    """Documents, their chunks (with line/page positions) and the chunks' FTS index."""
+    conn.execute("""
+        CREATE TABLE documents (
+            id INTEGER PRIMARY KEY,
+            namespace TEXT NOT NULL,
+            doc_key TEXT NOT NULL,
+            source TEXT NOT NULL,
+            title TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            content_hash TEXT NOT NULL,
+            chunk_count INTEGER NOT NULL,
+            added_at REAL NOT NULL,
+            metadata TEXT NOT NULL DEFAULT '{}',
+            UNIQUE (namespace, doc_key)
+        )""")
+    conn.execute("""
+        CREATE TABLE chunks (
+            id INTEGER PRIMARY KEY,
+            document INTEGER NOT NULL REFERENCES documents (id) ON DELETE CASCADE,
+            chunk_index INTEGER NOT NULL,
+            content TEXT NOT NULL,
+            start_line INTEGER NOT NULL,
+            end_line INTEGER NOT NULL,
+            page INTEGER,
+            heading TEXT,
+            tokens INTEGER NOT NULL
+        )""")
+    conn.execute("CREATE INDEX chunks_document ON chunks (document, chunk_index)")
+    fts.create_fts_table(conn, FTS_TABLE)
+
+
+class KnowledgeBase:
+    """The knowledge base in SQLite file `path`, seen through `namespace`."""
+
+    def __init__(self, path: str | Path, *, namespace: str = "default", timeout_s: float = LOCK_TIMEOUT_S) -> None:
+        self.path = Path(path)
+        self.namespace = namespace
+        self._lock = threading.RLock()
+        try:
+            self._conn = connect_sqlite(self.path, timeout=timeout_s)
+            self._conn.isolation_level = None
+            RAG.apply(self._conn)
+        except sqlite3.DatabaseError as exc:
+            raise StorageError(f"cannot open the knowledge base {self.path}: {exc}. If the file is damaged, "
+                               "move it aside and add the documents again") from None
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    @contextmanager
+    def _read(self) -> Iterator[sqlite3.Connection]:
+        with self._lock, _errors(self.path):
+            yield self._conn
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        with self._lock, _errors(self.path):
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+
+    def put(self, key: str, *, source: str, title: str, kind: str, content_hash: str, chunks: list[Chunk],
+            metadata: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Store a document's chunks, replacing an older version with the same key.
+
+        Returns {document_id, source, title, kind, chunks, replaced, unchanged, content_hash}.
+        """
+        out = {"document_id": key, "source": source, "title": title, "kind": kind, "chunks": len(chunks),
+               "content_hash": content_hash, "replaced": False, "unchanged": False}
+        with self._write() as conn:
+            old = conn.execute("SELECT id, content_hash, chunk_count FROM documents WHERE namespace = ? AND doc_key = ?",
+                               (self.namespace, key)).fetchone()
+            if old is not None and old["content_hash"] == content_hash:
+                return {**out, "chunks": old["chunk_count"], "unchanged": True}
+            if old is not None:
+                _delete_documents(conn, [old["id"]])
+                out["replaced"] = True
+            doc_id = conn.execute(
+                "INSERT INTO documents (namespace, doc_key, source, title, kind, content_hash, chunk_count, added_at,"
+                " metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (self.namespace, key, source, title, kind, content_hash, len(chunks), time.time(),
+                 json.dumps(metadata or {}, ensure_ascii=False, default=str))).lastrowid
+            for chunk in chunks:
+                _insert_chunk(conn, doc_id, chunk, title)
+        return out
+
+    def search(self, query: str, *, limit: int = 5, min_score: float = 0.0) -> list[dict[str, Any]]:
+        """Best chunks for `query`, best first: dicts with source, document_id, title, kind,
+        chunk_index, start_line, end_line, page, heading, score (0..1], content, citation."""
+        terms = fts.query_terms(query or "")
+        if not terms:
+            return []
+        with self._read() as conn:
+            total = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+            if len(terms) > 1 and total >= MIN_ROWS_TO_FOCUS:
+                terms = fts.focus_terms(terms, fts.doc_frequencies(conn, FTS_TABLE, terms), total, share=0.25)
+            rows = conn.execute(
+                f"SELECT c.*, d.doc_key, d.source, d.title, d.kind, bm25({FTS_TABLE}) AS bm FROM {FTS_TABLE}"
+                f" JOIN chunks c ON c.id = {FTS_TABLE}.rowid JOIN documents d ON d.id = c.document"
+                f" WHERE {FTS_TABLE} MATCH ? AND d.namespace = ? ORDER BY bm LIMIT ?",
+                (fts.match_expression(terms), self.namespace, max(CANDIDATES, limit))).fetchall()
+        scores = fts.relevance([r["bm"] for r in rows])
+        hits = [_hit(row, score) for row, score in zip(rows, scores) if score >= min_score]
+        return hits[:limit]
+
+    def documents(self) -> list[dict[str, Any]]:
+        """Every document of the namespace: {document_id, source, title, kind, chunks, added_at}."""
+        with self._read() as conn:
+            rows = conn.execute("SELECT * FROM documents WHERE namespace = ? ORDER BY added_at, id",
+                                (self.namespace,)).fetchall()
+        return [{"document_id": r["doc_key"], "source": r["source"], "title": r["title"], "kind": r["kind"],
+                 "chunks": r["chunk_count"], "added_at": r["added_at"]} for r in rows]
+
+    def clear(self) -> int:
+        """Delete every document of the namespace; return how many there were."""
+        with self._write() as conn:
+            ids = [r[0] for r in conn.execute("SELECT id FROM documents WHERE namespace = ?", (self.namespace,))]
+            _delete_documents(conn, ids)
+        return len(ids)
+
+    def db_bytes(self) -> int:
+        files = [self.path, self.path.with_name(self.path.name + "-wal")]
+        return sum(f.stat().st_size for f in files if f.exists())
+
+
+def _insert_chunk(conn: sqlite3.Connection, doc_id: int, chunk: Chunk, title: str) -> None:
+    rowid = conn.execute(
+        "INSERT INTO chunks (document, chunk_index, content, start_line, end_line, page, heading, tokens)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (doc_id, chunk.index, chunk.content, chunk.start_line, chunk.end_line, chunk.page, chunk.heading,
+         chunk.tokens)).lastrowid
+    conn.execute(f"INSERT INTO {FTS_TABLE} (rowid, terms) VALUES (?, ?)",
+                 (rowid, fts.index_text(title, chunk.heading or "", chunk.content)))
+
+
+def _delete_documents(conn: sqlite3.Connection, doc_ids: list[int]) -> None:
+    for doc_id in doc_ids:
+        conn.execute(f"DELETE FROM {FTS_TABLE} WHERE rowid IN (SELECT id FROM chunks WHERE document = ?)", (doc_id,))
+        conn.execute("DELETE FROM chunks WHERE document = ?", (doc_id,))
+        conn.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
+
+
+def _hit(row: sqlite3.Row, score: float) -> dict[str, Any]:
+    where = f"p.{row['page']} " if row["page"] is not None else ""
+    lines = (f"lines {row['start_line']}-{row['end_line']}" if row["end_line"] != row["start_line"]
+             else f"line {row['start_line']}")
+    return {"source": row["source"], "document_id": row["doc_key"], "title": row["title"], "kind": row["kind"],
+            "chunk_index": row["chunk_index"], "start_line": row["start_line"], "end_line": row["end_line"],
+            "page": row["page"], "heading": row["heading"], "score": round(score, 4), "content": row["content"],
+            "citation": f"{row['source']} {where}{lines}"}
+
+
+@contextmanager
+def _errors(path: Path) -> Iterator[None]:
+    try:
+        yield
+    except sqlite3.OperationalError as exc:
+        raise StorageError(f"knowledge base {path}: {exc}. Another process may hold it; try again") from None
+    except sqlite3.DatabaseError as exc:
+        raise StorageError(f"knowledge base {path} is damaged: {exc}. Move it aside and add the documents again") from None
