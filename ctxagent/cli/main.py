@@ -33,6 +33,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "ctxagent.cli.notes_cmd",
     "ctxagent.cli.todo_cmd",
     "ctxagent.cli.context_cmd",
+    "ctxagent.cli.memory_cmd",
 )
 
 #: Exit codes shared by every command (docs/cli.md).
