@@ -1,0 +1,82 @@
+"""The files source: rank the workspace for a query and show the best lines, in budget.
+
+Steps: list files (`walk`) -> refresh the cached index (`cache`) -> literal search
+(`files`, ripgrep or Python) -> rank (`rank`: BM25 files + chunks, literal bonus) ->
+pick lines with context (`hits`) -> fit the source's token budget (`budget`).
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ctxagent.fetch.budget import count_tokens, fair_shares
+from ctxagent.fetch.cache import workspace_cache
+from ctxagent.fetch.files import search_literal
+from ctxagent.fetch.hits import hit_tokens, make_hit, select_lines, trim_hit
+from ctxagent.fetch.rank import RankedFile
+from ctxagent.fetch.walk import list_files, read_text
+
+
+@dataclass(frozen=True)
+class FileQuery:
+    """One files-source request. `budget`: tokens for the whole source; `rg`: the
+    ripgrep binary or None for the Python scan."""
+
+    query: str
+    glob: str | None
+    max_files: int
+    budget: int
+    rg: str | None
+
+
+def file_header(group: dict[str, Any]) -> str:
+    """The line introducing a file's hits: `path  (score 0.93)`; ends in a newline."""
+    return f"{group['path']}  (score {group['score']:.2f})\n"
+
+
+def fetch_files(root: Path, request: FileQuery) -> dict[str, Any]:
+    """{"files": [{"path", "score", "hits": [...]}], "engine": "rg"|"python",
+    "indexed": n files, "cached": bool} for `request` over workspace `root`."""
+    cache = workspace_cache(root)
+    entries = list_files(cache.root)
+    cache.sync(entries)
+    key = (request.query, request.glob, request.max_files, request.budget, request.rg)
+    hit = cache.results.get(key)
+    if hit is not None:
+        return {**copy.deepcopy(hit), "cached": True}
+    literal = search_literal(cache.root, request.query, glob=request.glob, rg=request.rg)
+    allowed = {e.rel for e in entries} if request.glob is None else {e.rel for e in list_files(cache.root, request.glob)}
+    ranked = cache.index.rank(request.query, allowed=allowed, literal=set(literal.lines), limit=request.max_files)
+    groups = [_group(cache.root, item, request.query, literal.lines.get(item.rel, [])) for item in ranked]
+    result = {"files": fit_groups(groups, request.budget), "engine": literal.engine,
+              "indexed": len(cache.index.docs), "cached": False}
+    cache.results.put(key, copy.deepcopy(result))
+    return result
+
+
+def _group(root: Path, item: RankedFile, query: str, literal: list[tuple[int, str]]) -> dict[str, Any]:
+    text = read_text(root / item.rel) or ""
+    lines = text.split("\n")
+    chosen = select_lines(lines, query, item.chunks, [number for number, _ in literal])
+    return {"path": item.rel, "score": item.score, "hits": [make_hit(lines, i) for i in chosen]}
+
+
+def fit_groups(groups: list[dict[str, Any]], budget: int) -> list[dict[str, Any]]:
+    """Groups cut to `budget` tokens in all: file headers first (lowest-ranked files
+    dropped while the headers alone exceed half the budget), then the rest shared
+    fairly between all hits (`ctxagent.fetch.budget.fair_shares`)."""
+    groups = list(groups)
+    while groups and sum(count_tokens(file_header(g)) for g in groups) > budget // 2:
+        groups.pop()
+    left = budget - sum(count_tokens(file_header(g)) for g in groups)
+    flat = [(gi, hit) for gi, group in enumerate(groups) for hit in group["hits"]]
+    shares = fair_shares(left, [hit_tokens(hit) for _, hit in flat])
+    fitted: list[list[dict[str, Any]]] = [[] for _ in groups]
+    for (gi, hit), share in zip(flat, shares):
+        trimmed = trim_hit(hit, share)
+        if trimmed is not None:
+            fitted[gi].append(trimmed)
+    return [{**group, "hits": hits} for group, hits in zip(groups, fitted)]

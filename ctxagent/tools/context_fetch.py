@@ -1,0 +1,120 @@
+"""`context_fetch`: one call gathers ranked files, notes, memory and test failures.
+
+    fetch = ContextFetchTool(workspace=".")
+    data = fetch.run({"query": "where are progress bars refreshed?"})
+    data["sources"]["files"][0]  # {"path", "score", "hits": [{"line", "text", "context_before", "context_after"}]}
+
+`run` returns {"query", "sources": {"files": [...], "notes": [...], "memory": [...],
+"tests": {"last_failed": {...}, "junit": [...]}}, "unavailable": {source: reason},
+"info": {"engine", "indexed", "cached"}}; the model receives the same as compact text,
+files grouped by path with numbered lines. Each source gets its own token budget
+(default 800), split fairly between its hits. The query is data: it is searched
+literally, never run or read as an option (`ctxagent.fetch.files`). How files are
+ranked: `ctxagent.fetch.rank`; docs/context-fetch.md has the whole story.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from ctxagent.errors import ToolInputError
+from ctxagent.fetch import sources as src
+from ctxagent.fetch.files import find_rg
+from ctxagent.fetch.fit import fit_memory, fit_notes, fit_tests
+from ctxagent.fetch.render import render_result
+from ctxagent.fetch.search import FileQuery, fetch_files
+from ctxagent.tools.base import Tool, ToolResult
+
+SOURCES = ("files", "notes", "memory", "tests")
+DEFAULT_BUDGET = 800  # tokens per source (issue 3)
+DEFAULT_MAX_FILES = 8
+#: Most notes / memories asked of their stores before budgeting.
+ROWS_PER_SOURCE = 10
+
+Source = Literal["files", "notes", "memory", "tests"]
+
+
+class ContextFetchParams(BaseModel):
+    """Arguments of `context_fetch`."""
+
+    query: str = Field(min_length=1, max_length=2000,
+                       description="what you are looking for: a question, identifiers or an error message")
+    sources: list[Source] | None = Field(None, description="files, notes, memory, tests (default: all)")
+    glob: str | None = Field(None, max_length=200, description="only files matching this glob, e.g. '*.py' or 'src/**'")
+    max_files: int | None = Field(None, ge=1, le=50, description="most files to return (default 8)")
+    budget_tokens: int | None = Field(None, ge=50, le=20000, description="token budget of each source (default 800)")
+
+
+class ContextFetchTool(Tool):
+    """Ranked files, notes, memory and test failures for a query, in one call.
+
+    `workspace`: the repository folder; `budget_per_source`: tokens per source;
+    `max_files`: default number of ranked files; `use_ripgrep`: False forces the
+    pure-Python literal search (also used when `rg` is not installed).
+    """
+
+    name = "context_fetch"
+    description = (
+        "Find what is relevant to a question in one call: ranked files with numbered lines "
+        "and context, matching notes and memories, and the last failing tests. Use it before "
+        "reading files one by one."
+    )
+    Params = ContextFetchParams
+
+    def __init__(self, workspace: str | Path = ".", budget_per_source: int = DEFAULT_BUDGET, *,
+                 max_files: int = DEFAULT_MAX_FILES, use_ripgrep: bool = True) -> None:
+        self.workspace = Path(workspace)
+        self.budget_per_source = budget_per_source
+        self.max_files = max_files
+        self.use_ripgrep = use_ripgrep
+
+    def _run(self, p: ContextFetchParams) -> ToolResult:
+        query = _check_query(p.query)
+        glob = _check_glob(p.glob)
+        budget = p.budget_tokens or self.budget_per_source
+        root = self._root()
+        data: dict[str, Any] = {"query": query, "sources": {}, "unavailable": {}, "info": {}}
+        for name in dict.fromkeys(p.sources or SOURCES):
+            try:
+                data["sources"][name] = self._source(name, root, query, glob, p.max_files or self.max_files, budget, data)
+            except src.SourceUnavailable as exc:
+                data["unavailable"][name] = str(exc)
+        return ToolResult(True, render_result(data, data["info"]), data)
+
+    def _root(self) -> Path:
+        if not self.workspace.is_dir():
+            raise ToolInputError(f"context_fetch: workspace {str(self.workspace)!r} is not a folder; "
+                                 "create it or pass the repository folder")
+        return self.workspace.resolve()
+
+    def _source(self, name: str, root: Path, query: str, glob: str | None, max_files: int, budget: int,
+                data: dict[str, Any]) -> Any:
+        if name == "files":
+            rg = find_rg() if self.use_ripgrep else None
+            found = fetch_files(root, FileQuery(query, glob, max_files, budget, rg))
+            data["info"] = {k: found[k] for k in ("engine", "indexed", "cached")}
+            return found["files"]
+        if name == "notes":
+            return fit_notes(src.search_notes(root, query, ROWS_PER_SOURCE), budget)
+        if name == "memory":
+            return fit_memory(src.search_memory(root, query, ROWS_PER_SOURCE), budget)
+        return fit_tests(src.collect_test_artifacts(root), budget)
+
+
+def _check_query(query: str) -> str:
+    if not query.strip():
+        raise ToolInputError("context_fetch: query is empty; say what you are looking for")
+    if "\0" in query:
+        raise ToolInputError("context_fetch: query contains a NUL character; remove it")
+    return query
+
+
+def _check_glob(glob: str | None) -> str | None:
+    if glob is None or not glob.strip():
+        return None
+    if any(c in glob for c in "\0\n\r"):
+        raise ToolInputError("context_fetch: glob must be one line without NUL; e.g. '*.py' or 'src/**'")
+    return glob.strip()
