@@ -112,6 +112,7 @@ def _input_functions(repo: Path, console: Console) -> tuple[ReadLine, Callable[[
     bindings = KeyBindings()
 
     @bindings.add("escape", "enter")
+    @bindings.add("escape", "c-j")  # the same keys typed ahead, while the terminal was still in cooked mode
     def _newline(event) -> None:  # type: ignore[no-untyped-def]
         event.current_buffer.insert_text("\n")
 

@@ -1,0 +1,100 @@
+"""`ctxagent chat` on a real pseudo-terminal: prompt_toolkit input, Esc+Enter for a new line,
+approval answered at the prompt, Ctrl-C cancelling a streaming turn, Ctrl-D leaving."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import re
+import select
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import APP_PY, ctxagent_exe, model_env
+from tests.support.fake_openai import text, tool_calls
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[a-zA-Z]|\x1b[()][A-Z0-9]|\x1b[=>]|\r")
+PATCH = ("*** Begin Patch\n*** Update File: src/app.py\n@@ def greet(name):\n"
+         '-    return "hello " + name\n+    return "hi " + name\n*** End Patch\n')
+
+
+class Terminal:
+    """The child's terminal: `send(bytes)`, `expect(text)` waits until the screen output contains it."""
+
+    def __init__(self, argv: list[str], env: dict[str, str]) -> None:
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:  # the child: exec the real CLI on the pty
+            os.execve(argv[0], argv, env)
+        self.seen = ""
+
+    def send(self, data: bytes) -> None:
+        os.write(self.fd, data)
+
+    def expect(self, needle: str, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while needle not in self.seen:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"did not see {needle!r}; screen so far:\n{self.seen[-3000:]}")
+            ready, _, _ = select.select([self.fd], [], [], 0.1)
+            if ready:
+                try:
+                    self.seen += ANSI.sub("", os.read(self.fd, 65536).decode("utf-8", "replace"))
+                except OSError:
+                    break
+        self.seen = self.seen[self.seen.index(needle) + len(needle):]
+
+    def wait(self, timeout: float = 30) -> int:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                return os.waitstatus_to_exitcode(status)
+            if select.select([self.fd], [], [], 0.1)[0]:
+                try:
+                    os.read(self.fd, 65536)
+                except OSError:
+                    pass
+        os.kill(self.pid, 9)
+        raise AssertionError("chat did not exit")
+
+
+@pytest.mark.skipif(not hasattr(pty, "fork"), reason="needs a POSIX pseudo-terminal")
+def test_chat_on_a_terminal(fake_server, env, repo: Path) -> None:
+    server = fake_server([text("hi back"), text("got two lines"),
+                          tool_calls([("apply_patch", json.dumps({"patch": PATCH}))]), text("left it alone"),
+                          text("a slow answer " * 300, chunk_size=2, delay=0.02), text("still here")])
+    argv = [*ctxagent_exe(), "chat", "--repo", str(repo)]
+    term = Terminal(argv, {**env, **model_env(server), "TERM": "xterm"})
+    term.expect("/help for commands")
+    term.expect("›")
+    term.send(b"hello\r")
+    term.expect("hi back")
+    term.expect("tokens")
+    term.expect("›")
+    term.send(b"line one\x1b\rline two\r")  # Esc+Enter inserts a newline
+    term.expect("got two lines")
+    term.expect("›")
+    term.send(b"make it shorter\r")
+    term.expect("Apply?")
+    term.send(b"n too informal\r")
+    term.expect("left it alone")
+    term.expect("›")
+    term.send(b"go slow\r")
+    term.expect("a slow")
+    term.send(b"\x03")  # Ctrl-C cancels the streaming turn, not the chat
+    term.expect("interrupted")
+    term.expect("›")
+    term.send(b"still there?\r")
+    term.expect("still here")
+    term.expect("›")  # back at the prompt
+    term.send(b"\x04")  # Ctrl-D leaves
+    assert term.wait() == 0
+    users = [m["content"] for m in server.requests()[-1]["messages"] if m["role"] == "user"]
+    assert users == ["hello", "line one\nline two", "make it shorter", "go slow", "still there?"]
+    assert (repo / "src" / "app.py").read_text(encoding="utf-8") == APP_PY
+    tools = [m["content"] for m in server.requests()[3]["messages"] if m["role"] == "tool"]
+    assert "too informal" in tools[-1]
+    assert (repo / ".ctxagent" / "chat_history").exists()
