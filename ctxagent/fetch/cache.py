@@ -17,7 +17,7 @@ import hashlib
 import threading
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any, Hashable
+from typing import Any, Hashable, Iterable
 
 from ctxagent.fetch.rank import WorkspaceIndex
 from ctxagent.fetch.walk import FileEntry
@@ -86,9 +86,11 @@ class WorkspaceCache:
                 self._fingerprint = stamp
         return stamp
 
-    def invalidate(self) -> None:
-        """Forget cached results; the next `sync` re-checks every file."""
+    def invalidate(self, paths: Iterable[str] | None = None) -> None:
+        """Forget cached results and the index entries of `paths` (workspace-relative
+        POSIX paths; all files if None): the next `sync` re-reads them."""
         with self._lock:
+            self.index.forget(None if paths is None else [_rel(p) for p in paths])
             self.results.clear()
             self._fingerprint = None
 
@@ -110,14 +112,20 @@ def workspace_cache(root: Path) -> WorkspaceCache:
         return cache
 
 
-def invalidate(root: str | Path | None = None) -> None:
-    """Drop cached context_fetch results of workspace `root` (all workspaces if None).
+def _rel(path: str) -> str:
+    return Path(path).as_posix().removeprefix("./")
 
-    Call after changing files (the patch tool does on success); cheap and safe to
-    call from any thread.
+
+def invalidate(root: str | Path | None = None, paths: Iterable[str] | None = None) -> None:
+    """Drop cached context_fetch results of workspace `root` (all workspaces if None)
+    and re-read `paths` (relative to `root`; every file if None) at the next fetch.
+
+    Call after changing files (the patch tool does on success, with the paths it
+    wrote); cheap and safe to call from any thread.
     """
+    paths = None if paths is None else list(paths)
     with _REGISTRY_LOCK:
         caches = list(_REGISTRY.values()) if root is None else [_REGISTRY.get(Path(root).resolve())]
     for cache in caches:
         if cache is not None:
-            cache.invalidate()
+            cache.invalidate(paths)

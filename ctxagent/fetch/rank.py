@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import re
 import threading
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass, field, replace
+from typing import Iterable
 
 from ctxagent.context.scoring import BM25Index
 from ctxagent.context.terms import terms
@@ -43,6 +43,7 @@ LITERAL_BONUS = 1.0
 #: Chunks per file remembered for a query (they locate the hit lines).
 TOP_CHUNKS = 3
 
+STALE = (-1, -1, -1)  # a signature no file has: forces a re-read
 _MARKDOWN = (".md", ".markdown", ".rst", ".txt")
 
 
@@ -117,6 +118,16 @@ class WorkspaceIndex:
             if changed or removed or self._built is False:
                 self._swap(docs)
             return len(changed) + removed
+
+    def forget(self, rels: Iterable[str] | None = None) -> None:
+        """Mark files (all if None) as changed, so the next `refresh` re-reads them even
+        if their (mtime, size, inode) looks the same."""
+        with self._lock:
+            targets = list(self.docs) if rels is None else [r for r in rels if r in self.docs]
+            docs = dict(self.docs)
+            for rel in targets:
+                docs[rel] = replace(docs[rel], sig=STALE)
+            self.docs = docs
 
     def _swap(self, docs: dict[str, FileDoc]) -> None:
         keys = sorted(docs)

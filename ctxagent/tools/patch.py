@@ -65,6 +65,8 @@ class ApplyPatchTool(Tool):
         if result.backup_dir is not None:
             backup = result.backup_dir.relative_to(Path(self.workspace).resolve()).as_posix()
         files = result.files()
+        from ctxagent.fetch.cache import invalidate  # context_fetch must not serve pre-patch text
+        invalidate(self.workspace, [f["path"] for f in files] + [f["from"] for f in files if "from" in f])
         content = f"Patch applied ({len(files)} file{'s' if len(files) != 1 else ''}):\n{result.summary()}"
         if backup:
             content += f"\nOriginals backed up in {backup}"
