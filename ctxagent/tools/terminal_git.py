@@ -16,6 +16,7 @@ User options that would undo any of this (`-c`, `-C`, `--git-dir`, `--work-tree`
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 
 from ctxagent.errors import ToolRefusedError
@@ -103,19 +104,42 @@ def check_git(words: list[Word], ctx: PathContext) -> list[str]:
 
 
 def prepare_git(cwd: str, ctx: PathContext, env: dict[str, str]) -> dict[str, str]:
-    """Extra environment for one git run in `cwd`: each configured filter driver blanked.
+    """Extra environment for one git run in `cwd`: each configured filter driver blanked,
+    and the index copied into the scratch directory (`env["TMPDIR"]`, GIT_INDEX_FILE).
 
-    Runs the hardened git twice (rev-parse, config); neither runs repository programs.
-    Raises ToolRefusedError when the repository's work tree lies outside the workspace
-    (`core.worktree` or a `.git` file pointing elsewhere).
+    `git diff` rewrites the index's stat cache even with GIT_OPTIONAL_LOCKS=0; on a copy
+    it cannot change the repository. Runs the hardened git twice (rev-parse, config);
+    neither runs repository programs. Raises ToolRefusedError when the repository's work
+    tree lies outside the workspace (`core.worktree` or a `.git` file pointing
+    elsewhere), or when its filter configuration cannot be read (fail closed).
     """
-    top = _git_read(["rev-parse", "--show-toplevel"], cwd, env)
-    if top is not None:
-        top_real = os.path.realpath(top.strip() or cwd)
+    extra: dict[str, str] = {}
+    code, out = _git_read(["rev-parse", "--show-toplevel", "--git-path", "index"], cwd, env)
+    lines = out.splitlines()
+    if code == 0 and len(lines) == 2:
+        top_real = os.path.realpath(os.path.join(cwd, lines[0]))
         if not is_inside(top_real, ctx.root):
             raise ToolRefusedError(f"git: the repository's work tree {top_real} is outside the workspace; "
-                                   f"git is refused here")
-    names = _git_read(["config", "-z", "--name-only", "--get-regexp", r"^filter\."], cwd, env) or ""
+                                   f"git is not allowed here")
+        extra.update(_index_copy(os.path.join(cwd, lines[1]), env["TMPDIR"]))
+    extra.update(_blank_filters(cwd, env))
+    return extra
+
+
+def _index_copy(index: str, scratch: str) -> dict[str, str]:
+    if not os.path.isfile(index):
+        return {}
+    copy = os.path.join(scratch, "git-index")
+    shutil.copyfile(index, copy)
+    return {"GIT_INDEX_FILE": copy}
+
+
+def _blank_filters(cwd: str, env: dict[str, str]) -> dict[str, str]:
+    """GIT_CONFIG_COUNT/KEY/VALUE entries blanking every configured filter driver."""
+    code, names = _git_read(["config", "-z", "--name-only", "--get-regexp", r"^filter\."], cwd, env)
+    if code not in (0, 1):  # 1: no filter configured
+        raise ToolRefusedError("git: reading the repository's filter configuration failed, so its filter "
+                               "programs could not be switched off; git is not allowed here")
     drivers = sorted({n[len("filter."):].rsplit(".", 1)[0] for n in names.split("\0") if n.count(".") >= 2})
     extra: dict[str, str] = {}
     count = 0
@@ -129,16 +153,14 @@ def prepare_git(cwd: str, ctx: PathContext, env: dict[str, str]) -> dict[str, st
     return extra
 
 
-def _git_read(args: list[str], cwd: str, env: dict[str, str]) -> str | None:
-    """stdout of a hardened `git ARGS` in `cwd`, or None when git fails."""
-    cmd = ["git", "--no-pager"]
+def _git_read(args: list[str], cwd: str, env: dict[str, str]) -> tuple[int, str]:
+    """(exit status, stdout) of a hardened `git ARGS` in `cwd`; status -1 if it could not run."""
+    cmd = [shutil.which("git", path=env.get("PATH")) or "git", "--no-pager"]
     for key, value in HARDENING:
         cmd += ["-c", f"{key}={value}"]
     try:
         proc = subprocess.run(cmd + args, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
                               capture_output=True, timeout=10, check=False)
     except (OSError, subprocess.SubprocessError):
-        return None
-    if proc.returncode != 0:
-        return None
-    return proc.stdout.decode("utf-8", errors="replace")
+        return -1, ""
+    return proc.returncode, proc.stdout.decode("utf-8", errors="replace")

@@ -25,6 +25,7 @@ from ctxagent.tools.terminal_awk import check_awk_program
 from ctxagent.tools.terminal_find import check_find
 from ctxagent.tools.terminal_flags import Scan, scan
 from ctxagent.tools.terminal_git import check_git
+from ctxagent.tools.process import SAFE_PATH
 from ctxagent.tools.terminal_paths import PathContext
 from ctxagent.tools.terminal_sed import check_sed_script
 from ctxagent.tools.terminal_specs import PATH, SPECS, Spec
@@ -138,7 +139,7 @@ def _check_operand_count(name: str, spec: Spec, count: int) -> None:
 @lru_cache(maxsize=1)
 def _sed_has_sandbox() -> bool:
     """Whether this sed has GNU's `--sandbox` (refuses e/r/w itself): a second lock."""
-    sed = shutil.which("sed")
+    sed = shutil.which("sed", path=SAFE_PATH)
     if sed is None:
         return False
     try:

@@ -71,13 +71,48 @@ def make_malicious_repo(tmp_path: Path) -> tuple[Path, Path]:
     return ws, markers
 
 
+def _copy(template: Path, dest: Path) -> Path:
+    """Copy a prepared tree, pointing its absolute paths (git config, gpg.sh) at the copy."""
+    shutil.copytree(template, dest, symlinks=True)
+    for name in ("ws/.git/config", "markers/gpg.sh"):
+        path = dest / name
+        if path.exists():
+            path.write_text(path.read_text().replace(str(template), str(dest)))
+    return dest
+
+
+@pytest.fixture(scope="module")
+def malicious_template(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("malicious")
+    make_malicious_repo(root)
+    return root
+
+
+@pytest.fixture(scope="module")
+def repo_template(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("repo")
+    make_repo(root)
+    return root
+
+
+@pytest.fixture
+def malicious(malicious_template, tmp_path) -> tuple[Path, Path]:
+    dest = _copy(malicious_template, tmp_path / "copy")
+    return dest / "ws", dest / "markers"
+
+
+@pytest.fixture
+def repo(repo_template, tmp_path) -> Path:
+    return _copy(repo_template, tmp_path / "copy") / "ws"
+
+
 def fired(markers: Path) -> list[str]:
     return sorted(p.name for p in markers.iterdir() if p.name != "gpg.sh")
 
 
-def test_the_malicious_repository_really_is_malicious(tmp_path):
+def test_the_malicious_repository_really_is_malicious(malicious):
     """Plain git runs the repository's programs (gpg only runs for signed commits)."""
-    ws, markers = make_malicious_repo(tmp_path)
+    ws, markers = malicious
     subprocess.run(["git", "status"], cwd=ws, env=_GIT_ENV, capture_output=True)
     subprocess.run(["git", "diff"], cwd=ws, env=_GIT_ENV, capture_output=True)
     assert {"fsmonitor", "process"} <= set(fired(markers))
@@ -95,20 +130,18 @@ def test_the_malicious_repository_really_is_malicious(tmp_path):
     "git show", "git show HEAD:a.txt", "git blame a.txt", "git grep -n hello",
     "git ls-files", "git log --oneline -- a.txt",
 ])
-def test_repository_config_cannot_run_programs(tmp_path, sandbox, command):
-    ws, markers = make_malicious_repo(tmp_path)
+def test_repository_config_cannot_run_programs(malicious, sandbox, command):
+    ws, markers = malicious
     tool = TerminalTool(workspace=ws, timeout=20, sandbox=sandbox)
     before = snapshot(ws)
     result = tool.execute({"command": command})
     assert result.ok, result.content
     assert fired(markers) == []
-    after = snapshot(ws)
-    assert {k: v for k, v in after.items() if not k.startswith(".git/")} == \
-        {k: v for k, v in before.items() if not k.startswith(".git/")}
+    assert snapshot(ws) == before  # .git included: not even the index's stat cache changes
 
 
-def test_read_subcommands_show_the_repository(tmp_path):
-    ws = make_repo(tmp_path)
+def test_read_subcommands_show_the_repository(repo):
+    ws = repo
     tool = TerminalTool(workspace=ws, timeout=20)
     assert "a.txt" in tool.run({"command": "git status --short"})
     assert "+changed" in tool.run({"command": "git diff"})
@@ -149,8 +182,8 @@ def test_read_subcommands_show_the_repository(tmp_path):
     ("git log -c", "-c"),
     ("git", "subcommand"),
 ])
-def test_git_refusals(tmp_path, command, word):
-    ws = make_repo(tmp_path)
+def test_git_refusals(repo, command, word):
+    ws = repo
     tool = TerminalTool(workspace=ws, timeout=20)
     before = snapshot(ws)
     result = tool.execute({"command": command})
@@ -169,8 +202,16 @@ def test_no_repository_above_the_workspace_is_used(tmp_path):
     assert "not a git repository" in result and "outside commit" not in result
 
 
-def test_a_work_tree_outside_the_workspace_is_refused(tmp_path):
-    ws = make_repo(tmp_path)
-    git(ws, "config", "core.worktree", str(tmp_path))
+def test_a_work_tree_outside_the_workspace_is_refused(repo):
+    ws = repo
+    git(ws, "config", "core.worktree", str(ws.parent))
     result = TerminalTool(workspace=ws, timeout=20).execute({"command": "git status"})
     assert not result.ok and "outside the workspace" in result.content
+
+
+def test_unreadable_filter_configuration_fails_closed(repo):
+    ws = repo
+    with open(ws / ".git" / "config", "a") as f:
+        f.write("[include]\n\tpath = /nonexistent/dir/\n[filter \"x\"\n")  # a syntax error
+    result = TerminalTool(workspace=ws, timeout=20).execute({"command": "git status"})
+    assert not result.ok and "filter configuration" in result.content
