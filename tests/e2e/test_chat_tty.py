@@ -98,3 +98,13 @@ def test_chat_on_a_terminal(fake_server, env, repo: Path) -> None:
     tools = [m["content"] for m in server.requests()[3]["messages"] if m["role"] == "tool"]
     assert "too informal" in tools[-1]
     assert (repo / ".ctxagent" / "chat_history").exists()
+
+
+def test_run_asks_on_the_terminal(fake_server, env, repo: Path) -> None:
+    server = fake_server([tool_calls([("apply_patch", json.dumps({"patch": PATCH}))]), text("patched")])
+    term = Terminal([*ctxagent_exe(), "run", "shorten it", "--repo", str(repo)], {**env, **model_env(server)})
+    term.expect("Apply?")
+    term.send(b"y\r")
+    term.expect("patched")
+    assert term.wait() == 0
+    assert 'return "hi " + name' in (repo / "src" / "app.py").read_text(encoding="utf-8")
