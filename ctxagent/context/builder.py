@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterable
 
 from ctxagent.context import compress, structure
 from ctxagent.context.gather import Gathered, gather
-from ctxagent.context.messages import MessageError, call_ids, history_units, strip_private
+from ctxagent.context.messages import call_ids, history_units, last_user_text, split_current, strip_private
 from ctxagent.context.packet import TYPE_LAYER, ContextConfig, ContextPacket
 from ctxagent.context.select import HISTORY_LAYERS, Candidate, score, select
 from ctxagent.context.tokens import TokenCounter
@@ -107,7 +107,7 @@ class ContextBuilder:
         reason, preview], "final_fit_dropped": [ids]}.
         """
         query = user_query if isinstance(user_query, str) and user_query.strip() else None
-        gathered = self._gather(query or _last_user_text(conversation_history), conversation_history, system_instructions, custom_packets)
+        gathered = self._gather(query or last_user_text(conversation_history), conversation_history, system_instructions, custom_packets)
         run = _Run(self, "messages", query, gathered, tools)
         messages = run.execute()
         self.last_report = run.report
@@ -121,15 +121,6 @@ class ContextBuilder:
         )
 
 
-def _last_user_text(history: Any) -> str:
-    for msg in reversed(list(history or [])):
-        role = msg.get("role") if isinstance(msg, dict) else getattr(msg, "role", None)
-        content = msg.get("content") if isinstance(msg, dict) else getattr(msg, "content", None)
-        if role == "user" and isinstance(content, str):
-            return content
-    return ""
-
-
 class _Run:
     """One build: the split into required parts and candidates, selection, rendering."""
 
@@ -140,7 +131,7 @@ class _Run:
         packets = gathered.packets
         self.instructions = [p.content for p in packets if p.layer == "system"]
         task_extra = [p.content for p in packets if p.layer == "current"]
-        before, self.current, turn = _split_current(gathered.history, query)
+        before, self.current, turn = split_current(gathered.history, query)
         self.task = "\n\n".join([_text_of(self.current), *task_extra])
         self.cands = self._unit_cands(before, turn) + self._packet_cands([p for p in packets if p.layer not in ("system", "current")])
         self.report: dict = {}
@@ -294,15 +285,3 @@ def _text_of(message: dict) -> str:
     if isinstance(content, list):
         return " ".join(p.get("text", "") for p in content if isinstance(p, dict))
     return str(content or "")
-
-
-def _split_current(history: list[dict], query: str | None) -> tuple[list[dict], dict, list[dict]]:
-    """(history before the current request, the current request message, the current turn)."""
-    if query is not None:
-        if history and history[-1].get("role") == "user" and history[-1].get("content") == query:
-            return history[:-1], history[-1], []
-        return history, {"role": "user", "content": query}, []
-    for i in range(len(history) - 1, -1, -1):
-        if history[i].get("role") == "user":
-            return history[:i], history[i], history[i + 1 :]
-    raise MessageError("build_messages needs a user_query or a user message in conversation_history")

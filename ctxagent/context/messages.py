@@ -252,3 +252,31 @@ def _shrink(value: Any, limit: int) -> Any:
             return head + [f"[... {len(value) - items:,} items truncated ...]", _shrink(value[-1], limit)]
         return [_shrink(v, limit) for v in value]
     return value
+
+
+def last_user_text(history: Iterable[Any] | None) -> str:
+    """Text of the last user message of `history` (dicts or Message objects); "" if none."""
+    for msg in reversed(list(history or [])):
+        role = msg.get("role") if isinstance(msg, dict) else getattr(msg, "role", None)
+        content = msg.get("content") if isinstance(msg, dict) else getattr(msg, "content", None)
+        if role == "user" and isinstance(content, str):
+            return content
+    return ""
+
+
+def split_current(history: list[dict], query: str | None) -> tuple[list[dict], dict, list[dict]]:
+    """(history before the current request, the current request message, the current turn).
+
+    With `query`: the request is `query` (the history's last message when that is the
+    same user text, so it is not sent twice) and there is no current turn. Without:
+    the last user message is the request and what follows it is the current turn.
+    Raises MessageError if there is neither.
+    """
+    if query is not None:
+        if history and history[-1].get("role") == "user" and history[-1].get("content") == query:
+            return history[:-1], history[-1], []
+        return history, {"role": "user", "content": query}, []
+    for i in range(len(history) - 1, -1, -1):
+        if history[i].get("role") == "user":
+            return history[:i], history[i], history[i + 1 :]
+    raise MessageError("build_messages needs a user_query or a user message in conversation_history")

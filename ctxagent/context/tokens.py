@@ -48,10 +48,11 @@ CALIBRATION_ALPHA = 0.3  # weight of the newest observation in the EMA
 # Chinese prose (benchmarks/data/zh.txt, 977 chars, 1,011 tokens) and Python code (four
 # stdlib modules + ctxagent's own source, ~790k chars), in 300/100/600-char chunks.
 # Fitted: alnum 0.223, punct 0.609, space 0.084, CJK 1.049 tokens per character. The
-# constants below round those up, so whole-sample errors are +10.9% (English), +4.9%
-# (Chinese), +5.8% (code): the estimate errs towards overcounting, the safe side of a
-# budget. Re-run `python benchmarks/token_accuracy.py` to reproduce (docs/benchmarks.md).
-# DeepSeek/Qwen tokenizers spend fewer tokens on Chinese (~0.6-0.7 per character);
+# constants below round those up, so the estimate errs towards overcounting, the safe
+# side of a budget: `python benchmarks/token_accuracy.py` measures +11.0% on the English
+# sample, +4.9% on the Chinese one and +10.0% on the stdlib code (docs/benchmarks.md).
+# DeepSeek/Qwen tokenizers spend fewer tokens on Chinese (DeepSeek documents ~0.6 per
+# character, ~0.3 per English character);
 # `TokenCounter.observe` corrects for that from the server's reported usage.
 PER_ALNUM = 0.24  # ASCII letters and digits: ~4 characters a token in English words
 PER_PUNCT = 0.62  # ASCII punctuation: operators and brackets often stand alone in code
