@@ -62,6 +62,7 @@ class RichRenderer:
         self._status: Status | None = None
         self._midline = False
         self._in_reasoning = False
+        self.session_id = ""
 
     def __call__(self, event: Event) -> None:
         handler = getattr(self, f"_on_{event.type}", None)
@@ -90,6 +91,7 @@ class RichRenderer:
             self._midline = False
 
     def _on_turn_start(self, event: TurnStart) -> None:
+        self.session_id = event.session_id
         self._spinner()
 
     def _on_text_delta(self, event: TextDelta) -> None:
@@ -135,7 +137,8 @@ class RichRenderer:
         self._newline()
         if event.reason not in ("finished", "error"):
             self.console.print(f"[yellow]{escape(event.reason)}:[/] {escape(event.message)}", soft_wrap=True)
-        self.console.print(Text(usage_line(event), style="dim"))
+        self.console.print(Text(usage_line(event) + (f" · session {self.session_id}" if self.session_id else ""),
+                                style="dim"))
 
 
 def usage_line(event: TurnEnd) -> str:

@@ -38,7 +38,7 @@ def test_a_turn_renders_text_tool_lines_and_usage() -> None:
                  TurnEnd(reason="max_steps", message="stopped after 3", steps=3, tokens=1234, elapsed_s=2.0))
     assert "Looking.\n▸ terminal  ls" in out
     assert "✓ a  (+2 lines)" in out and "✗ refused: rm" in out
-    assert "max_steps: stopped after 3" in out and "steps 3 · 1,234 tokens · 2.0 s" in out
+    assert "max_steps: stopped after 3" in out and "steps 3 · 1,234 tokens · 2.0 s · session s" in out
 
 
 def test_approval_diff_is_shown_and_errors_escaped() -> None:
