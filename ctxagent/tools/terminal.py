@@ -153,14 +153,17 @@ class TerminalTool(Tool):
 
 
 def format_result(result: RunResult) -> str:
-    """stdout, then `[stderr]` and its text, then `[exit status N]` when not 0."""
-    parts = [result.stdout.rstrip("\n")] if result.stdout else []
+    """stdout, then `[stderr]` and its text, then `[exit status N]` when not 0;
+    `(no output)` stands in when the command printed nothing."""
+    parts = [result.stdout.rstrip("\n")] if result.stdout.strip() else []
     if result.stderr.strip():
         parts.append("[stderr]\n" + result.stderr.rstrip("\n"))
+    if not parts:
+        parts.append("(no output)")
     status = _status_line(result.returncodes)
     if status and not result.timed_out:
         parts.append(status)
-    return "\n".join(parts) if parts else "(no output)"
+    return "\n".join(parts)
 
 
 def _status_line(codes: list[int | None]) -> str:

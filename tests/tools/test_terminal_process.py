@@ -72,7 +72,7 @@ def test_environment_is_built_from_an_allow_list(tmp_path, monkeypatch):
 def test_stdin_is_dev_null_and_exit_status_is_reported(tmp_path):
     tool = TerminalTool(workspace=make_workspace(tmp_path), timeout=10)
     assert tool.run({"command": "cat"}) == "(no output)"
-    assert tool.run({"command": "grep nomatch a.txt"}) == "[exit status 1]"
+    assert tool.run({"command": "grep nomatch a.txt"}) == "(no output)\n[exit status 1]"
     text = tool.run({"command": "cat missing.txt | sort"})
     assert "[stderr]\ncat: missing.txt: No such file or directory" in text
     assert "[stage 1: exit status 1]" in text
