@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxagent.errors import StorageError
+from ctxagent.notes.cache import NoteCache
 from ctxagent.notes.files import note_path, read_note, scan
 from ctxagent.notes.model import Note
 from ctxagent.storage import atomic_write_text, read_json_with_fallback, write_json_with_backup
@@ -64,11 +65,11 @@ def save(folder: Path, entries: Entries, *, backup: bool) -> None:
         atomic_write_text(path, json.dumps(value, ensure_ascii=False, indent=2) + "\n")
 
 
-def sync(folder: Path, entries: Entries | None, cache: dict[str, tuple[int, int, Note]]) -> tuple[Entries, bool]:
+def sync(folder: Path, entries: Entries | None, cache: NoteCache) -> tuple[Entries, bool]:
     """Bring `entries` in line with the files in `folder`.
 
-    Returns (entries, changed). Changed or new files are parsed (and put in `cache`
-    as {id: (mtime_ns, size, note)}); entries of removed files are dropped; a file that
+    Returns (entries, changed). Changed or new files are parsed (and put in `cache`);
+    entries of removed files are dropped; a file that
     no longer parses is left out with a warning (the file itself is never touched).
     `entries` None means the index was missing or unusable: it is rebuilt, with a
     warning when there were note files to rebuild it from.
@@ -89,7 +90,7 @@ def sync(folder: Path, entries: Entries | None, cache: dict[str, tuple[int, int,
         if note is None:
             entries.pop(note_id, None)
             continue
-        cache[note_id] = (stat.st_mtime_ns, stat.st_size, note)
+        cache.put(str(note_path(folder, note_id)), stat.st_mtime_ns, stat.st_size, note)
         entries[note_id] = entry_for(note, stat)
     for note_id in [i for i in entries if i not in on_disk]:
         del entries[note_id]

@@ -13,13 +13,13 @@ from __future__ import annotations
 import os
 from collections import Counter
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from filelock import FileLock
 
-from ctxagent.context.scoring import BM25Index
 from ctxagent.errors import NotFoundError, StorageError, ToolInputError, ToolRefusedError
 from ctxagent.notes import index
+from ctxagent.notes.cache import SHARED, NoteCache
 from ctxagent.notes.files import note_path, read_note, sweep_stale_temp_files, write_note
 from ctxagent.notes.model import (
     Note,
@@ -47,13 +47,14 @@ class NoteStore:
     note as `<id>.md.bak`.
     """
 
-    def __init__(self, folder: str | Path, *, max_notes: int = 1000, auto_backup: bool = True) -> None:
+    def __init__(self, folder: str | Path, *, max_notes: int = 1000, auto_backup: bool = True,
+                 cache: NoteCache = SHARED) -> None:
         if max_notes < 1:
             raise ToolInputError(f"max_notes must be at least 1, got {max_notes}")
         self.folder = Path(os.path.abspath(folder))
         self.max_notes = max_notes
         self.auto_backup = auto_backup
-        self._cache: dict[str, tuple[int, int, Note]] = {}
+        self._cache = cache
         self._lock: FileLock | None = None
 
     # -- reading ---------------------------------------------------------------
@@ -71,12 +72,19 @@ class NoteStore:
 
     def all(self) -> list[Note]:
         """Every note, most recently updated first."""
+        return sort_recent([note for note, _ in self._snapshot()])
+
+    def _snapshot(self) -> list[tuple[Note, tuple[str, int, int]]]:
+        """(note, (path, mtime_ns, size)) for every note, under the lock."""
         if not self.folder.is_dir():
             return []
         with self._locked():
             entries = self._entries()
-            notes = [self._note(i, e, note_path(self.folder, i)) for i, e in entries.items()]
-        return sort_recent(notes)
+            out = []
+            for note_id, entry in entries.items():
+                path = self.folder / f"{note_id}.md"  # ids in entries come from scan: checked
+                out.append((self._note(note_id, entry, path), (str(path), entry["mtime_ns"], entry["size"])))
+        return out
 
     def list(self, *, note_type: str | None = None, tags: Iterable[str] | None = None,
              limit: int = DEFAULT_LIST_LIMIT) -> list[Note]:
@@ -92,9 +100,11 @@ class NoteStore:
         """
         if not isinstance(query, str) or not query.strip():
             raise ToolInputError("search needs a non-empty query")
-        notes = filter_notes(self.all(), note_type, tags)
-        docs = [f"{n.title}\n{n.title}\n{' '.join(n.tags)}\n{n.content}" for n in notes]
-        scores = BM25Index(docs).scores(query)
+        keep = note_matcher(note_type, tags)
+        newest_first = sorted(self._snapshot(), key=lambda pair: _recency_key(pair[0]), reverse=True)
+        snapshot = [(n, stamp) for n, stamp in newest_first if keep(n)]
+        notes = [n for n, _ in snapshot]
+        scores = self._cache.index(snapshot).scores(query)
         ranked = [(n, s) for n, s in zip(notes, scores) if s > 0]
         ranked.sort(key=lambda pair: -pair[1])  # stable: recency order breaks ties
         return ranked[: max(0, limit)]
@@ -166,7 +176,7 @@ class NoteStore:
             self._backup(path)
             path.unlink(missing_ok=True)
             del entries[note_id]
-            self._cache.pop(note_id, None)
+            self._cache.drop(str(path))
             index.save(self.folder, entries, backup=self.auto_backup)
         return note
 
@@ -185,12 +195,12 @@ class NoteStore:
         return entries
 
     def _note(self, note_id: str, entry: dict[str, Any], path: Path) -> Note:
-        cached = self._cache.get(note_id)
-        if cached and cached[0] == entry["mtime_ns"] and cached[1] == entry["size"]:
-            return _copy(cached[2])
+        cached = self._cache.get(str(path), entry["mtime_ns"], entry["size"])
+        if cached is not None:
+            return cached
         note = read_note(path, note_id)
-        self._cache[note_id] = (entry["mtime_ns"], entry["size"], note)
-        return _copy(note)
+        self._cache.put(str(path), entry["mtime_ns"], entry["size"], note)
+        return note
 
     def _write(self, note: Note, entries: index.Entries) -> None:
         sweep_stale_temp_files(self.folder)
@@ -198,8 +208,9 @@ class NoteStore:
             # index first: a crash before the index is saved then leaves a stale index
             # (caught up silently), never a missing one (which warns)
             index.save(self.folder, entries, backup=self.auto_backup)
-        stat = write_note(note_path(self.folder, note.id), note)
-        self._cache[note.id] = (stat.st_mtime_ns, stat.st_size, _copy(note))
+        path = note_path(self.folder, note.id)
+        stat = write_note(path, note)
+        self._cache.put(str(path), stat.st_mtime_ns, stat.st_size, note)
         entries[note.id] = index.entry_for(note, stat)
         index.save(self.folder, entries, backup=self.auto_backup)
 
@@ -232,17 +243,17 @@ def _apply(note: Note, title: Any, content: Any, note_type: Any, tags: Any) -> N
         note.tags = normalise_tags(tags)
 
 
-def _copy(note: Note) -> Note:
-    return Note(**{**note.__dict__, "tags": list(note.tags)})
+def _recency_key(note: Note) -> tuple[float, str]:
+    return (iso_to_epoch(note.updated_at), note.id)
 
 
 def sort_recent(notes: list[Note]) -> list[Note]:
     """Most recently updated first (by parsed time, then id for a stable order)."""
-    return sorted(notes, key=lambda n: (iso_to_epoch(n.updated_at), n.id), reverse=True)
+    return sorted(notes, key=_recency_key, reverse=True)
 
 
-def filter_notes(notes: list[Note], note_type: str | None, tags: Iterable[str] | None) -> list[Note]:
-    """Notes of `note_type` (any if None) carrying at least one of `tags` (any if empty).
+def note_matcher(note_type: str | None, tags: Iterable[str] | None) -> Callable[[Note], bool]:
+    """A test for notes of `note_type` (any if None) carrying at least one of `tags` (any if empty).
 
     Raises ToolInputError for an unknown type (so a typo is not an empty answer).
     """
@@ -251,5 +262,10 @@ def filter_notes(notes: list[Note], note_type: str | None, tags: Iterable[str] |
     if tags is not None and not isinstance(tags, (str, list, tuple)):
         tags = list(tags)
     wanted = set(normalise_tags(tags))
-    return [n for n in notes
-            if (note_type is None or n.type == note_type) and (not wanted or wanted & set(n.tags))]
+    return lambda n: (note_type is None or n.type == note_type) and (not wanted or bool(wanted & set(n.tags)))
+
+
+def filter_notes(notes: list[Note], note_type: str | None, tags: Iterable[str] | None) -> list[Note]:
+    """The notes passing `note_matcher(note_type, tags)`, order kept."""
+    keep = note_matcher(note_type, tags)
+    return [n for n in notes if keep(n)]
