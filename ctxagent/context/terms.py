@@ -33,14 +33,14 @@ STOP_WORDS = frozenset(
     import""".split()
 )
 
-_SUFFIXES = ("ations", "ation", "ings", "ing", "edly", "ed", "ies", "es", "s", "ly")
+_SUFFIXES = ("ations", "ation", "ings", "ing", "edly", "ied", "ed", "ies", "es", "s", "ly")
 
 
 @lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """Light suffix stripping for lowercase ASCII words (not a full Porter stemmer).
 
-    Keeps at least 3 characters of stem; `ies` -> `y`; doubled final consonants from
+    Keeps at least 3 characters of stem; `ies`/`ied` -> `y`; doubled final consonants from
     `-ed`/`-ing` are undoubled (`stopped` -> `stop`).
     """
     if len(word) <= 3 or not word.isascii() or not word.isalpha():
@@ -48,7 +48,7 @@ def stem(word: str) -> str:
     for suffix in _SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             base = word[: -len(suffix)]
-            if suffix == "ies":
+            if suffix in ("ies", "ied"):  # retries, retried -> retry
                 return base + "y"
             if suffix == "s" and base.endswith("s"):
                 return word  # "class", "process": not a plural
