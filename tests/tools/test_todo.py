@@ -247,7 +247,7 @@ def test_concurrent_threads_lose_no_item(tmp_path: Path) -> None:
 
 def _process_writer(path: str, n: int) -> None:
     tool = TodoTool(path)
-    for i in range(10):
+    for i in range(6):
         item = tool.run({"action": "add", "content": f"{n}-{i}"})
         try:
             tool.run({"action": "update", "id": item["id"], "status": "in_progress"})
@@ -259,14 +259,14 @@ def _process_writer(path: str, n: int) -> None:
 def test_concurrent_processes_keep_one_in_progress_and_lose_nothing(tmp_path: Path) -> None:
     path = tmp_path / "todos.json"
     ctx = multiprocessing.get_context("fork")
-    procs = [ctx.Process(target=_process_writer, args=(str(path), n)) for n in range(4)]
+    procs = [ctx.Process(target=_process_writer, args=(str(path), n)) for n in range(3)]
     for p in procs:
         p.start()
     for p in procs:
         p.join(60)
-    assert [p.exitcode for p in procs] == [0] * 4
+    assert [p.exitcode for p in procs] == [0] * 3
     items = TodoTool(path).run({"action": "list"})
-    assert len(items) == 40 and len({i["id"] for i in items}) == 40
+    assert len(items) == 18 and len({i["id"] for i in items}) == 18
     assert sum(1 for i in items if i["status"] == "in_progress") <= 1
 
 
