@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ctxagent.fetch.budget import count_tokens, fit_items
-from ctxagent.fetch.render import tests_section, failed_line, memory_line, note_line
+from ctxagent.fetch.render import render_tests_section, failed_line, memory_line, note_line
 
 
 def fit_notes(rows: list[dict[str, Any]], budget: int) -> list[dict[str, Any]]:
@@ -44,7 +44,7 @@ def fit_tests(tests: dict[str, Any], budget: int) -> dict[str, Any]:
 
 
 def _skeleton_tokens(last: dict[str, Any], reports: list[dict[str, Any]]) -> int:
-    return count_tokens(tests_section({"last_failed": {**last, "tests": []},
+    return count_tokens(render_tests_section({"last_failed": {**last, "tests": []},
                                        "junit": [{**r, "failed": []} for r in reports]}))
 
 

@@ -53,7 +53,7 @@ def render_result(data: dict[str, Any], info: dict[str, Any] | None = None) -> s
     if "memory" in sources:
         out.append(_list_section("memory", [memory_line(r) for r in sources["memory"]]))
     if "tests" in sources:
-        out.append(tests_section(sources["tests"]))
+        out.append(render_tests_section(sources["tests"]))
     for name, reason in data.get("unavailable", {}).items():
         out.append(f"[{name}] unavailable: {reason}\n")
     return "".join(out).rstrip("\n")
@@ -71,7 +71,7 @@ def _list_section(name: str, lines: list[str]) -> str:
     return f"[{name}] " + (f"{len(lines)}\n" + "".join(lines) if lines else "no matches\n")
 
 
-def tests_section(tests: dict[str, Any]) -> str:
+def render_tests_section(tests: dict[str, Any]) -> str:
     last = tests.get("last_failed", {})
     out = [f"[tests] last failed: {last.get('total', len(last.get('tests', [])))}"
            + (f" ({last['error']})" if last.get("error") else "") + "\n"]

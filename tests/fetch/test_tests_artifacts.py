@@ -1,0 +1,112 @@
+"""Test artifacts: pytest's lastfailed cache (made by a real pytest run) and JUnit XML."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ctxagent.fetch.fit import fit_tests
+from ctxagent.fetch.render import render_tests_section
+from ctxagent.fetch.budget import count_tokens
+from ctxagent.fetch.tests_artifacts import collect, find_reports, last_failed, parse_junit
+
+JUNIT = """<?xml version="1.0" encoding="utf-8"?>
+<testsuites><testsuite name="pytest" tests="4" failures="1" errors="1" skipped="1">
+  <testcase classname="tests.test_io" name="test_read" time="0.01"/>
+  <testcase classname="tests.test_io" name="test_write"><failure message="assert 1 == 2">E   assert 1 == 2
+tests/test_io.py:9: AssertionError</failure></testcase>
+  <testcase classname="tests.test_net" name="test_fetch"><error message="fixture 'server' not found"/></testcase>
+  <testcase classname="tests.test_net" name="test_slow"><skipped message="slow"/></testcase>
+</testsuite></testsuites>
+"""
+
+
+@pytest.fixture(scope="module")
+def pytest_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny project on which real pytest ran once: one pass, two failures."""
+    root = tmp_path_factory.mktemp("proj")
+    (root / "test_sample.py").write_text(
+        "def test_ok():\n    assert True\n\n"
+        "def test_bad_sum():\n    assert 1 + 1 == 3\n\n"
+        "def test_bad_name():\n    assert 'a' == 'b'\n", encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COV_"))}
+    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:xdist", "-p", "no:randomly",
+                    "--junitxml=reports/junit.xml", "test_sample.py"],
+                   cwd=root, env=env, capture_output=True, timeout=120, check=False)
+    return root
+
+
+def test_last_failed_from_a_real_pytest_run(pytest_project: Path) -> None:
+    found = last_failed(pytest_project)
+    assert found["tests"] == ["test_sample.py::test_bad_name", "test_sample.py::test_bad_sum"]
+    assert "error" not in found
+
+
+def test_junit_from_a_real_pytest_run(pytest_project: Path) -> None:
+    reports = collect(pytest_project)["junit"]
+    assert [r["path"] for r in reports] == ["reports/junit.xml"]
+    report = reports[0]
+    assert (report["tests"], report["failures"], report["errors"]) == (3, 2, 0)
+    names = sorted(f["name"] for f in report["failed"])
+    assert names == ["test_sample::test_bad_name", "test_sample::test_bad_sum"]
+    assert any("assert" in f["message"] for f in report["failed"])
+
+
+def test_junit_counts_failures_errors_and_skips(tmp_path: Path) -> None:
+    (tmp_path / "test-results").mkdir()
+    (tmp_path / "test-results" / "TEST-io.xml").write_text(JUNIT, encoding="utf-8")
+    report = parse_junit(tmp_path / "test-results" / "TEST-io.xml", tmp_path)
+    assert (report["tests"], report["failures"], report["errors"], report["skipped"]) == (4, 1, 1, 1)
+    assert report["failed"][0] == {"name": "tests.test_io::test_write", "kind": "failure",
+                                   "message": "assert 1 == 2",
+                                   "detail": "E   assert 1 == 2\ntests/test_io.py:9: AssertionError"}
+    assert report["failed"][1]["kind"] == "error"
+
+
+@pytest.mark.parametrize("text,error", [
+    ("<testsuites><testcase", "unreadable"),
+    ("<html><body/></html>", "not a JUnit report"),
+    ("", "unreadable"),
+])
+def test_bad_reports_are_reported_not_raised(tmp_path: Path, text: str, error: str) -> None:
+    (tmp_path / "junit.xml").write_text(text, encoding="utf-8")
+    assert [p.name for p in find_reports(tmp_path)] == ["junit.xml"]
+    assert error in parse_junit(tmp_path / "junit.xml", tmp_path)["error"]
+
+
+def test_entity_expansion_bomb_is_refused(tmp_path: Path) -> None:
+    bomb = ('<?xml version="1.0"?><!DOCTYPE l [<!ENTITY a "aaaaaaaaaa">'
+            + "".join(f'<!ENTITY {c} "{("&" + p + ";") * 10}">' for p, c in zip("abcdefgh", "bcdefghi"))
+            + ']><testsuite><testcase name="x"><failure message="&i;"/></testcase></testsuite>')
+    (tmp_path / "junit.xml").write_text(bomb, encoding="utf-8")
+    assert "error" in parse_junit(tmp_path / "junit.xml", tmp_path)
+
+
+@pytest.mark.parametrize("content,error", [("{not json", True), ("[1, 2]", True), ('{"t.py::a": true, "t.py::b": false}', False)])
+def test_lastfailed_variants(tmp_path: Path, content: str, error: bool) -> None:
+    path = tmp_path / ".pytest_cache" / "v" / "cache" / "lastfailed"
+    path.parent.mkdir(parents=True)
+    path.write_text(content, encoding="utf-8")
+    found = last_failed(tmp_path)
+    assert ("error" in found) is error
+    assert found["tests"] == ([] if error else ["t.py::a"])
+
+
+def test_no_artifacts_is_empty_not_an_error(tmp_path: Path) -> None:
+    assert collect(tmp_path) == {"last_failed": {"path": ".pytest_cache/v/cache/lastfailed", "tests": []},
+                                 "junit": []}
+
+
+def test_tests_source_fits_its_budget(tmp_path: Path) -> None:
+    path = tmp_path / ".pytest_cache" / "v" / "cache" / "lastfailed"
+    path.parent.mkdir(parents=True)
+    path.write_text("{" + ", ".join(f'"tests/test_m.py::test_case_number_{i}": true' for i in range(60)) + "}")
+    (tmp_path / "junit.xml").write_text(JUNIT.replace("assert 1 == 2", "assert 1 == 2 " + "x" * 900))
+    for budget in (60, 150, 400):
+        fitted = fit_tests(collect(tmp_path), budget)
+        assert count_tokens(render_tests_section(fitted)) <= budget
+        assert fitted["last_failed"]["total"] == 60
