@@ -27,8 +27,9 @@ DEFAULT_N_CTX = 8192
 """Tokens of context the server allocates and the loop budgets for: SmolLM2-135M's trained
 context (GGUF `llama.context_length` = 8192); Gemma 3 270M allows 32768 but prompt
 processing runs at about 150-250 tokens/s on 2 cores, so more would only be slower."""
-MAX_OUTPUT_TOKENS = 512
-"""Completion tokens per call: a tool call or a short answer; more is a runaway."""
+MAX_OUTPUT_TOKENS = 256
+"""Completion tokens per call: a tool call or a short answer (about 190 words). More is
+mostly a runaway, and costs up to a second a token under the grammar on a loaded 2-core CPU."""
 INSTALL_HINT = 'pip install "ctxagent[local]"  (from a clone: pip install -e ".[local]")'
 
 
@@ -165,7 +166,7 @@ def local_model_settings(base_url: str, *, model: str = "smollm2-135m-instruct",
                          n_ctx: int = DEFAULT_N_CTX) -> ModelSettings:
     """ModelSettings for the offline server at `base_url` (ending in /v1).
 
-    context_window = n_ctx (what the server allocated), max_output_tokens = 512,
+    context_window = n_ctx (what the server allocated), max_output_tokens = 256,
     timeout_s = 300 (a first 8k-token prompt takes about a minute on 2 cores),
     max_retries = 1 (a local failure does not heal by waiting), empty_content = "empty":
     llama-cpp-python's server rejects an assistant message whose content is null (its

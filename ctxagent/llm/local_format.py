@@ -103,7 +103,8 @@ def _to_turns(messages: list[dict], tools: list[dict]) -> list[tuple[str, str]]:
 
 
 def _add_tool_instructions(turns: list[tuple[str, str]], tools: list[dict]) -> None:
-    block = render_template("local_tools.md", tools=[_tool_view(t) for t in tools])
+    views = [_tool_view(t) for t in tools]
+    block = render_template("local_tools.md", tools=views, names=[v["name"] for v in views])
     if turns and turns[0][0] == "system":
         turns[0] = ("system", turns[0][1].rstrip() + "\n\n" + block)
     else:
@@ -169,8 +170,23 @@ def _text(content: Any) -> str:
 
 def _tool_view(tool: dict) -> dict[str, str]:
     fn = tool.get("function", tool)
-    desc = " ".join((fn.get("description") or "").split())
-    return {"name": fn["name"], "description": desc, "arguments": describe_parameters(fn.get("parameters") or {})}
+    return {"name": fn["name"], "description": first_sentence(fn.get("description") or ""),
+            "arguments": describe_parameters(fn.get("parameters") or {})}
+
+
+def first_sentence(text: str, max_chars: int = 300) -> str:
+    """The first sentence of `text` on one line, at most `max_chars` characters.
+
+    A small model's prompt is short on room and attention: the system prompt already
+    explains each tool; the list only has to say what each one is for.
+    """
+    flat = " ".join(text.split())
+    for end in (". ", ".\n"):
+        cut = flat.find(end)
+        if cut != -1:
+            flat = flat[: cut + 1]
+            break
+    return flat if len(flat) <= max_chars else flat[: max_chars - 3].rstrip() + "..."
 
 
 def describe_parameters(schema: dict) -> str:
