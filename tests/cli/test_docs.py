@@ -13,7 +13,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-import click
+from click.testing import CliRunner
 from pydantic import BaseModel
 
 from ctxagent.cli.main import cli, register_commands
@@ -27,10 +27,9 @@ SECTIONS = {"model": ModelSettings, "agent": AgentSettings, "tools": ToolSetting
 
 def help_text(name: str) -> str:
     """`ctxagent NAME --help` at 80 columns, as a fenced block."""
-    register_commands()
-    command = cli.commands[name]
-    ctx = click.Context(command, info_name=f"ctxagent {name}", terminal_width=80, max_content_width=80)
-    return f"```text\n{command.get_help(ctx)}\n```\n"
+    result = CliRunner().invoke(register_commands(cli), [name, "--help"], prog_name="ctxagent",
+                                terminal_width=80, max_content_width=80)
+    return f"```text\n{result.output.rstrip()}\n```\n"
 
 
 def field_docs(model: type[BaseModel]) -> dict[str, str]:

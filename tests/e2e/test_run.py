@@ -53,10 +53,9 @@ def test_whole_task_with_yes(ctxagent, fake_server, repo: Path) -> None:
     assert API_KEY not in proc.stdout + proc.stderr
 
 
-@pytest.mark.parametrize("answer", ["y\n", "a\n"])
-def test_approval_given_on_stdin(ctxagent, fake_server, repo: Path, answer: str) -> None:
+def test_approval_given_on_stdin(ctxagent, fake_server, repo: Path) -> None:
     server = fake_server(task_script())
-    proc = ctxagent("run", "Make the greeting friendlier.", "--repo", str(repo), input=answer,
+    proc = ctxagent("run", "Make the greeting friendlier.", "--repo", str(repo), input="y\n",
                     extra_env=model_env(server))
     assert proc.returncode == 0, proc.stderr
     assert (repo / "src" / "app.py").read_text(encoding="utf-8") == NEW_APP_PY
