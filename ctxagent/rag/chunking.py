@@ -5,7 +5,8 @@ project's calibrated estimate: ~4 English characters or ~1 Chinese character a t
 
 - Markdown: blocks are paragraphs (blank-line separated) and headings; a heading starts
   a new block; fenced code (``` or ~~~) is never split on blank lines nor read as
-  headings. Each chunk records the heading path it starts under ("Setup > Linux").
+  headings. Each chunk records the heading path of its largest block ("Setup > Linux"),
+  the section most of its text comes from.
 - Plain text and PDF pages: blocks are paragraphs.
 - Code: blocks are single lines (so chunks end on line boundaries).
 
@@ -74,7 +75,8 @@ def chunk_document(doc: Extracted, size: int = DEFAULT_SIZE, overlap: int = DEFA
         blocks = {"markdown": markdown_blocks, "code": line_blocks}.get(doc.kind, paragraph_blocks)(lines)
         for part in pack(blocks, size, overlap):
             chunks.append(Chunk(len(chunks), _content(part, lines), part[0].start, part[-1].end,
-                                segment.page, part[0].heading, sum(b.tokens for b in part)))
+                                segment.page, max(part, key=lambda b: b.tokens).heading,
+                                sum(b.tokens for b in part)))
     return chunks
 
 

@@ -116,7 +116,7 @@ class RAGTool(TextbookExecute, Tool):
 
     def _store(self, doc: Extracted, key: str, source: str, p: RAGParams) -> ToolResult:
         size = self.chunk_size if p.chunk_size is None else p.chunk_size
-        overlap = self.chunk_overlap if p.chunk_overlap is None else min(p.chunk_overlap, max(0, size - 1))
+        overlap = min(self.chunk_overlap, size // 4) if p.chunk_overlap is None else p.chunk_overlap
         chunks = chunk_document(doc, size, overlap)
         content_hash = hashlib.sha256(f"{doc.digest()}|{size}|{overlap}".encode()).hexdigest()
         data = self.kb.put(key, source=source, title=doc.title, kind=doc.kind, content_hash=content_hash,
