@@ -232,3 +232,19 @@ def test_real_context_assembler_drives_the_loop(make_agent) -> None:
     agent.assembler = ContextAssembler(agent.settings.model, snapshots=False, load_state=None)
     assert agent.run_turn("say hi").answer == "done"
     assert pairing_errors(server.requests[-1]["messages"]) == []
+
+
+def test_C06_reasoning_streams_apart_and_is_kept_on_the_message(make_agent) -> None:
+    agent, _, events = make_agent([text("the answer", reasoning="thinking hard")])
+    end = agent.run_turn("x")
+    assert end.answer == "the answer"
+    assert "".join(e.text for e in events if e.type == "reasoning_delta") == "thinking hard"
+    assert "thinking" not in "".join(e.text for e in events if e.type == "text_delta")
+    assert agent.session.history[-1]["reasoning_content"] == "thinking hard"
+
+
+def test_C07_tool_calls_with_empty_string_content_still_run(make_agent) -> None:
+    echo = EchoTool()
+    agent, server, _ = make_agent([tool_calls([("echo", '{"text": "a"}')], empty_content=""), text("ok")], tools=[echo])
+    assert agent.run_turn("x").answer == "ok" and echo.calls == [{"text": "a"}]
+    assert server.requests[1]["messages"][2]["tool_calls"][0]["function"]["name"] == "echo"
