@@ -117,9 +117,9 @@ def llm_summarize() -> Iterator[tuple[Callable[[list[dict]], str], str]]:
     with contextlib.ExitStack() as stack:
         model = settings.model
         if model.provider == LOCAL_PROVIDER:
-            from ctxagent.llm.local import LocalServer, local_model_settings
+            from ctxagent.llm.local import LocalServer
 
-            model = local_model_settings(stack.enter_context(LocalServer(settings)))
+            model = stack.enter_context(LocalServer()).settings()
         client = LLMClient(model)
         stack.callback(client.close)
         yield llm_summarizer(client), model.model
