@@ -9,7 +9,8 @@ same files (ripgrep gets it as flags in `ctxagent.fetch.files`):
   agree exactly; the excluded folders cover what .gitignore files usually list;
 - symbolic links are not followed (ripgrep's default), so nothing outside the
   workspace is ever read;
-- files over `MAX_FILE_BYTES` are skipped (ripgrep `--max-filesize`).
+- files over `MAX_FILE_BYTES` are skipped (ripgrep `--max-filesize`);
+- at most `MAX_FILES` files are listed (the Python scan and the index stop there).
 Binary files are detected when read (a NUL byte in the first 8 KiB, as ripgrep does).
 """
 
@@ -23,6 +24,8 @@ from functools import lru_cache
 from pathlib import Path
 
 MAX_FILE_BYTES = 1_000_000
+#: Files listed at most (in sorted walk order): bounds the first index build of a huge tree.
+MAX_FILES = 20_000
 EXCLUDED_DIRS = ("node_modules", "__pycache__", "venv", "env", "site-packages", "dist", "build",
                  "target", "htmlcov")
 BINARY_PROBE_BYTES = 8192
@@ -60,7 +63,7 @@ def _scan(folder: str, prefix: str, glob: str | None, out: list[FileEntry]) -> N
     except OSError:
         return
     for item in items:
-        if item.name.startswith("."):
+        if item.name.startswith(".") or len(out) >= MAX_FILES:
             continue
         rel = prefix + item.name
         try:
