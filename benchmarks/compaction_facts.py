@@ -24,6 +24,7 @@ import argparse
 import contextlib
 import json
 import time
+from itertools import chain
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -53,7 +54,7 @@ def surviving(messages: list[dict], facts: list[dict], users_seen: int) -> tuple
     return len(stated) - len(missing), len(stated), missing
 
 
-def replay(messages, facts, window, output, summarize) -> list[dict]:
+def replay(messages, facts, window, output, summarize) -> Iterator[dict]:
     model = ModelSettings(model="gpt-4o-mini", context_window=window, max_output_tokens=output)
     assembler = ContextAssembler(model, counter=COUNTER, summarize=summarize, snapshots=False, load_state=None)
     rows, history, users = [], [SYSTEM], 0
@@ -64,12 +65,12 @@ def replay(messages, facts, window, output, summarize) -> list[dict]:
             elapsed = (time.perf_counter() - start) * 1000
             record = request.report["compaction"]
             if record:
-                rows.append(_row(f"replay #{len(rows) + 1}", record, request.messages, facts, users, elapsed))
+                rows.append(record)
+                yield _row(f"replay #{len(rows)}", record, request.messages, facts, users, elapsed)
         users += message["role"] == "user"
         history.append(message)
     request = assembler.assemble(history, [], {"turn": users})
-    rows.append(_row("replay, final request", None, request.messages, facts, users, None))
-    return rows
+    yield _row("replay, final request", None, request.messages, facts, users, None)
 
 
 def _row(name, record, messages, facts, users, ms) -> dict:
@@ -80,19 +81,18 @@ def _row(name, record, messages, facts, users, ms) -> dict:
             "ms": f"{ms:.0f}" if ms is not None else "-"}
 
 
-def direct(messages, facts, limit, summarize) -> list[dict]:
+def direct(messages, facts, limit, summarize) -> Iterator[dict]:
     measure = lambda convo: COUNTER.count_messages([SYSTEM, *convo])  # noqa: E731
     budget = Budget(int(limit * 0.6), limit)
     last_user = max(i for i, m in enumerate(messages) if m["role"] == "user")
-    rows, current = [], messages[:last_user]
+    current = messages[:last_user]
     for n, extra in enumerate((messages[:0], messages[last_user:]), start=1):
         start = time.perf_counter()
         current, record = compact_conversation(current + extra, measure=measure, count_text=COUNTER.count,
                                                budget=budget, summarize=summarize, force=True, trigger="manual")
         users = sum(m["role"] == "user" for m in (messages[:last_user] if n == 1 else messages))
-        rows.append(_row(f"direct, compaction {n}", record.to_dict(), [SYSTEM, *current], facts, users,
-                         (time.perf_counter() - start) * 1000))
-    return rows
+        yield _row(f"direct, compaction {n}", record.to_dict(), [SYSTEM, *current], facts, users,
+                   (time.perf_counter() - start) * 1000)
 
 
 def baseline(messages, facts, limit) -> dict:
@@ -143,15 +143,16 @@ def run(args: argparse.Namespace, summarize: Callable[[list[dict]], str], label:
     messages, facts = load()
     print(f"session: {len(messages)} messages, {COUNTER.count_messages(messages):,} tokens; {len(facts)} facts; "
           f"window {args.window:,}, output {args.output:,}; summaries: {label}\n")
-    rows = replay(messages, facts, args.window, args.output, summarize)
-    rows += direct(messages, facts, args.window - args.output, summarize)
-    rows.append(baseline(messages, facts, args.window - args.output))
-    print("| run | method | tokens | facts surviving | ms |\n| --- | --- | --- | --- | --- |")
-    for r in rows:
-        print(f"| {r['run']} | {r['method']} | {r['tokens']} | {r['facts']} | {r['ms']} |")
-    for r in rows:
-        if r["missing"]:
-            print(f"\n{r['run']} lost: {', '.join(r['missing'])}")
+    print("| run | method | tokens | facts surviving | ms |\n| --- | --- | --- | --- | --- |", flush=True)
+    limit = args.window - args.output
+    rows = []
+    for row in chain(replay(messages, facts, args.window, args.output, summarize),
+                     direct(messages, facts, limit, summarize), [baseline(messages, facts, limit)]):
+        print(f"| {row['run']} | {row['method']} | {row['tokens']} | {row['facts']} | {row['ms']} |", flush=True)
+        rows.append(row)
+    for row in rows:
+        if row["missing"]:
+            print(f"\n{row['run']} lost: {', '.join(row['missing'])}")
 
 
 if __name__ == "__main__":
