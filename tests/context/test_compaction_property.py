@@ -72,8 +72,8 @@ def check(history: list[dict], request, limit: int) -> None:
     assert COUNTER.count_messages(messages, TOOLS) <= limit
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(task_words=st.integers(1, 150), steps=st.lists(step, min_size=1, max_size=40),
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(task_words=st.integers(1, 150), steps=st.lists(step, min_size=8, max_size=50),
        window=st.sampled_from([1500, 3000, 6000, 12000]), output=st.sampled_from([200, 500, 1000]),
        turn=st.integers(1, 3))
 def test_assembled_requests_keep_the_invariants(task_words, steps, window, output, turn):
