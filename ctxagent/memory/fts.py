@@ -10,7 +10,8 @@ double quotes and the quoted terms are OR-ed, so a query is always data: `"`, `*
 
 Ranking: FTS5's `bm25()` (k1 = 1.2, b = 0.75; smaller = better) is turned into a
 relevance in [0, 1] by dividing by the best score of the query, the same normalisation
-as `ctxagent.context.scoring.BM25Index.scores`.
+as `ctxagent.context.scoring.BM25Index.scores`. On large tables a query keeps only its
+rarest terms up to a budget of matching rows (`focus_terms`), which bounds search time.
 """
 
 from __future__ import annotations
@@ -56,6 +57,11 @@ def relevance(raw_bm25: Sequence[float]) -> list[float]:
     return [value / best for value in raw_bm25]
 
 
+def insert(conn: sqlite3.Connection, table: str, rowid: int, text: str) -> None:
+    """Index `text` under a NEW `rowid` in FTS table `table`."""
+    conn.execute(f"INSERT INTO {table} (rowid, terms) VALUES (?, ?)", (rowid, index_text(text)))
+
+
 def upsert(conn: sqlite3.Connection, table: str, rowid: int, text: str) -> None:
     """Index `text` under `rowid` in FTS table `table`, replacing what was there."""
     conn.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,))
@@ -76,9 +82,21 @@ def doc_frequencies(conn: sqlite3.Connection, table: str, candidates: Sequence[s
     return {term: docs for term, docs in rows}
 
 
-def focus_terms(terms_: Sequence[str], frequencies: dict[str, int], total: int, *, share: float) -> list[str]:
-    """Drop near-universal terms (in more than `share` of `total` rows, e.g. `的`) when the
-    query has rarer terms that occur at all: they barely change the ranking but make FTS5
-    score most of the table. Otherwise return `terms_` unchanged."""
-    rare = [t for t in terms_ if 0 < frequencies.get(t, 0) <= share * total]
-    return rare if rare and len(rare) < len(terms_) else list(terms_)
+def focus_terms(terms_: Sequence[str], frequencies: dict[str, int], *, budget: int) -> list[str]:
+    """The rarest query terms whose postings add up to at most `budget` rows (the rarest
+    one always), in query order; terms absent from the index are dropped.
+
+    FTS5's bm25() costs a few microseconds per matching row and query term, so a query
+    OR-ing common terms (`的`, `内`, `data`) would score most of a large table. Rare
+    terms carry nearly all of BM25's weight (idf), so ranking by them changes little.
+    Returns `terms_` unchanged when none occurs (the search then finds nothing anyway).
+    """
+    present = sorted((t for t in dict.fromkeys(terms_) if frequencies.get(t)), key=lambda t: frequencies[t])
+    picked: set[str] = set()
+    used = 0
+    for term in present:
+        if picked and used + frequencies[term] > budget:
+            break
+        picked.add(term)
+        used += frequencies[term]
+    return [t for t in dict.fromkeys(terms_) if t in picked] or list(terms_)

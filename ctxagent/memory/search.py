@@ -7,9 +7,10 @@ to [0, 1] (`ctxagent.memory.fts.relevance`), averaged with cosine similarity whe
 embedding model is installed; `recency` is `ctxagent.context.scoring.recency_score` with
 a 7-day half-life (the textbook's exp(-0.1 * age_days) halves in 6.9 days).
 
-Speed: FTS5 scores every row that matches any query term, so near-universal terms (in
-more than a quarter of this user's memories, e.g. `的`) are dropped from a query that
-has rarer ones, and only the best CANDIDATES rows by bm25 are re-ranked in Python.
+Speed: FTS5 scores every row that matches any query term, so on a large table a query
+keeps only its rarest terms, up to POSTINGS_BUDGET matching rows (`fts.focus_terms`;
+common terms such as `的` carry little BM25 weight anyway), and only the best
+CANDIDATES rows by bm25 are re-ranked in Python.
 An empty query lists memories by importance and recency; a query with no indexable
 term (only punctuation) matches nothing.
 """
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from ctxagent.memory.store import MemoryStore
 
 HALF_LIFE_S = 7 * 86400.0
-COMMON_SHARE = 0.25
+POSTINGS_BUDGET = 10_000  # matching rows FTS5 may score per query (see fts.focus_terms)
 CANDIDATES = 200
 MIN_ROWS_TO_FOCUS = 2000  # below this, scoring every match is fast anyway
 
@@ -55,7 +56,7 @@ def search(store: "MemoryStore", query: str, *, memory_types: list[str] | None =
     if not terms:
         return []
     with store.read() as conn:
-        terms = _drop_common(conn, terms, where, params)
+        terms = _focus(conn, terms)
         rows = conn.execute(
             f"SELECT m.*, bm25({FTS}) AS bm FROM {FTS} JOIN memories m ON m.seq = {FTS}.rowid"
             f" WHERE {FTS} MATCH ? AND {where} ORDER BY bm LIMIT ?",
@@ -63,10 +64,9 @@ def search(store: "MemoryStore", query: str, *, memory_types: list[str] | None =
         relevance = dict(zip((r["seq"] for r in rows), fts.relevance([r["bm"] for r in rows])))
         if store.embedder is not None:
             rows, relevance = _blend_vectors(store, conn, query, rows, relevance, where, params, limit)
-    scored = [(MemoryItem.from_row(r), combined_score(relevance[r["seq"]], r["importance"], r["created_at"], now))
-              for r in rows]
-    scored.sort(key=lambda pair: (-pair[1], -pair[0].created_at))
-    return scored[:limit]
+    scored = [(combined_score(relevance[r["seq"]], r["importance"], r["created_at"], now), r) for r in rows]
+    scored.sort(key=lambda pair: (-pair[0], -pair[1]["created_at"]))
+    return [(MemoryItem.from_row(r), score) for score, r in scored[:limit]]
 
 
 def _filters(user_id: str, memory_types: list[str] | None, min_importance: float) -> tuple[str, list]:
@@ -81,13 +81,13 @@ def _filters(user_id: str, memory_types: list[str] | None, min_importance: float
     return " AND ".join(clauses), params
 
 
-def _drop_common(conn, terms: list[str], where: str, params: list) -> list[str]:
+def _focus(conn, terms: list[str]) -> list[str]:
     if len(terms) < 2:
         return terms
-    total = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
-    if total < MIN_ROWS_TO_FOCUS:
+    rows = conn.execute("SELECT max(seq) FROM memories").fetchone()[0] or 0  # O(1); >= the row count
+    if rows < MIN_ROWS_TO_FOCUS:
         return terms
-    return fts.focus_terms(terms, fts.doc_frequencies(conn, FTS, terms), total, share=COMMON_SHARE)
+    return fts.focus_terms(terms, fts.doc_frequencies(conn, FTS, terms), budget=POSTINGS_BUDGET)
 
 
 def _by_importance(store: "MemoryStore", where: str, params: list, limit: int, now: float) -> list[tuple[MemoryItem, float]]:

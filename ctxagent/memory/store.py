@@ -103,10 +103,32 @@ class MemoryStore:
         vector = self._embed(item.content)
         with self.write() as conn:
             seq = _insert(conn, item)
-            fts.upsert(conn, FTS_TABLE, seq, item.content)
+            fts.insert(conn, FTS_TABLE, seq, item.content)
             if vector is not None:
                 store_vector(conn, seq, self.embedder, vector)
         return item
+
+    def add_many(self, entries: list[dict[str, Any]], *, now: float | None = None) -> list[str]:
+        """Store many memories in ONE transaction (all or none); return their ids.
+
+        Each entry: {"content", "memory_type"?, "importance"?, "metadata"?, "created_at"?
+        (Unix seconds, for imports)}. Input is checked as in `add`, before anything is written.
+        """
+        now = time.time() if now is None else now
+        items = [MemoryItem(id=str(uuid.uuid4()), content=check_content(e.get("content")),
+                            memory_type=check_type(e.get("memory_type", "working")),
+                            importance=check_importance(e.get("importance", DEFAULT_IMPORTANCE)),
+                            created_at=e.get("created_at", now), updated_at=e.get("created_at", now),
+                            user_id=self.user_id, metadata=_jsonable(e.get("metadata")))
+                 for e in entries]
+        vectors = self.embedder.encode([i.content for i in items]) if self.embedder and items else None
+        with self.write() as conn:
+            for n, item in enumerate(items):
+                seq = _insert(conn, item)
+                fts.insert(conn, FTS_TABLE, seq, item.content)
+                if vectors is not None:
+                    store_vector(conn, seq, self.embedder, vectors[n])
+        return [item.id for item in items]
 
     def get(self, memory_id: str) -> MemoryItem:
         """The memory with this id (or unique id prefix). Raises NotFoundError."""

@@ -30,6 +30,7 @@ RAG = Migrations("rag")
 FTS_TABLE = "chunks_fts"
 CANDIDATES = 200
 MIN_ROWS_TO_FOCUS = 2000
+POSTINGS_BUDGET = 10_000  # as in ctxagent.memory.search
 
 
 @RAG
@@ -132,9 +133,9 @@ class KnowledgeBase:
         if not terms:
             return []
         with self._read() as conn:
-            total = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+            total = conn.execute("SELECT max(id) FROM chunks").fetchone()[0] or 0  # O(1); >= the row count
             if len(terms) > 1 and total >= MIN_ROWS_TO_FOCUS:
-                terms = fts.focus_terms(terms, fts.doc_frequencies(conn, FTS_TABLE, terms), total, share=0.25)
+                terms = fts.focus_terms(terms, fts.doc_frequencies(conn, FTS_TABLE, terms), budget=POSTINGS_BUDGET)
             rows = conn.execute(
                 f"SELECT c.*, d.doc_key, d.source, d.title, d.kind, bm25({FTS_TABLE}) AS bm FROM {FTS_TABLE}"
                 f" JOIN chunks c ON c.id = {FTS_TABLE}.rowid JOIN documents d ON d.id = c.document"

@@ -71,10 +71,12 @@ def test_relevance_normalises_bm25_so_the_best_is_one() -> None:
     assert fts.relevance([0.0]) == [0.0]
 
 
-def test_focus_terms_drops_near_universal_terms_only_when_rarer_ones_occur() -> None:
-    freq = {"的": 900, "内存": 12, "优化": 30}
-    assert fts.focus_terms(["的", "内存", "优化", "xyz"], freq, 1000, share=0.25) == ["内存", "优化"]
-    assert fts.focus_terms(["的", "xyz"], freq, 1000, share=0.25) == ["的", "xyz"]
+def test_focus_terms_keeps_the_rarest_terms_within_the_budget() -> None:
+    freq = {"的": 900, "内存": 12, "优化": 30, "内": 400}
+    assert fts.focus_terms(["的", "内存", "优化", "内", "xyz"], freq, budget=100) == ["内存", "优化"]
+    assert fts.focus_terms(["的", "内存"], freq, budget=5) == ["内存"]  # the rarest always stays
+    assert fts.focus_terms(["的", "内"], freq, budget=10_000) == ["的", "内"]
+    assert fts.focus_terms(["xyz", "abc"], freq, budget=100) == ["xyz", "abc"]
 
 
 def test_doc_frequencies_reads_the_vocabulary() -> None:

@@ -183,3 +183,13 @@ def test_fts_special_characters_in_queries_are_data(store: MemoryStore, query: s
         assert hits and "quoted" in hits[0][0].content
     else:
         assert hits == []
+
+
+def test_add_many_is_one_transaction_all_or_none(store: MemoryStore) -> None:
+    ids = store.add_many([{"content": "one 一"}, {"content": "two", "memory_type": "semantic", "importance": 0.9,
+                                                 "created_at": 1_000_000.0}])
+    assert len(ids) == 2 and store.get(ids[1]).created_at == 1_000_000.0
+    assert [m.content for m, _ in store.search("一")] == ["one 一"]
+    with pytest.raises(ToolInputError):
+        store.add_many([{"content": "fine"}, {"content": "bad", "importance": 7}])
+    assert store.count() == 2
