@@ -6,8 +6,9 @@
 Each candidate model runs each task through the real agent loop (`open_agent`, the real
 terminal and apply_patch tools, the real system prompt and client) on a fresh clone of
 this repository, served by `LocalServer`. Policies are the chat handler's TurnPolicy:
-"guided" (the default: the first reply must be a tool call, text is required after 3
-tool results) and "free" (the model decides every step).
+"guided" (the default: the first reply must be a tool call, a repeated call is replaced
+by an answer, text is required after 3 tool results) and "free" (the model decides
+every step).
 
 Per run it records: finished (the turn ended with a text answer), tool calls, valid calls
 (the tool accepted the arguments and ran: result status "ran"), successful calls (the
@@ -44,7 +45,8 @@ TASKS: list[tuple[str, tuple[str, ...]]] = [
     ("In which file is the class ToolResult defined?", ("base.py",)),
     ("How many tests folders are there under tests/? Name them.", ("llm", "tools", "agent")),
 ]
-POLICIES = {"guided": {"call_first": True, "max_calls": 3}, "free": {"call_first": False, "max_calls": 0}}
+POLICIES = {"guided": {"call_first": True, "max_calls": 3, "no_repeat": True},
+            "free": {"call_first": False, "max_calls": 0, "no_repeat": False}}
 
 
 class Recorder:

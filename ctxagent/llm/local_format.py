@@ -72,17 +72,19 @@ def family(name: str) -> ChatFamily:
         raise ValueError(f"unknown chat family {name!r}; use one of {sorted(FAMILIES)}") from None
 
 
-def render_prompt(messages: list[dict], tools: list[dict], fam: ChatFamily) -> str:
+def render_prompt(messages: list[dict], tools: list[dict], fam: ChatFamily, *, answer_now: bool = False) -> str:
     """The full prompt text for `messages` (OpenAI chat dicts), ending with the open
-    assistant turn. `tools` are OpenAI tool dicts; [] means no tool instructions."""
-    turns = _to_turns(messages, tools)
+    assistant turn. `tools` are OpenAI tool dicts; [] means no tool instructions.
+    After a tool result a reminder restates the user's request (small models lose it);
+    `answer_now` makes the reminder ask for the answer (the grammar will require text)."""
+    turns = _to_turns(messages, tools, answer_now)
     turns = _merge_roles(turns, fam)
     parts = [fam.turn_start.format(role=role) + text.strip() + "\n" + fam.turn_end for role, text in turns]
     parts.append(fam.turn_start.format(role=fam.assistant_role))
     return "".join(parts)
 
 
-def _to_turns(messages: list[dict], tools: list[dict]) -> list[tuple[str, str]]:
+def _to_turns(messages: list[dict], tools: list[dict], answer_now: bool) -> list[tuple[str, str]]:
     names = _call_names(messages)
     turns: list[tuple[str, str]] = []
     for msg in messages:
@@ -98,11 +100,18 @@ def _to_turns(messages: list[dict], tools: list[dict]) -> list[tuple[str, str]]:
         else:
             turns.append(("user", _text(msg.get("content"))))
     if tools:
-        _add_tool_instructions(turns, tools)
+        _add_tool_instructions(turns, tools, _last_request(messages), answer_now)
     return turns
 
 
-def _add_tool_instructions(turns: list[tuple[str, str]], tools: list[dict]) -> None:
+def _last_request(messages: list[dict]) -> str:
+    for msg in reversed(messages):
+        if msg.get("role") == "user":
+            return " ".join(_text(msg.get("content")).split())
+    return ""
+
+
+def _add_tool_instructions(turns: list[tuple[str, str]], tools: list[dict], task: str, answer_now: bool) -> None:
     views = [_tool_view(t) for t in tools]
     block = render_template("local_tools.md", tools=views, names=[v["name"] for v in views])
     if turns and turns[0][0] == "system":
@@ -110,7 +119,7 @@ def _add_tool_instructions(turns: list[tuple[str, str]], tools: list[dict]) -> N
     else:
         turns.insert(0, ("system", block))
     if turns[-1][0] == "user" and turns[-1][1].startswith("<tool_response"):
-        turns.append(("user", render_template("local_tool_reminder.md")))
+        turns.append(("user", render_template("local_tool_reminder.md", task=task, answer_now=answer_now)))
 
 
 def _merge_roles(turns: list[tuple[str, str]], fam: ChatFamily) -> list[tuple[str, str]]:

@@ -12,13 +12,14 @@ and streams both text and calls. It runs inside the server process (started by
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from ctxagent.llm.local_calls import classify_prefix, grammar_text, parse_reply
-from ctxagent.llm.local_format import ChatFamily, family, render_prompt
+from ctxagent.llm.local_format import ChatFamily, ParsedReply, family, render_prompt
 
 DEFAULT_MAX_TOKENS = 512
 """Completion tokens when a request gives no max_tokens (the loop always gives one)."""
@@ -46,27 +47,53 @@ class TurnPolicy:
       tool call. Why: measured in benchmarks/local_models.py, both bundled models (135M
       and 270M parameters) otherwise answer a repository question from thin air.
     max_calls: after this many tool results since the last user message, the reply must
-      be text (0: no limit). Why: left free, they repeat the same call until the loop's
-      step limit. Only tool_choice "auto" is reshaped; any other value is kept as sent.
+      be text (0: no limit). Why: left free, they call tools until the loop's step limit.
+    no_repeat: a call identical (name and arguments) to one made since the last user
+      message is replaced by a text answer, generated again with text required. Why:
+      the same models repeat their last call word for word; its result would not change.
+    Only tool_choice "auto" is reshaped; any other value is kept as sent.
     """
 
     call_first: bool = True
     max_calls: int = 3
+    no_repeat: bool = True
 
     def choice(self, messages: list[dict], tool_choice: Any) -> Any:
         """The tool_choice to enforce for a request whose history is `messages`."""
         if tool_choice != "auto":
             return tool_choice
-        results = 0
-        for msg in reversed(messages):
-            if msg.get("role") == "user":
-                break
-            results += msg.get("role") == "tool"
+        results = sum(m.get("role") == "tool" for m in _since_user(messages))
         if results == 0 and self.call_first:
             return "required"
         if self.max_calls and results >= self.max_calls:
             return "none"
         return "auto"
+
+    def refused_repeats(self, messages: list[dict]) -> set[tuple[str, str]]:
+        """(name, canonical arguments) of the calls made since the last user message."""
+        if not self.no_repeat:
+            return set()
+        return {(c.get("function", {}).get("name", ""), _canonical(c.get("function", {}).get("arguments") or "{}"))
+                for m in _since_user(messages) for c in m.get("tool_calls") or []}
+
+
+def _since_user(messages: list[dict]) -> list[dict]:
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i].get("role") == "user":
+            return messages[i + 1:]
+    return messages
+
+
+def _canonical(arguments: str) -> str:
+    try:
+        return json.dumps(json.loads(arguments), sort_keys=True)
+    except json.JSONDecodeError:
+        return arguments
+
+
+def is_repeat(reply: ParsedReply, seen: set[tuple[str, str]]) -> bool:
+    """True when `reply` is a call already in `seen` (see TurnPolicy.no_repeat)."""
+    return any((name, _canonical(args)) in seen for name, args in reply.tool_calls)
 
 
 def make_handler(fam: ChatFamily, policy: TurnPolicy | None = None):
@@ -76,23 +103,30 @@ def make_handler(fam: ChatFamily, policy: TurnPolicy | None = None):
     def handler(*, llama: Any, messages: list[dict], tools: list[dict] | None = None,
                 tool_choice: Any = None, stream: bool = False, **params: Any) -> Any:
         use_tools = bool(tools) and tool_choice != "none"
-        prompt = render_prompt(messages, tools if use_tools else [], fam)
-        choice = policy.choice(messages, tool_choice or "auto")
-        grammar = _grammar(tools or [], choice) if use_tools else None
+        choice = policy.choice(messages, tool_choice or "auto") if use_tools else "none"
+        seen = policy.refused_repeats(messages) if choice == "auto" else set()
         kwargs = _sampling(params, fam)
-        completion = llama.create_completion(prompt=prompt, grammar=grammar, stream=stream, **kwargs)
+
+        def generate(want: Any) -> tuple[Any, str]:
+            prompt = render_prompt(messages, tools if use_tools else [], fam, answer_now=use_tools and want == "none")
+            grammar = _grammar(tools or [], want) if use_tools else None
+            return llama.create_completion(prompt=prompt, grammar=grammar, stream=stream, **kwargs), prompt
+
+        first, prompt = generate(choice)
+        retry = (lambda: generate("none")[0]) if seen else None
         meta = {"id": "chatcmpl-" + uuid.uuid4().hex[:24], "created": int(time.time()),
                 "model": params.get("model") or "local"}
         if stream:
-            return _stream(completion, meta, len(llama.tokenize(prompt.encode("utf-8"), special=True)))
-        return _response(completion, meta)
+            n_prompt = len(llama.tokenize(prompt.encode("utf-8"), special=True))
+            return _stream(first, meta, n_prompt, retry=retry, seen=seen)
+        if retry is not None and is_repeat(parse_reply(first["choices"][0]["text"]), seen):
+            return _response(retry(), meta)
+        return _response(first, meta)
 
     return handler
 
 
 def _grammar(tools: list[dict], tool_choice: Any) -> Any:
-    import json
-
     from llama_cpp import LlamaGrammar
 
     key = json.dumps([tools, tool_choice], sort_keys=True)
@@ -139,30 +173,43 @@ def _chunk(meta: dict, delta: dict, finish: str | None = None, usage: dict | Non
     return chunk
 
 
-def _stream(pieces: Iterator[dict], meta: dict, prompt_tokens: int) -> Iterator[dict]:
+def _stream(pieces: Iterator[dict], meta: dict, prompt_tokens: int, *,
+            retry: Callable[[], Iterator[dict]] | None = None,
+            seen: set[tuple[str, str]] = frozenset()) -> Iterator[dict]:
     """Text streams as it comes; a tool call is buffered and sent as one complete delta
-    (index 0, id, name, full arguments) once it has closed, so no half call is ever sent."""
+    (index 0, id, name, full arguments) once it has closed, so no half call is ever sent.
+    A call that repeats one in `seen` is dropped and `retry()` (text required) streams
+    in its place."""
     yield _chunk(meta, {"role": "assistant", "content": ""})
-    buffer, mode, finish, count = "", "undecided", "stop", 0
+    state = {"buffer": "", "mode": "undecided", "finish": "stop", "count": 0}
+    yield from _relay(pieces, meta, state)
+    reply = parse_reply(state["buffer"])
+    if state["mode"] != "text" and retry is not None and is_repeat(reply, seen):
+        state.update(buffer="", mode="text")
+        yield from _relay(retry(), meta, state)
+        reply = parse_reply(state["buffer"])
+    usage = {"prompt_tokens": prompt_tokens, "completion_tokens": state["count"],
+             "total_tokens": prompt_tokens + state["count"]}
+    finish = state["finish"]
+    if state["mode"] != "text" and reply.tool_calls:
+        name, args = reply.tool_calls[0]
+        yield _chunk(meta, {"tool_calls": [{"index": 0, **_call(0, name, args)}]})
+        finish = "tool_calls"
+    elif state["mode"] != "text" and state["buffer"].strip():
+        yield _chunk(meta, {"content": state["buffer"].strip()})
+    yield _chunk(meta, {}, finish, usage)
+
+
+def _relay(pieces: Iterator[dict], meta: dict, state: dict) -> Iterator[dict]:
+    """Accumulate completion pieces into `state`; yield content chunks once it is text."""
     for piece in pieces:
         choice = piece["choices"][0]
-        buffer += choice["text"]
-        count += 1
-        finish = choice.get("finish_reason") or finish
-        if mode == "undecided":
-            mode = classify_prefix(buffer)
-            if mode == "text":
-                yield _chunk(meta, {"content": buffer.lstrip()})
-        elif mode == "text" and choice["text"]:
+        state["buffer"] += choice["text"]
+        state["count"] += 1
+        state["finish"] = choice.get("finish_reason") or state["finish"]
+        if state["mode"] == "undecided":
+            state["mode"] = classify_prefix(state["buffer"])
+            if state["mode"] == "text" and state["buffer"].strip():
+                yield _chunk(meta, {"content": state["buffer"].lstrip()})
+        elif state["mode"] == "text" and choice["text"]:
             yield _chunk(meta, {"content": choice["text"]})
-    usage = {"prompt_tokens": prompt_tokens, "completion_tokens": count,
-             "total_tokens": prompt_tokens + count}
-    reply = parse_reply(buffer)
-    if mode != "text" and reply.tool_calls:
-        name, args = reply.tool_calls[0]
-        call = {"index": 0, **_call(0, name, args)}
-        yield _chunk(meta, {"tool_calls": [call]})
-        finish = "tool_calls"
-    elif mode != "text" and buffer.strip():
-        yield _chunk(meta, {"content": buffer.strip()})
-    yield _chunk(meta, {}, finish, usage)

@@ -34,6 +34,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--parent-pid", type=int, default=0)
     p.add_argument("--max-calls", type=int, default=3, help="tool results per turn before text is required (0: no limit)")
     p.add_argument("--no-call-first", action="store_true", help="let the model answer without a tool call first")
+    p.add_argument("--allow-repeats", action="store_true", help="let the model repeat a call of the same turn")
     return p.parse_args(argv)
 
 
@@ -65,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from ctxagent.llm.local_handler import TurnPolicy, register_handler
 
-    policy = TurnPolicy(call_first=not args.no_call_first, max_calls=args.max_calls)
+    policy = TurnPolicy(call_first=not args.no_call_first, max_calls=args.max_calls, no_repeat=not args.allow_repeats)
     chat_format = register_handler(args.family, policy)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

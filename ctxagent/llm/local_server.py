@@ -51,6 +51,7 @@ class LocalServer:
     model_path: a bundled model key ("smollm2", "gemma3"), a .gguf path, or None for
       CTXAGENT_LOCAL_MODEL / the default. port: 0 picks a free port. n_ctx: context
       tokens. chat_format: "chatml" or "gemma" (None: the model's own family).
+      max_calls, call_first, no_repeat: the chat handler's TurnPolicy (local_handler).
     Raises ConfigError (model not found) from the constructor and LocalServerError
     (start failed or timed out, with the server log's tail) from `start()`.
     """
@@ -58,12 +59,12 @@ class LocalServer:
     def __init__(self, model_path: str | Path | None = None, *, port: int = 0,
                  n_ctx: int = DEFAULT_N_CTX, chat_format: str | None = None, n_threads: int = 2,
                  startup_timeout_s: float = STARTUP_TIMEOUT_S, max_calls: int = 3,
-                 call_first: bool = True) -> None:
+                 call_first: bool = True, no_repeat: bool = True) -> None:
         self.model: LocalModel = find_model(str(model_path) if model_path else None)
         self.family = chat_format or self.model.family
         self.n_ctx, self.n_threads, self.requested_port = n_ctx, n_threads, port
         self.startup_timeout_s = startup_timeout_s
-        self.max_calls, self.call_first = max_calls, call_first
+        self.max_calls, self.call_first, self.no_repeat = max_calls, call_first, no_repeat
         self.port: int | None = None
         self.proc: subprocess.Popen | None = None
         self._dir: Path | None = None
@@ -109,7 +110,7 @@ class LocalServer:
                "--n-threads", str(self.n_threads), "--port", str(self.requested_port),
                "--port-file", str(self._dir / "port"), "--parent-pid", str(os.getpid()),
                "--max-calls", str(self.max_calls)]
-        return cmd + ([] if self.call_first else ["--no-call-first"])
+        return cmd + ([] if self.call_first else ["--no-call-first"]) + ([] if self.no_repeat else ["--allow-repeats"])
 
     def _wait_ready(self) -> None:
         deadline = time.monotonic() + self.startup_timeout_s

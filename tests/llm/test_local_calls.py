@@ -8,7 +8,7 @@ import json
 import pytest
 
 from ctxagent.llm.local_calls import STRING_MAX_CHARS, call_schema, classify_prefix, grammar_text, parse_reply
-from ctxagent.llm.local_handler import TurnPolicy, _stream
+from ctxagent.llm.local_handler import TurnPolicy, _stream, is_repeat
 
 needs_llama = pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None,
                                  reason="llama-cpp-python (the 'local' extra) is not installed")
@@ -89,6 +89,17 @@ def test_turn_policy_keeps_explicit_choices_and_can_be_switched_off() -> None:
     assert free.choice(_msgs("user", *["assistant", "tool"] * 9), "auto") == "auto"
 
 
+def test_turn_policy_refuses_repeats_of_this_turn_only() -> None:
+    call = {"role": "assistant", "content": "", "tool_calls": [
+        {"id": "1", "function": {"name": "terminal", "arguments": '{"command":  "ls"}'}}]}
+    msgs = [{"role": "user", "content": "a"}, call, {"role": "tool", "tool_call_id": "1", "content": "x"}]
+    seen = TurnPolicy().refused_repeats(msgs)
+    assert is_repeat(parse_reply('<tool_call>\n{"name": "terminal", "arguments": {"command": "ls"}}\n</tool_call>'), seen)
+    assert not is_repeat(parse_reply('<tool_call>\n{"name": "terminal", "arguments": {"command": "ls -a"}}\n</tool_call>'), seen)
+    assert TurnPolicy().refused_repeats(msgs + [{"role": "user", "content": "b"}]) == set()
+    assert TurnPolicy(no_repeat=False).refused_repeats(msgs) == set()
+
+
 def _pieces(*texts: str, finish: str = "stop") -> list[dict]:
     out = [{"choices": [{"text": t, "finish_reason": None}]} for t in texts]
     out[-1]["choices"][0]["finish_reason"] = finish
@@ -103,6 +114,16 @@ def test_stream_sends_a_call_whole_once_closed() -> None:
     assert calls[0][0]["index"] == 0 and calls[0][0]["id"].startswith("call_")
     assert chunks[-1]["choices"][0]["finish_reason"] == "tool_calls"
     assert chunks[-1]["usage"] == {"prompt_tokens": 10, "completion_tokens": 4, "total_tokens": 14}
+
+
+def test_stream_replaces_a_repeated_call_with_the_retried_text() -> None:
+    seen = {("t", "{}")}
+    first = iter(_pieces("<tool_call>\n", '{"name": "t", "arguments": {}}', "\n</tool_call>"))
+    chunks = list(_stream(first, {"id": "x"}, 1, retry=lambda: iter(_pieces("Done", ".")), seen=seen))
+    deltas = [c["choices"][0]["delta"] for c in chunks]
+    assert not any("tool_calls" in d for d in deltas)
+    assert "".join(d.get("content") or "" for d in deltas) == "Done."
+    assert chunks[-1]["choices"][0]["finish_reason"] == "stop"
 
 
 def test_stream_passes_text_through_as_it_comes() -> None:

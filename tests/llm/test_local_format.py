@@ -54,7 +54,10 @@ def test_reminder_follows_a_tool_result_in_the_same_user_turn() -> None:
     prompt = render_prompt(_history(), [TERMINAL], FAMILIES["chatml"])
     last_user = prompt.rsplit("<|im_start|>user\n", 1)[1]
     assert last_user.startswith('<tool_response name="terminal">')
-    assert "reply now in plain text" in last_user
+    assert "The request was: List the files." in last_user
+    assert "answer in plain text now" in last_user
+    final = render_prompt(_history(), [TERMINAL], FAMILIES["chatml"], answer_now=True).rsplit("user\n", 1)[1]
+    assert final.count("Now answer in plain text") == 1 and "one more tool call" not in final
 
 
 def test_assistant_tool_call_is_rendered_as_the_model_writes_it() -> None:
