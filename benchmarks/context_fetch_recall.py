@@ -144,7 +144,9 @@ def docs_text(rows: dict[str, dict], official_out: list[str]) -> str:
              "Command: `python benchmarks/context_fetch_recall.py --official --write-docs`\n", table(rows)]
     if official_out:
         parts.append("\nOfficial `evaluate.py DIR keyword bm25 cmd:...` output (cmd: runs one process per "
-                     "query, so its ms/query includes Python start-up and building the index):\n")
+                     "query, so its ms/query includes Python start-up and building the index; it also puts the query "
+                     "in double quotes on a shell line, so queries with backticks or `$` reach the ranker altered, "
+                     "which is why its recall can differ slightly from the in-process figure):\n")
         parts.append("```\n" + "\n".join(official_out) + "\n```")
     return "\n".join(parts)
 
