@@ -151,13 +151,20 @@ class Agent:
             self.emit(ReasoningDelta(text=delta.text))
 
     def compact(self, reason: str, *, manual: bool = False, focus: str | None = None) -> Compaction:
-        """Compact the history now (after a context-length error, or `/compact`); emit and return the event."""
+        """Compact the history now (after a context-length error, or `/compact`); emit and return the event.
+
+        With the context engine's assembler the event's `details` is its CompactionRecord
+        (what was masked, dropped and summarised), so the transcript records it.
+        """
         before = self._messages()
         after, method = compact_history(self.assembler, before, manual=manual, focus=focus)
         if after and after[0].get("role") == "system":
             after = after[1:]
         self.session.history = after
-        event = Compaction(reason=reason, method=method, messages_before=len(before), messages_after=len(after) + 1)
+        record = getattr(self.assembler, "last_record", None)
+        details = record.to_dict() if record is not None else {}
+        event = Compaction(reason=reason, method=method, messages_before=len(before), messages_after=len(after) + 1,
+                           details=details)
         self.emit(event)
         return event
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
 from ctxagent.agent.approval import ApprovalPolicy
-from ctxagent.agent.events import Event, Sink
+from ctxagent.agent.events import Sink
 from ctxagent.agent.loop import Agent
 from ctxagent.agent.prompts import system_prompt
 from ctxagent.agent.protocols import ContextAssembler
@@ -22,8 +22,8 @@ from ctxagent.config import LOCAL_PROVIDER, Settings
 from ctxagent.llm.client import LLMClient
 from ctxagent.llm.settings import ModelSettings
 
-#: `(settings, repo, session, client, emit) -> assembler or None`; None means the loop's PassthroughAssembler.
-AssemblerFactory = Callable[[Settings, Path, Session, LLMClient, Callable[[Event], None]], ContextAssembler | None]
+#: `(settings, repo, session, client) -> assembler or None`; None means the loop's PassthroughAssembler.
+AssemblerFactory = Callable[[Settings, Path, Session, LLMClient], ContextAssembler | None]
 
 
 @contextlib.contextmanager
@@ -47,14 +47,13 @@ def open_agent(repo: Path, settings: Settings, *, resume: str | None = None, sin
         meta = {"provider": model.provider, "model": model.model}
         session = (Session.resume(repo, resume, secrets=settings.secrets(), meta=meta) if resume
                    else Session.create(repo, secrets=settings.secrets(), meta=meta))
-        registry = build_registry(repo, settings, session_id=session.id)
-        agent: list[Agent] = []  # the assembler reports compactions through the agent built after it
-        assembler = (assembler_factory or default_assembler)(settings, repo, session, client,
-                                                             lambda event: agent[0].emit(event))
-        agent.append(Agent(client=client, registry=registry, session=session, settings=settings,
-                           system=system_prompt(repo, registry.names()), assembler=assembler,
-                           approval=ApprovalPolicy(auto_approve=settings.agent.auto_approve, ask=ask), sinks=sinks))
-        yield agent[0]
+        registry = build_registry(repo, settings, session_id=session.id, client=client)
+        assembler = (assembler_factory or default_assembler)(settings, repo, session, client)
+        agent = Agent(client=client, registry=registry, session=session, settings=settings,
+                      system=system_prompt(repo, registry.names()), assembler=assembler,
+                      approval=ApprovalPolicy(auto_approve=settings.agent.auto_approve, ask=ask), sinks=sinks)
+        report_compactions(agent)
+        yield agent
 
 
 @contextlib.contextmanager
@@ -71,16 +70,26 @@ def _model_endpoint(settings: Settings, notice: Callable[[str], None] | None) ->
         yield server.settings()
 
 
-def default_assembler(settings: Settings, repo: Path, session: Session, client: LLMClient,
-                      emit: Callable[[Event], None]) -> ContextAssembler | None:
+def report_compactions(agent: Agent) -> None:
+    """Route the assembler's automatic compactions to every sink of `agent` (the renderer
+    and `--json` as well as the transcript), as `Compaction` events with the record under
+    `details`. No-op for an assembler without an `on_compaction` hook."""
+    if not hasattr(agent.assembler, "on_compaction"):
+        return
+    from ctxagent.context.wiring import compaction_event
+
+    agent.assembler.on_compaction = lambda record: agent.emit(compaction_event(record))
+
+
+def default_assembler(settings: Settings, repo: Path, session: Session, client: LLMClient) -> ContextAssembler | None:
     """The context engine's assembler (`ctxagent.context.wiring.make_assembler`): budgets,
-    compaction with model summaries through `client`, snapshots; compactions reported via `emit`."""
+    compaction with model summaries through `client`, snapshots. `open_agent` then routes
+    its automatic compactions to the agent's sinks (`report_compactions`)."""
     from ctxagent.context.wiring import make_assembler
 
-    return make_assembler(settings, repo, session, client=client, emit=emit)
+    return make_assembler(settings, repo, session, client=client)
 
 
-def passthrough_assembler(settings: Settings, repo: Path, session: Session, client: LLMClient,
-                          emit: Callable[[Event], None]) -> ContextAssembler | None:
+def passthrough_assembler(settings: Settings, repo: Path, session: Session, client: LLMClient) -> ContextAssembler | None:
     """An AssemblerFactory that keeps the loop's PassthroughAssembler (history sent as is)."""
     return None
