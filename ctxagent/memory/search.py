@@ -31,7 +31,8 @@ if TYPE_CHECKING:
 
 HALF_LIFE_S = 7 * 86400.0
 POSTINGS_BUDGET = 10_000  # matching rows FTS5 may score per query (see fts.focus_terms)
-CANDIDATES = 200
+CANDIDATES = 200  # rows re-ranked in Python
+POOL = 400  # rows taken from the FTS index before filtering
 MIN_ROWS_TO_FOCUS = 2000  # below this, scoring every match is fast anyway
 
 
@@ -56,12 +57,8 @@ def search(store: "MemoryStore", query: str, *, memory_types: list[str] | None =
     if not terms:
         return []
     with store.read() as conn:
-        terms = _focus(conn, terms)
-        rows = conn.execute(
-            f"SELECT m.*, bm25({FTS}) AS bm FROM {FTS} JOIN memories m ON m.seq = {FTS}.rowid"
-            f" WHERE {FTS} MATCH ? AND {where} ORDER BY bm LIMIT ?",
-            [fts.match_expression(terms), *params, max(CANDIDATES, limit)]).fetchall()
-        relevance = dict(zip((r["seq"] for r in rows), fts.relevance([r["bm"] for r in rows])))
+        expr = fts.match_expression(_focus(conn, terms))
+        rows, relevance = _candidates(conn, expr, where, params, limit)
         if store.embedder is not None:
             rows, relevance = _blend_vectors(store, conn, query, rows, relevance, where, params, limit)
     scored = [(combined_score(relevance[r["seq"]], r["importance"], r["created_at"], now), r) for r in rows]
@@ -79,6 +76,34 @@ def _filters(user_id: str, memory_types: list[str] | None, min_importance: float
         clauses.append("m.importance >= ?")
         params.append(check_importance(min_importance))
     return " AND ".join(clauses), params
+
+
+def _candidates(conn, expr: str, where: str, params: list, limit: int) -> tuple[list, dict[int, float]]:
+    """The best rows by bm25 that pass the filters, and their relevance {seq: 0..1}.
+
+    First the FTS index alone (no join: about twice as fast), POOL rows; the filters are
+    then applied to those. Only if that leaves fewer than `limit` rows while the pool was
+    full (filters removed many) does a joined query rank the filtered rows directly.
+    """
+    pool = max(POOL, 2 * limit)
+    hits = conn.execute(f"SELECT rowid, bm25({FTS}) AS bm FROM {FTS} WHERE {FTS} MATCH ? ORDER BY bm LIMIT ?",
+                        (expr, pool)).fetchall()
+    bm = {seq: value for seq, value in hits}
+    rows = []
+    for start in range(0, len(hits), 500):
+        part = [seq for seq, _ in hits[start:start + 500]]
+        # NOT INDEXED: look the rows up by primary key, not by scanning the user/type index
+        rows += conn.execute(f"SELECT m.* FROM memories m NOT INDEXED WHERE m.seq IN ({','.join('?' * len(part))})"
+                             f" AND {where}",
+                             [*part, *params]).fetchall()
+    if len(rows) < limit and len(hits) == pool:
+        joined = conn.execute(
+            f"SELECT m.*, bm25({FTS}) AS bm FROM {FTS} JOIN memories m NOT INDEXED ON m.seq = {FTS}.rowid"
+            f" WHERE {FTS} MATCH ? AND {where} ORDER BY bm LIMIT ?", [expr, *params, max(CANDIDATES, limit)]).fetchall()
+        rows, bm = joined, {r["seq"]: r["bm"] for r in joined}
+    rows.sort(key=lambda r: bm[r["seq"]])
+    rows = rows[:max(CANDIDATES, limit)]
+    return rows, dict(zip((r["seq"] for r in rows), fts.relevance([bm[r["seq"]] for r in rows])))
 
 
 def _focus(conn, terms: list[str]) -> list[str]:

@@ -193,3 +193,17 @@ def test_add_many_is_one_transaction_all_or_none(store: MemoryStore) -> None:
     with pytest.raises(ToolInputError):
         store.add_many([{"content": "fine"}, {"content": "bad", "importance": 7}])
     assert store.count() == 2
+
+
+def test_filters_that_remove_most_of_the_best_matches_still_find_the_rest(
+        store: MemoryStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The FTS pool is taken before filtering; when filters empty it, a joined query runs."""
+    from ctxagent.memory import search
+
+    monkeypatch.setattr(search, "POOL", 10)  # a small pool, as if the store held millions
+    store.add_many([{"content": "alpha alpha", "memory_type": "working"} for _ in range(50)])
+    store.add_many([{"content": f"alpha and many other words number {i}", "memory_type": "semantic"}
+                    for i in range(3)])
+    hits = store.search("alpha", memory_types=["semantic"], limit=5)
+    assert len(hits) == 3 and {m.memory_type for m, _ in hits} == {"semantic"}
+    assert len(store.search("alpha", limit=20)) == 20

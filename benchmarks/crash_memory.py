@@ -1,0 +1,55 @@
+"""SIGKILL a memory writer at random points, many times, and check the store each time.
+
+    python benchmarks/crash_memory.py [--runs 1000] [--max-delay-ms 200] [--seed 0]
+
+Each run forks a writer (tests/memory/crash_harness.py: add, update, remove, consolidate,
+forget, each journaled), kills it with SIGKILL 0..max-delay ms after it opened the store
+(every fifth run: after it started, so some kills land in schema creation), then opens
+the store and checks PRAGMA integrity_check, FTS5's integrity-check, that no memory is
+partial or torn, and that every memory the writer finished saving is there in its last
+version. Prints the number of runs, operations and problems; exits 1 on any problem.
+The test suite runs 200 such runs (tests/memory/test_crash.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from ctxagent.storage import read_jsonl  # noqa: E402
+from tests.memory.crash_harness import check, crash_once  # noqa: E402
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", type=int, default=1000)
+    parser.add_argument("--max-delay-ms", type=float, default=200.0)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    started, operations, failures = time.perf_counter(), 0, 0
+    for run in range(args.runs):
+        seed = args.seed + run
+        rng = random.Random(seed)
+        with tempfile.TemporaryDirectory() as tmp:
+            db, journal = Path(tmp) / "memory.db", Path(tmp) / "journal.jsonl"
+            crash_once(db, journal, seed, rng.uniform(0, args.max_delay_ms / 1000), after_open=run % 5 != 0)
+            problems = check(db, journal)
+            operations += sum(1 for line in read_jsonl(journal) if "done" in line) if journal.exists() else 0
+        if problems:
+            failures += 1
+            print(f"run {seed}: {problems}")
+    elapsed = time.perf_counter() - started
+    print(f"{args.runs} runs, {operations} completed operations before the kills, {failures} runs with problems "
+          f"({elapsed:.0f} s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
