@@ -1,0 +1,109 @@
+"""`build_registry`: the agent's whole tool set, valid for OpenAI, each tool on the
+repository's own state (`<repo>/.ctxagent/`), and the tools working together through
+the real loop (plan -> todo board, patch -> fresh context_fetch results)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import jsonschema
+import pytest
+from pydantic import SecretStr
+
+from ctxagent.agent.loop import Agent
+from ctxagent.agent.session import Session
+from ctxagent.agent.toolset import build_registry
+from ctxagent.config import AgentSettings, Settings
+from ctxagent.llm.client import LLMClient
+from ctxagent.llm.settings import ModelSettings
+from tests.support.fake_openai import text, tool_calls
+
+ALL_TOOLS = ["terminal", "apply_patch", "context_fetch", "note", "todo", "plan", "memory", "rag"]
+NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+
+
+def _settings(base_url: str = "http://127.0.0.1:9/v1") -> Settings:
+    return Settings(model=ModelSettings(provider="custom", model="gpt-4o-mini", base_url=base_url,
+                                        api_key=SecretStr("sk-test"), max_retries=0, timeout_s=10),
+                    agent=AgentSettings(auto_approve=True))
+
+
+@pytest.fixture
+def registry(tmp_path):
+    return build_registry(tmp_path, _settings())
+
+
+def test_every_tool_is_registered_once(registry) -> None:
+    assert registry.names() == ALL_TOOLS
+    assert len(set(registry.names())) == len(registry.names())
+
+
+def test_every_schema_is_valid_for_openai(registry) -> None:
+    for schema in registry.schemas():
+        assert schema["type"] == "function"
+        function = schema["function"]
+        assert NAME.match(function["name"]), function["name"]
+        assert isinstance(function["description"], str) and function["description"].strip()
+        params = function["parameters"]
+        assert params["type"] == "object", function["name"]
+        jsonschema.Draft202012Validator.check_schema(params)
+        json.dumps(schema)  # plain JSON, nothing pydantic-specific left
+
+
+def test_state_tools_use_the_repository_state_dir(tmp_path, registry) -> None:
+    state = tmp_path / ".ctxagent"
+    assert registry.get("note").run({"action": "create", "title": "t", "content": "c"})
+    assert list((state / "notes").glob("*.md"))
+    registry.get("todo").run({"action": "add", "content": "first step"})
+    assert (state / "todos.json").is_file()
+    registry.get("memory").run({"action": "add", "content": "we deploy with uv"})
+    assert (state / "memory.db").is_file()
+    assert registry.get("rag").run({"action": "add_text", "text": "The API allows 60 requests per minute."})
+    assert list((state / "knowledge").glob("*.db"))
+
+
+def test_memories_the_agent_adds_carry_the_session_id(tmp_path) -> None:
+    memory = build_registry(tmp_path, _settings(), session_id="20260101-000000-abcd").get("memory")
+    memory.run({"action": "add", "content": "the release tag is v9-TEST"})
+    [hit] = memory.run({"action": "search", "query": "release tag"})
+    assert hit["metadata"]["session_id"] == "20260101-000000-abcd"
+
+
+def test_plan_without_a_client_is_refused_clearly(registry) -> None:
+    result = registry.get("plan").execute({"goal": "add a dark mode switch"})
+    assert not result.ok and "no model client" in result.content
+
+
+def _agent(tmp_path, server) -> Agent:
+    settings = _settings(server.base_url)
+    client = LLMClient(settings.model)
+    session = Session.create(tmp_path, secrets=settings.secrets())
+    registry = build_registry(tmp_path, settings, session_id=session.id, client=client)
+    return Agent(client=client, registry=registry, session=session, settings=settings, system="test agent")
+
+
+def test_plan_asks_the_model_and_loads_the_todo_board(tmp_path, fake_openai) -> None:
+    steps = [{"title": f"Step {i}", "detail": f"do {i}", "validation": f"check {i}"} for i in range(1, 7)]
+    plan = {"goal": "dark mode", "steps": steps, "risks": [{"risk": "r", "mitigation": "m"}]}
+    server = fake_openai([tool_calls([("plan", json.dumps({"goal": "dark mode", "load_to_todo": True}))]),
+                         text(json.dumps(plan)), text("Planned.")])
+    agent = _agent(tmp_path, server)
+    assert agent.run_turn("plan the dark mode work").answer == "Planned."
+    board = agent.registry.get("todo").run({"action": "list"})
+    assert [item["content"] for item in board][:6] == [f"Step {i}" for i in range(1, 7)]
+
+
+def test_a_patch_refreshes_context_fetch_results(tmp_path, fake_openai) -> None:
+    (tmp_path / "app.py").write_text("def greet():\n    return 'hello'\n", encoding="utf-8")
+    patch = ("*** Begin Patch\n*** Update File: app.py\n@@ def greet():\n-    return 'hello'\n"
+             "+    return 'bonjour_salutation'\n*** End Patch\n")
+    fetch = {"query": "bonjour_salutation", "sources": ["files"]}
+    server = fake_openai([tool_calls([("context_fetch", json.dumps(fetch))]),
+                          tool_calls([("apply_patch", json.dumps({"patch": patch}))]),
+                          tool_calls([("context_fetch", json.dumps(fetch))]), text("Done.")])
+    agent = _agent(tmp_path, server)
+    assert agent.run_turn("greet in French").answer == "Done."
+    before, patched, after = [m["content"] for m in agent.session.history if m["role"] == "tool"]
+    assert "app.py" not in before and patched.startswith("Patch applied")
+    assert "app.py" in after and "bonjour_salutation" in after
