@@ -19,6 +19,7 @@ from ctxagent.agent.protocols import ContextAssembler
 from ctxagent.agent.session import Session
 from ctxagent.agent.toolset import build_registry
 from ctxagent.config import LOCAL_PROVIDER, Settings
+from ctxagent.context.wiring import attach
 from ctxagent.llm.client import LLMClient
 from ctxagent.llm.settings import ModelSettings
 
@@ -52,7 +53,7 @@ def open_agent(repo: Path, settings: Settings, *, resume: str | None = None, sin
         agent = Agent(client=client, registry=registry, session=session, settings=settings,
                       system=system_prompt(repo, registry.names()), assembler=assembler,
                       approval=ApprovalPolicy(auto_approve=settings.agent.auto_approve, ask=ask), sinks=sinks)
-        report_compactions(agent)
+        attach(agent)  # the assembler's compactions go to every sink; memory hits become evidence
         yield agent
 
 
@@ -70,21 +71,11 @@ def _model_endpoint(settings: Settings, notice: Callable[[str], None] | None) ->
         yield server.settings()
 
 
-def report_compactions(agent: Agent) -> None:
-    """Route the assembler's automatic compactions to every sink of `agent` (the renderer
-    and `--json` as well as the transcript), as `Compaction` events with the record under
-    `details`. No-op for an assembler without an `on_compaction` hook."""
-    if not hasattr(agent.assembler, "on_compaction"):
-        return
-    from ctxagent.context.wiring import compaction_event
-
-    agent.assembler.on_compaction = lambda record: agent.emit(compaction_event(record))
-
-
 def default_assembler(settings: Settings, repo: Path, session: Session, client: LLMClient) -> ContextAssembler | None:
     """The context engine's assembler (`ctxagent.context.wiring.make_assembler`): budgets,
-    compaction with model summaries through `client`, snapshots. `open_agent` then routes
-    its automatic compactions to the agent's sinks (`report_compactions`)."""
+    compaction with model summaries through `client`, snapshots. `open_agent` then
+    attaches it to the agent (`ctxagent.context.wiring.attach`): compactions go to every
+    sink, the `memory` tool feeds the memory layer."""
     from ctxagent.context.wiring import make_assembler
 
     return make_assembler(settings, repo, session, client=client)

@@ -3,8 +3,13 @@
 `make_assembler(settings, repo, session, client=..., emit=...)` returns the
 `ContextAssembler` for a session: budget from `settings.model`, compaction knobs from
 `settings.context`, LLM summaries through `client` (extractive only without one),
-snapshots with `settings.secrets()` scrubbed, and automatic compactions reported as
+snapshots with `settings.secrets()` scrubbed, automatic compactions reported as
 `Compaction` events through `emit` (default: the session transcript).
+
+`attach(agent)` connects an assembler to the agent built around it: compactions go to
+every sink of the agent (renderer, `--json`, transcript) and the agent's `memory` tool
+feeds the memory layer. The notes and the todo board come from the repository on every
+request (`ctxagent.context.sessionstate`); memory hits are evidence for the request.
 """
 
 from __future__ import annotations
@@ -25,6 +30,37 @@ def compaction_event(record: CompactionRecord, reason: str | None = None) -> Com
                   "overflow": "the server said the context is too long"}.get(record.trigger, record.trigger)
     return Compaction(reason=reason, method=record.method, messages_before=record.messages_before,
                       messages_after=record.messages_after, details=record.to_dict())
+
+
+#: Memory hits put in each request, and the least importance they need; the same defaults
+#: as the builder's gather stage (`ctxagent.context.gather`: textbook 9.3.3's min_importance).
+MEMORY_HITS = 5
+MEMORY_MIN_IMPORTANCE = 0.3
+
+
+def memory_search(tool: Any, *, limit: int = MEMORY_HITS,
+                  min_importance: float = MEMORY_MIN_IMPORTANCE) -> Callable[[str], list]:
+    """`query -> [hit dicts]` over a MemoryTool (anything with the textbook's
+    `run({"action": "search", ...})`), for `ContextAssembler(memory_search=...)`."""
+
+    def search(query: str) -> list:
+        return list(tool.run({"action": "search", "query": query, "limit": limit,
+                              "min_importance": min_importance}) or [])
+
+    return search
+
+
+def attach(agent: Any) -> None:
+    """Connect `agent.assembler` (a ContextAssembler; anything else is left alone) to `agent`:
+    automatic compactions become `Compaction` events sent to all of the agent's sinks, and
+    the agent's `memory` tool, if it has one, feeds the memory layer of every request."""
+    assembler = agent.assembler
+    if not isinstance(assembler, ContextAssembler):
+        return
+    assembler.on_compaction = lambda record: agent.emit(compaction_event(record))
+    tool = agent.registry.get("memory")
+    if tool is not None and assembler.memory_search is None:
+        assembler.memory_search = memory_search(tool)
 
 
 def make_assembler(settings: Any, repo: Path, session: Any, *, client: Any = None,

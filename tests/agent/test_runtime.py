@@ -15,6 +15,9 @@ from ctxagent.config import Settings
 from ctxagent.context.assembler import ContextAssembler
 from ctxagent.llm.settings import ModelSettings
 from ctxagent.storage import read_jsonl
+from ctxagent.tools.memory import MemoryTool
+from ctxagent.tools.notes import NoteTool
+from ctxagent.tools.todo import TodoTool
 from tests.support.fake_openai import error, text, tool_calls
 
 KEY = "sk-test-SECRET-abcdef0123456789"
@@ -101,3 +104,49 @@ def test_manual_compact_records_its_details(tmp_path, fake_openai, focus) -> Non
     assert event.details["trigger"] == "manual" and event.details["focus"] == focus
     [recorded] = transcript_events(agent, "compaction")
     assert recorded["details"]["trigger"] == "manual"
+
+
+def _snapshot(agent, call: int) -> dict:
+    path = agent.session.repo / ".ctxagent" / "snapshots" / agent.session.id / f"{call}.json"
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _row(snapshot: dict, packet_id: str) -> dict:
+    [row] = [p for p in snapshot["report"]["packets"] if p["id"] == packet_id]
+    return row
+
+
+def test_note_todo_and_memory_reach_the_next_model_call(tmp_path, fake_openai) -> None:
+    NoteTool.for_repo(tmp_path).run({"action": "create", "title": "Release", "note_type": "conclusion",
+                                     "content": "The release tag is v9-TEST; tag after the changelog."})
+    TodoTool.for_repo(tmp_path).run({"action": "add", "content": "update the changelog", "status": "in_progress"})
+    memory = MemoryTool.for_repo(tmp_path)
+    memory.run({"action": "add", "content": "We deploy with uv, never pip.", "memory_type": "semantic",
+                "importance": 0.8})
+    memory.store.close()
+    server = fake_openai([text("Tag v9-TEST, deploy with uv.")])
+    with open_agent(tmp_path, settings_for(server)) as agent:
+        agent.run_turn("How do we deploy the release?")
+    snapshot = _snapshot(agent, 1)
+    for packet_id, needle in (("state:notes", "v9-TEST"), ("state:memory", "deploy with uv"),
+                              ("state:todos", "update the changelog")):
+        row = _row(snapshot, packet_id)
+        assert (row["decision"], row["reason"]) == ("selected", "re-injected every call"), packet_id
+        assert needle in row["preview"], packet_id
+    system = server.requests[0]["messages"][0]["content"]
+    assert "v9-TEST" in system and "We deploy with uv" in system and "update the changelog" in system
+
+
+def test_memory_that_does_not_fit_is_dropped_and_says_why(tmp_path, fake_openai) -> None:
+    memory = MemoryTool.for_repo(tmp_path)
+    for i in range(5):
+        memory.run({"action": "add", "content": f"deploy note {i}: " + "we deploy with uv " * 400, "importance": 0.9})
+    memory.store.close()
+    server = fake_openai([text("ok")])
+    settings = settings_for(server, context_window=12_000, max_output_tokens=500)  # hits: ~10,000 tokens
+    with open_agent(tmp_path, settings) as agent:
+        end = agent.run_turn("How do we deploy?")
+    assert end.answer == "ok" and len(server.requests) == 1
+    row = _row(_snapshot(agent, 1), "state:memory")
+    assert row["decision"] == "dropped" and row["reason"].startswith("trimmed")
+    assert "deploy note" not in server.requests[0]["messages"][0]["content"]
