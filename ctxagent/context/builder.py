@@ -25,6 +25,7 @@ from ctxagent.context.gather import Gathered, gather
 from ctxagent.context.messages import call_ids, history_units, last_user_text, split_current, strip_private
 from ctxagent.context.packet import TYPE_LAYER, ContextConfig, ContextPacket
 from ctxagent.context.select import HISTORY_LAYERS, Candidate, score, select
+from ctxagent.context.textstats import vocab
 from ctxagent.context.tokens import TokenCounter
 from ctxagent.errors import ContextOverflowError
 
@@ -148,7 +149,7 @@ class _Run:
             )
         score(self.cands, self.task, cfg, self.now)
         truncate = compress.make_truncator(self.counter, self._cost, structure.packet_text)
-        figures = select(self.cands, available, cfg, self.task, truncate=truncate)
+        figures = select(self.cands, available, cfg, self.task, truncate=truncate, recount=self._cost)
         dropped = compress.enforce_budget(lambda: self._measure(self._render()), self.cands, cfg.input_budget)
         result = self._render()
         used = self._measure(result)
@@ -176,15 +177,20 @@ class _Run:
         return cand
 
     def _packet_cands(self, packets: list[ContextPacket]) -> list[Candidate]:
+        """Candidates for packets, with a lower bound as cost: `select` counts exactly only
+        those that might fit (most of a large pool never needs counting)."""
         cands = []
-        count = self.counter.count
+        words, floor, exact = vocab(), self.counter.floor, self.counter.exact
         for i, packet in enumerate(packets):
             meta, kind = packet.metadata, packet.type
             text = structure.packet_text(packet)
+            known = words.stats(text)
             cands.append(Candidate(
                 id=str(meta.get("id") or f"{kind}-{i}"), layer=TYPE_LAYER.get(kind, "evidence"), type=kind, text=text,
-                cost=count(text) + self._sep_tokens(structure.section_of(kind)), timestamp=packet.epoch, packet=packet,
-                order=i, pinned=bool(meta.get("pinned")), source=str(meta.get("source") or "custom"),
+                cost=floor(known.pieces, 0.0 if exact else words.value(known)) + self._sep_tokens(structure.section_of(kind)),
+                exact=False,
+                timestamp=packet.epoch, packet=packet, order=i, pinned=bool(meta.get("pinned")),
+                source=str(meta.get("source") or "custom"),
             ))
         return cands
 

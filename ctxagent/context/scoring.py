@@ -107,9 +107,6 @@ def query_scores(
     """
     q_counts = Counter(query_terms)
     stats = [d if isinstance(d, TermStats) else TermStats.of(d) for d in docs_terms]
-    n_docs = len(stats)
-    lengths = [d.length for d in stats]
-    avg = (sum(lengths) / n_docs if n_docs else 0.0) or 1.0
     tfs: dict[str, list[tuple[int, int]]] = {t: [] for t in q_counts}
     for i, doc in enumerate(stats):
         counts = doc.counts
@@ -117,15 +114,33 @@ def query_scores(
             tf = counts.get(term)
             if tf:
                 tfs[term].append((i, tf))
+    raw = bm25_from_tfs(q_counts, tfs, [d.length for d in stats], k1=k1, b=b)
+    best = max(raw, default=0.0)
+    return [value / best for value in raw] if best > 0 and normalize else raw
+
+
+def bm25_from_tfs(
+    q_counts: Mapping[str, int], tfs: Mapping[str, Sequence[tuple[int, int]]], lengths: Sequence[int], *, k1: float = K1, b: float = B
+) -> list[float]:
+    """Raw BM25 scores, one per document, from the query's term counts, each query
+    term's postings `(doc index, term frequency)` in ascending doc order, and every
+    document's length in terms. The one place the formula is written for fresh
+    documents (`query_scores`, `textstats.Vocab.bm25`), so both give identical floats.
+    """
+    n_docs = len(lengths)
+    avg = (sum(lengths) / n_docs if n_docs else 0.0) or 1.0
     raw = [0.0] * n_docs
+    if not any(tfs.values()):
+        return raw
+    length_norm = [k1 * (1 - b + b * length / avg) for length in lengths]
     for term, postings in tfs.items():
         df = len(postings)
         idf = math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
+        query_weight = 1 + math.log(q_counts[term])
         for i, tf in postings:
-            norm = tf * (k1 + 1) / (tf + k1 * (1 - b + b * lengths[i] / avg))
-            raw[i] += idf * norm * (1 + math.log(q_counts[term]))
-    best = max(raw, default=0.0)
-    return [value / best for value in raw] if best > 0 and normalize else raw
+            norm = tf * (k1 + 1) / (tf + length_norm[i])
+            raw[i] += idf * norm * query_weight
+    return raw
 
 
 def relevance_scores(query: str, docs: Sequence[str]) -> list[float]:

@@ -16,13 +16,19 @@ BM25 against the query (`ctxagent.context.scoring`), normalised per layer (see
 5. a packet whose term-bigram set overlaps an already selected packet's by Jaccard
    >= `dedup_threshold` is dropped as a near-duplicate.
 
+Costs may start as lower bounds (`Candidate.exact` False, see `TokenCounter.floor`):
+a candidate whose lower bound already exceeds the space left is dropped without being
+counted, and any other is counted exactly (`recount`) before it is judged, so every
+decision that takes a candidate uses its exact cost and the budget holds exactly as
+with exact costs throughout. Only the report's `tokens` of a candidate dropped
+uncounted is a lower bound (its row says `"tokens_exact": false`).
+
 Cost: sorting is O(n log n); the duplicate check looks only at selected packets
 through an inverted index of their shingles, so the whole stage grows as n log n.
 """
 
 from __future__ import annotations
 
-import heapq
 import zlib
 from dataclasses import dataclass
 from functools import lru_cache
@@ -30,8 +36,9 @@ from typing import Callable
 
 from ctxagent.context.budget import classify_query, layer_budgets
 from ctxagent.context.packet import ContextConfig, ContextPacket
-from ctxagent.context.scoring import TermStats, query_scores, recency_score
+from ctxagent.context.scoring import recency_score
 from ctxagent.context.terms import terms
+from ctxagent.context.textstats import vocab
 
 MIN_TRUNCATED_TOKENS = 48
 HISTORY_LAYERS = ("history", "tool_results")
@@ -42,8 +49,10 @@ EXEMPT_TYPES = frozenset({"state", "task_state", "todo", "plan", "instructions",
 class Candidate:
     """One thing that may enter the context: a packet or a history unit (list of messages).
 
-    cost: tokens it adds when rendered. order: position in the history (units) or in
-    the gathered list (packets). decision: "selected", "truncated" or "dropped".
+    cost: tokens it adds when rendered (exact when `exact`, else a lower bound that
+    `select` replaces by the exact count before taking it). order: position in the
+    history (units) or in the gathered list (packets). decision: "selected",
+    "truncated" or "dropped".
     """
 
     id: str
@@ -62,12 +71,13 @@ class Candidate:
     decision: str = "dropped"
     reason: str = ""
     source: str = ""
+    exact: bool = True
 
     def row(self) -> dict:
         """The candidate's line of the report (JSON-ready)."""
         return {
             "id": self.id, "layer": self.layer, "type": self.type, "source": self.source,
-            "tokens": self.cost, "relevance": round(self.relevance, 4), "recency": round(self.recency, 4),
+            "tokens": self.cost, "tokens_exact": self.exact, "relevance": round(self.relevance, 4), "recency": round(self.recency, 4),
             "score": round(self.score, 4), "pinned": self.pinned, "decision": self.decision,
             "reason": self.reason, "preview": self.text[:PREVIEW_CHARS].replace("\n", " "),
         }
@@ -78,26 +88,44 @@ PREVIEW_CHARS = 200  # characters of each candidate's text kept in the report
 MAX_POSTING = 24  # sketch hashes shared by more kept texts than this are not used to find pairs
 
 
-@lru_cache(maxsize=32768)
-def _cached_stats(text: str) -> TermStats:
-    return TermStats.of(terms(text))
+class _Memo(dict):
+    """key -> fn(key), computed on first use; emptied when it holds 262,144 keys."""
+
+    def __init__(self, fn: Callable) -> None:
+        super().__init__()
+        self.fn = fn
+
+    def __missing__(self, key):
+        if len(self) >= 262_144:
+            self.clear()
+        value = self[key] = self.fn(key)
+        return value
+
+
+# CRC-32 runs on: crc32(a + b"\x00" + b) == crc32(b, crc32(a + b"\x00")), so a bigram's hash
+# is one C call on two cached parts, with the same value as hashing the joined pair.
+_TERM_BYTES = _Memo(lambda term: term.encode("utf-8", "surrogatepass"))
+_TERM_HEADS = _Memo(lambda term: zlib.crc32(term.encode("utf-8", "surrogatepass") + b"\x00"))
 
 
 @lru_cache(maxsize=32768)
 def sketch(text: str) -> frozenset[int]:
     """Bottom-k MinHash sketch of the text's term bigrams (all of them when fewer than
-    SKETCH_K): Jaccard of two sketches estimates that of the full bigram sets (Broder 1997)."""
+    SKETCH_K): Jaccard of two sketches estimates that of the full bigram sets (Broder 1997).
+    A bigram (a, b) hashes as CRC-32 of "a\\x00b" in UTF-8 (stable across runs, unlike hash())."""
     doc = terms(text)
-    pairs = [f"{a}\x00{b}" for a, b in zip(doc, doc[1:])] if len(doc) > 1 else doc
-    shingles = {zlib.crc32(p.encode("utf-8")) for p in pairs}  # stable across runs, unlike hash()
-    return frozenset(shingles if len(shingles) <= SKETCH_K else heapq.nsmallest(SKETCH_K, shingles))
+    if len(doc) > 1:
+        shingles = set(map(zlib.crc32, map(_TERM_BYTES.__getitem__, doc[1:]), map(_TERM_HEADS.__getitem__, doc[:-1])))
+    else:
+        shingles = set(map(zlib.crc32, map(_TERM_BYTES.__getitem__, doc)))
+    return frozenset(shingles if len(shingles) <= SKETCH_K else sorted(shingles)[:SKETCH_K])
 
 
 def sketch_jaccard(a: frozenset[int], b: frozenset[int]) -> float:
     """Estimated Jaccard similarity of the sets behind two sketches (exact when both are whole)."""
     union = a | b
     if len(union) > SKETCH_K:
-        union = frozenset(heapq.nsmallest(SKETCH_K, union))
+        union = frozenset(sorted(union)[:SKETCH_K])
     return sum(1 for h in union if h in a and h in b) / len(union) if union else 0.0
 
 
@@ -109,7 +137,8 @@ def score(cands: list[Candidate], query: str, config: ContextConfig, now: float)
     memories even when a code excerpt matches the query far better, so `min_relevance`
     filters within a layer, where the budgets compete. A packet's own score is kept.
     """
-    raw = query_scores(terms(query), [_cached_stats(c.text) for c in cands], normalize=False)
+    words = vocab()
+    raw = words.bm25(terms(query), [words.stats(c.text) for c in cands])
     best: dict[str, float] = {}
     for cand, value in zip(cands, raw):
         best[cand.layer] = max(best.get(cand.layer, 0.0), value)
@@ -174,18 +203,20 @@ Truncator = Callable[[Candidate, int], Candidate | None]
 
 
 def select(
-    cands: list[Candidate], available: int, config: ContextConfig, query: str, *, truncate: Truncator | None = None
+    cands: list[Candidate], available: int, config: ContextConfig, query: str, *, truncate: Truncator | None = None,
+    recount: Callable[[Candidate], int] | None = None,
 ) -> dict:
     """Mark each candidate selected/truncated/dropped with a reason; return layer figures.
 
     `available`: tokens for all candidates together (the budget after system
     instructions, the current request and fixed overhead). `truncate(cand, tokens)`
-    returns a shortened copy costing at most `tokens`, or None. Returns
-    {"query_type", "layers": {layer: {"budget", "used"}}, "available", "used"}.
+    returns a shortened copy costing at most `tokens`, or None. `recount(cand)` gives
+    the exact cost of a candidate whose `cost` is a lower bound (needed when any is).
+    Returns {"query_type", "layers": {layer: {"budget", "used"}}, "available", "used"}.
     """
     kind = classify_query(query)
     budgets = layer_budgets(config.layer_shares, available, kind, adaptive=config.adaptive_layers)
-    state = _Fill(available, budgets, _Dedup(config.dedup_threshold))
+    state = _Fill(available, budgets, _Dedup(config.dedup_threshold), recount)
     for cand in sorted((c for c in cands if c.pinned), key=lambda c: c.order):
         if not state.take(cand, "pinned", layer_limited=False) and truncate is not None:
             state.shorten(cand, truncate, "pinned, cut to fit")
@@ -216,17 +247,28 @@ def _below_min(cand: Candidate, config: ContextConfig) -> bool:
 class _Fill:
     """Greedy fill state: tokens left overall and per layer, and the duplicate index."""
 
-    def __init__(self, total: int, budgets: dict[str, int], dedup: _Dedup) -> None:
+    def __init__(self, total: int, budgets: dict[str, int], dedup: _Dedup, recount: Callable[[Candidate], int] | None) -> None:
         self.total_left = total
         self.layer_left = dict(budgets)
         self.used: dict[str, int] = {}
         self.dedup = dedup
+        self.recount = recount
+
+    def count(self, cand: Candidate) -> None:
+        """Replace a lower-bound cost by the exact one (once)."""
+        if not cand.exact:
+            if self.recount is None:
+                raise ValueError(f"candidate {cand.id} has a lower-bound cost but select() got no recount")
+            cand.cost, cand.exact = self.recount(cand), True
 
     def take(self, cand: Candidate, why: str, *, layer_limited: bool = True) -> bool:
         limit = min(self.total_left, self.layer_left.get(cand.layer, 0)) if layer_limited else self.total_left
+        if cand.cost <= limit:
+            self.count(cand)
         if cand.cost > limit:
             where = f"{cand.layer} layer budget" if layer_limited and cand.cost <= self.total_left else "budget"
-            cand.decision, cand.reason = "dropped", f"over {where}: needs {cand.cost} tokens, {limit} left"
+            needs = f"{cand.cost}" if cand.exact else f"at least {cand.cost}"
+            cand.decision, cand.reason = "dropped", f"over {where}: needs {needs} tokens, {limit} left"
             return False
         dup = self.dedup.duplicate_of(cand)
         if dup is not None and not cand.pinned:
@@ -257,6 +299,7 @@ class _Fill:
         """Replace `cand` by its shortened copy if that fits what is left; True if taken."""
         if self.total_left < MIN_TRUNCATED_TOKENS:
             return False
+        self.count(cand)
         short = truncate(cand, self.total_left)
         if short is None or short.cost > self.total_left:
             return False

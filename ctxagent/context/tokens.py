@@ -27,6 +27,7 @@ import importlib.util
 import json
 import re
 import threading
+import unicodedata
 from pathlib import Path
 from functools import lru_cache
 from typing import Any
@@ -95,9 +96,51 @@ def estimate_tokens(text: str) -> int:
     """
     if not text:
         return 0
+    return max(1, int(estimate_value(text) + 0.999))
+
+
+def estimate_value(text: str) -> float:
+    """The unrounded estimate of `text` (tokens): the sum over its characters of their
+    class's tokens per character. Additive: the values of disjoint pieces of a text sum
+    to at most the text's value, which makes the sum over a text's chunks a lower bound
+    of `estimate_tokens` (used by `TokenCounter.floor`)."""
     alnum, punct, space, cjk, other = char_classes(text)
-    value = alnum * PER_ALNUM + punct * PER_PUNCT + space * PER_SPACE + cjk * PER_CJK + other * PER_OTHER
-    return max(1, int(value + 0.999))
+    return alnum * PER_ALNUM + punct * PER_PUNCT + space * PER_SPACE + cjk * PER_CJK + other * PER_OTHER
+
+
+_ASCII_WORD_RE = re.compile(r"[A-Za-z']*[A-Za-z][A-Za-z']*")
+_ASCII_DIGITS_RE = re.compile(r"[0-9]+")
+
+
+def piece_floor(text: str) -> int:
+    """A lower bound of the exact cl100k_base and o200k_base token count of `text`.
+
+    Both encodings first cut the text into pieces with tiktoken's regex (bpe-openai uses
+    the same patterns), then encode each piece into one token or more. A piece never
+    holds letters of two runs of letters separated by anything but letters, combining
+    marks and apostrophes (a letter piece is one optional non-letter, then letters, then
+    an optional `'s`-style suffix), and numbers are cut into pieces of at most three
+    digits. So the count is at least the number of such letter runs plus
+    ceil(digits / 3) for each run of digits. `tests/context/test_tokens.py` checks the
+    bound against both encodings on arbitrary Unicode text.
+    """
+    if text.isascii():
+        if text.isalpha():
+            return 1
+        return len(_ASCII_WORD_RE.findall(text)) + sum((len(d) + 2) // 3 for d in _ASCII_DIGITS_RE.findall(text))
+    words = numbers = digits = 0
+    letter_in_run = False
+    for ch in text:
+        kind = "'" if ch == "'" else unicodedata.category(ch)[0]
+        if kind == "N":
+            digits += 1
+        elif digits:
+            numbers, digits = numbers + (digits + 2) // 3, 0
+        if kind == "L":
+            letter_in_run = True
+        elif kind not in ("M", "'"):
+            words, letter_in_run = words + letter_in_run, False
+    return words + letter_in_run + numbers + (digits + 2) // 3
 
 
 def encoding_for_model(model: str | None) -> str | None:
@@ -183,6 +226,16 @@ class TokenCounter:
             return _exact_count(self.encoding, text)
         raw = estimate_tokens(text)
         return raw if self.factor == 1.0 else max(1, round(raw * self.factor))
+
+    def floor(self, pieces: int, value: float) -> int:
+        """A lower bound of `count(text)` without counting: `pieces` is a lower bound of the
+        exact count (`piece_floor`, summed over pieces of the text), `value` one of the
+        unrounded estimate (`estimate_value`, summed likewise). The builder decides with
+        it that a text cannot fit, and counts exactly only the texts that might."""
+        if self.exact:
+            return pieces
+        base = int(value * (1 - 1e-9))  # below the rounded-up estimate, float error included
+        return base if self.factor == 1.0 else int(base * self.factor)
 
     def count_message(self, msg: dict) -> int:
         """Tokens of one chat message including its 3-token framing (OpenAI cookbook rule).
