@@ -40,6 +40,8 @@ class AgentSettings(BaseModel):
     """Seconds per turn before it stops (reason wall_time); checked before each model call."""
     auto_approve: bool = False
     """Approve every tool call that needs approval without asking (same as --yes)."""
+    episodic_memory: bool = True
+    """Write a short episodic memory (task, outcome, files changed, tokens) to memory.db when a turn ends."""
 
 
 class ToolSettings(BaseModel):

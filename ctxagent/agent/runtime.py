@@ -1,5 +1,6 @@
 """Wire an `Agent` for a repository: model client (starting the offline model if needed),
-session (new or resumed), tools, system prompt, assembler and approval.
+session (new or resumed), tools, system prompt, assembler, approval, and the episodic
+memory written when each turn ends (`[agent] episodic_memory`).
 
 `open_agent` is what `ctxagent run` and `ctxagent chat` share; it is a context manager
 because the offline local model runs as a server for the agent's lifetime.
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
 from ctxagent.agent.approval import ApprovalPolicy
+from ctxagent.agent.episodic import EpisodeRecorder
 from ctxagent.agent.events import Sink
 from ctxagent.agent.loop import Agent
 from ctxagent.agent.prompts import system_prompt
@@ -54,6 +56,9 @@ def open_agent(repo: Path, settings: Settings, *, resume: str | None = None, sin
                       system=system_prompt(repo, registry.names()), assembler=assembler,
                       approval=ApprovalPolicy(auto_approve=settings.agent.auto_approve, ask=ask), sinks=sinks)
         attach(agent)  # the assembler's compactions go to every sink; memory hits become evidence
+        memory = registry.get("memory")
+        if settings.agent.episodic_memory and memory is not None:
+            agent.sinks.append(EpisodeRecorder(memory, session.id, secrets=session.secrets))  # one episodic memory per turn
         yield agent
 
 

@@ -1,0 +1,112 @@
+"""The episodic memory each turn leaves (issue 3, "Wiring"): through `open_agent`, the
+real loop and the real memory store, against the fake OpenAI server."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+from pydantic import SecretStr
+
+from ctxagent.agent.episodic import first_line, patch_paths
+from ctxagent.agent.runtime import open_agent
+from ctxagent.config import AgentSettings, Settings
+from ctxagent.llm.settings import ModelSettings
+from ctxagent.tools.memory import MemoryTool
+from tests.support.fake_openai import text, tool_calls
+
+PATCH = ("*** Begin Patch\n*** Update File: app.py\n@@ def greet():\n-    return 'hello'\n+    return 'bonjour'\n"
+         "*** Add File: docs/greeting.md\n+Greets in French.\n*** End Patch\n")
+RENAME = "*** Begin Patch\n*** Update File: old.py\n*** Move to: new.py\n*** End Patch\n"
+
+
+def _settings(server, **agent: object) -> Settings:
+    return Settings(model=ModelSettings(provider="custom", model="gpt-4o-mini", base_url=server.base_url,
+                                        api_key=SecretStr("sk-test-0123456789"), max_retries=0, timeout_s=10),
+                    agent=AgentSettings(auto_approve=True, **agent))
+
+
+def _episode_rows(repo) -> list[dict]:
+    memory = MemoryTool.for_repo(repo)
+    try:
+        return memory.run({"action": "search", "query": "", "memory_types": ["episodic"], "limit": 50,
+                           "min_importance": 0.0})
+    finally:
+        memory.store.close()
+
+
+def test_a_finished_turn_leaves_one_episode_with_task_outcome_files_and_tokens(tmp_path, fake_openai) -> None:
+    (tmp_path / "app.py").write_text("def greet():\n    return 'hello'\n", encoding="utf-8")
+    server = fake_openai([tool_calls([("apply_patch", json.dumps({"patch": PATCH}))]),
+                          text("Greeting is French now.\nDetails follow.")])
+    with open_agent(tmp_path, _settings(server)) as agent:
+        end = agent.run_turn("Make greet() answer in French\nand document it.")
+    [episode] = _episode_rows(tmp_path)
+    assert episode["memory_type"] == "episodic"
+    lines = episode["content"].splitlines()
+    assert lines[0] == "Task: Make greet() answer in French"
+    assert lines[1] == "Outcome: finished: Greeting is French now."
+    assert lines[2] == "Files changed: app.py, docs/greeting.md"
+    assert lines[3] == f"Tokens: {end.tokens:,}" and end.tokens > 0
+    meta = episode["metadata"]
+    assert meta["files"] == ["app.py", "docs/greeting.md"] and meta["reason"] == "finished"
+    assert meta["session_id"] == agent.session.id and meta["turn"] == 1
+
+
+def test_the_episode_comes_back_as_evidence_in_a_later_session(tmp_path, fake_openai) -> None:
+    server = fake_openai([text("The tests use pytest-xdist.")])
+    with open_agent(tmp_path, _settings(server)) as agent:
+        agent.run_turn("Which test runner plugins does the suite use?")
+    later = fake_openai([text("As before: pytest-xdist.")])
+    with open_agent(tmp_path, _settings(later)) as agent:
+        agent.run_turn("Remind me: which test runner plugins?")
+    system = later.requests[0]["messages"][0]["content"]
+    assert "Relevant memories" in system and "The tests use pytest-xdist." in system
+
+
+def test_a_stopped_turn_says_why_and_lists_no_failed_patch(tmp_path, fake_openai) -> None:
+    bad = tool_calls([("apply_patch", json.dumps({"patch": "*** Begin Patch\n*** Update File: nope.py\n@@\n-x\n+y\n"
+                                                            "*** End Patch\n"}))])
+    server = fake_openai([bad, bad, bad])
+    with open_agent(tmp_path, _settings(server, max_steps=2)) as agent:
+        end = agent.run_turn("Patch a file that does not exist")
+    assert end.reason == "max_steps"
+    [episode] = _episode_rows(tmp_path)
+    assert "Outcome: max_steps: stopped after 2 model calls" in episode["content"]
+    assert "Files changed" not in episode["content"] and episode["metadata"]["files"] == []
+
+
+def test_the_api_key_never_reaches_the_episode(tmp_path, fake_openai) -> None:
+    server = fake_openai([text("noted")])
+    with open_agent(tmp_path, _settings(server)) as agent:
+        agent.run_turn("my key is sk-test-0123456789, and ghp_abcdefghijklmnopqrstuvwxyz is another")
+    [episode] = _episode_rows(tmp_path)
+    assert "sk-test-0123456789" not in episode["content"] and "ghp_abcdefghij" not in episode["content"]
+    assert "[redacted]" in episode["content"]
+
+
+def test_turns_without_a_model_call_leave_nothing(tmp_path, fake_openai) -> None:
+    server = fake_openai([text("never sent")])
+    cancel = threading.Event()
+    cancel.set()
+    with open_agent(tmp_path, _settings(server)) as agent:
+        assert agent.run_turn("anything", cancel=cancel).reason == "interrupted"
+    assert _episode_rows(tmp_path) == []
+
+
+def test_episodic_memory_can_be_turned_off(tmp_path, fake_openai) -> None:
+    server = fake_openai([text("done")])
+    with open_agent(tmp_path, _settings(server, episodic_memory=False)) as agent:
+        agent.run_turn("a task")
+    assert _episode_rows(tmp_path) == []
+
+
+def test_patch_paths_reads_renames_and_ignores_broken_arguments() -> None:
+    assert patch_paths(json.dumps({"patch": RENAME})) == ["old.py", "new.py"]
+    assert patch_paths(json.dumps({"patch": PATCH})) == ["app.py", "docs/greeting.md"]
+    assert patch_paths('{"patch": "not a patch"}') == [] and patch_paths("{broken") == [] and patch_paths("") == []
+
+
+def test_first_line_skips_blank_lines_and_cuts_long_ones() -> None:
+    assert first_line("\n\n  hello  \nworld") == "hello"
+    assert first_line(None) == "" and len(first_line("x" * 500)) == 200 and first_line("x" * 500).endswith("...")
