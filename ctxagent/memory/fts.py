@@ -16,6 +16,7 @@ rarest terms up to a budget of matching rows (`focus_terms`), which bounds searc
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 from typing import Iterable, Sequence
 
@@ -27,10 +28,58 @@ TOKENIZE = "unicode61 remove_diacritics 0 tokenchars '_.'"
 #: Most distinct query terms used in one MATCH (a pasted page must not build a huge query).
 MAX_QUERY_TERMS = 64
 
+#: Text whose terms fingerprint the tokenizer: if `terms()` changes (stemmer, identifier
+#: splitting, CJK rules), indexes built with the old terms no longer match new queries,
+#: so `ensure_current` rebuilds them. Bump INDEX_VERSION for changes the probe misses.
+INDEX_VERSION = 1
+_PROBE = "ContextBuilder parse_cfg refreshed progress bars classes 3.14 Pandas内存优化 ありがとう 한국어"
+
+STATE_SQL = "CREATE TABLE _fts_state (fts_table TEXT PRIMARY KEY, signature TEXT NOT NULL)"
+
 
 def create_fts_table(conn: sqlite3.Connection, table: str) -> None:
     """Create the FTS5 table `table(terms)`; its rowid mirrors the indexed row's key."""
     conn.execute(f'CREATE VIRTUAL TABLE {table} USING fts5(terms, tokenize="{TOKENIZE}")')
+
+
+def signature() -> str:
+    """Fingerprint of the current tokenizer and index layout (16 hex characters)."""
+    probe = "\x1f".join(terms(_PROBE))
+    return hashlib.sha256(f"{INDEX_VERSION}|{TOKENIZE}|{probe}".encode("utf-8")).hexdigest()[:16]
+
+
+def ensure_current(conn: sqlite3.Connection, table: str, source_sql: str) -> bool:
+    """Rebuild FTS table `table` if it was built by another tokenizer; True if rebuilt.
+
+    `source_sql` selects (rowid, text, ...) of every indexed row; the texts are joined.
+    Runs under `BEGIN IMMEDIATE` with a re-check, so of several processes opening the
+    database at once one rebuilds and the others wait and find it current. `conn` must
+    be in autocommit mode and have the `_fts_state` table (a migration creates it).
+    """
+    current = signature()
+    if _stored(conn, table) == current:
+        return False
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if _stored(conn, table) != current:
+            conn.execute(f"DELETE FROM {table}")
+            rows = conn.execute(source_sql).fetchall()
+            conn.executemany(f"INSERT INTO {table} (rowid, terms) VALUES (?, ?)",
+                             ((row[0], index_text(*row[1:])) for row in rows))
+            conn.execute("INSERT OR REPLACE INTO _fts_state (fts_table, signature) VALUES (?, ?)", (table, current))
+            rebuilt = True
+        else:
+            rebuilt = False
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return rebuilt
+
+
+def _stored(conn: sqlite3.Connection, table: str) -> str | None:
+    row = conn.execute("SELECT signature FROM _fts_state WHERE fts_table = ?", (table,)).fetchone()
+    return row[0] if row else None
 
 
 def index_text(*texts: str) -> str:

@@ -123,3 +123,11 @@ def m002_vectors(conn: sqlite3.Connection) -> None:
             model TEXT NOT NULL,
             vector BLOB NOT NULL
         )""")
+
+
+@MEMORY
+def m003_fts_state(conn: sqlite3.Connection) -> None:
+    """Which tokenizer built each FTS index (`ctxagent.memory.fts.ensure_current`)."""
+    from ctxagent.memory.fts import STATE_SQL
+
+    conn.execute(STATE_SQL)

@@ -54,6 +54,7 @@ class MemoryStore:
             self._conn = connect_sqlite(self.path, timeout=timeout_s)
             self._conn.isolation_level = None  # autocommit; writes use BEGIN IMMEDIATE
             MEMORY.apply(self._conn)
+            fts.ensure_current(self._conn, FTS_TABLE, "SELECT seq, content FROM memories")
         except sqlite3.DatabaseError as exc:
             raise StorageError(f"cannot open the memory database {self.path}: {exc}. If the file is "
                                "damaged, move it aside and a new one will be created") from None

@@ -66,6 +66,12 @@ def m001_initial(conn: sqlite3.Connection) -> None:
     fts.create_fts_table(conn, FTS_TABLE)
 
 
+@RAG
+def m002_fts_state(conn: sqlite3.Connection) -> None:
+    """Which tokenizer built the FTS index (`ctxagent.memory.fts.ensure_current`)."""
+    conn.execute(fts.STATE_SQL)
+
+
 class KnowledgeBase:
     """The knowledge base in SQLite file `path`, seen through `namespace`."""
 
@@ -77,6 +83,8 @@ class KnowledgeBase:
             self._conn = connect_sqlite(self.path, timeout=timeout_s)
             self._conn.isolation_level = None
             RAG.apply(self._conn)
+            fts.ensure_current(self._conn, FTS_TABLE, "SELECT c.id, d.title, coalesce(c.heading, ''), c.content"
+                               " FROM chunks c JOIN documents d ON d.id = c.document")
         except sqlite3.DatabaseError as exc:
             raise StorageError(f"cannot open the knowledge base {self.path}: {exc}. If the file is damaged, "
                                "move it aside and add the documents again") from None

@@ -82,3 +82,33 @@ def test_focus_terms_keeps_the_rarest_terms_within_the_budget() -> None:
 def test_doc_frequencies_reads_the_vocabulary() -> None:
     conn = _table(["内存 优化", "内存", "other"])
     assert fts.doc_frequencies(conn, "t", ["内存", "优化", "absent"]) == {"内存": 2, "优化": 1}
+
+
+def test_an_index_built_by_another_tokenizer_is_rebuilt_on_open(tmp_path, monkeypatch) -> None:
+    from ctxagent.memory import MemoryStore
+
+    db = tmp_path / "memory.db"
+    store = MemoryStore(db)
+    item = store.add("Pandas内存优化", "semantic")
+    with store.write() as conn:  # as if an older terms() had written other terms
+        conn.execute("UPDATE memories_fts SET terms = 'stale words' WHERE rowid = 1")
+    store.close()
+    assert MemoryStore(db).search("内存") == []  # same signature: left alone
+    monkeypatch.setattr(fts, "INDEX_VERSION", fts.INDEX_VERSION + 1)  # the tokenizer changed
+    reopened = MemoryStore(db)
+    assert [m.id for m, _ in reopened.search("内存")] == [item.id]
+    with reopened.read() as conn:
+        assert conn.execute("SELECT signature FROM _fts_state").fetchone()[0] == fts.signature()
+    assert fts.ensure_current(reopened._conn, "memories_fts", "SELECT seq, content FROM memories") is False
+
+
+def test_knowledge_base_index_is_rebuilt_too(tmp_path, monkeypatch) -> None:
+    from ctxagent.tools import RAGTool
+
+    rag = RAGTool(tmp_path / "kb")
+    rag.run({"action": "add_text", "text": "Rollback with deploy rollback", "title": "Ops guide"})
+    with rag.kb._write() as conn:
+        conn.execute("UPDATE chunks_fts SET terms = 'stale'")
+    monkeypatch.setattr(fts, "INDEX_VERSION", fts.INDEX_VERSION + 1)
+    hits = RAGTool(tmp_path / "kb").run({"action": "search", "query": "ops guide rollback"})
+    assert hits and hits[0]["title"] == "Ops guide"

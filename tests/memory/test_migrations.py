@@ -20,7 +20,7 @@ def _conn(path: Path) -> sqlite3.Connection:
 
 
 def test_memory_migrations_are_numbered_and_ordered() -> None:
-    assert MEMORY.names() == ["m001_initial", "m002_vectors"]
+    assert MEMORY.names() == ["m001_initial", "m002_vectors", "m003_fts_state"]
 
 
 def test_new_database_gets_every_migration_once_and_reopening_applies_nothing(tmp_path: Path) -> None:
