@@ -65,7 +65,8 @@ class RAGTool(TextbookExecute, Tool):
 
     `rag_namespace`: documents of other namespaces in the same file are invisible.
     `workspace`: when set (the agent's repository), add_document only reads files inside
-    it; library use leaves it None. `chunk_size`/`chunk_overlap`: defaults, in tokens.
+    it and cites them by their path relative to it; library use leaves it None (paths
+    are resolved against the current folder and cited absolute). `chunk_size`/`chunk_overlap`: defaults, in tokens.
     """
 
     name = "rag"
@@ -102,7 +103,8 @@ class RAGTool(TextbookExecute, Tool):
         doc = extract(path)
         if p.title:
             doc.title = p.title
-        return self._store(doc, p.document_id or str(path), str(path), p)
+        shown = str(path.relative_to(self.workspace)) if self.workspace is not None else str(path)
+        return self._store(doc, p.document_id or shown, shown, p)
 
     def _add_text(self, p: RAGParams) -> ToolResult:
         if not p.text or not p.text.strip():

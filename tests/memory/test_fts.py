@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from ctxagent.memory import fts
 
@@ -112,3 +113,12 @@ def test_knowledge_base_index_is_rebuilt_too(tmp_path, monkeypatch) -> None:
     monkeypatch.setattr(fts, "INDEX_VERSION", fts.INDEX_VERSION + 1)
     hits = RAGTool(tmp_path / "kb").run({"action": "search", "query": "ops guide rollback"})
     assert hits and hits[0]["title"] == "Ops guide"
+
+
+_PROPERTY_TABLE = _table(['a:b "quoted" NEAR x-ray pre* AND OR NOT 内存优化 parse_cfg 3.14'])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=80) | st.text(alphabet='"*:-^(){}+NEARORNOTAND 内存_.\\\'', max_size=40))
+def test_any_query_text_is_data_never_fts_syntax(query: str) -> None:
+    _match(_PROPERTY_TABLE, query)  # raises sqlite3.OperationalError on an FTS5 syntax error

@@ -145,6 +145,8 @@ def test_agent_instance_reads_only_files_inside_the_repo(tmp_path: Path) -> None
     rag = RAGTool.for_repo(repo)
     assert rag.kb.path == repo / ".ctxagent" / "knowledge" / "rag_knowledge_base.db"
     assert rag.run({"action": "add_document", "file_path": "README.md"})["chunks"] == 1
+    assert rag.run({"action": "search", "query": "project readme"})[0]["citation"] == "README.md lines 1-3"
+    assert rag.run({"action": "add_document", "file_path": str(repo / "README.md")})["unchanged"]
     for path in (str(outside), "../secret.txt"):
         with pytest.raises(ToolRefusedError, match="outside the workspace"):
             rag.run({"action": "add_document", "file_path": path})
