@@ -17,7 +17,7 @@ from typing import Any
 
 from ctxagent.agent.events import Event, ToolCallEvent, ToolResultEvent, TurnEnd, TurnStart
 from ctxagent.agent.prompts import render
-from ctxagent.context.snapshot import scrub
+from ctxagent.redaction import redact
 
 #: Importance of an episode (0..1): above the memory layer's 0.3 floor
 #: (`ctxagent.context.wiring.MEMORY_MIN_IMPORTANCE`), so relevant episodes come back.
@@ -74,7 +74,7 @@ class EpisodeRecorder:
 
     def memory_args(self, end: TurnEnd) -> dict[str, Any]:
         """The memory tool's `add` arguments for the turn ending with `end`."""
-        content = scrub(render("episode", task=first_line(self.task), outcome=outcome(end), files=self.files,
+        content = redact(render("episode", task=first_line(self.task), outcome=outcome(end), files=self.files,
                                tokens=end.tokens, cost_usd=end.cost_usd), self.secrets)
         meta = {"event_type": "task", "turn": self.turn, "reason": end.reason, "files": list(self.files),
                 "tokens": end.tokens}

@@ -7,7 +7,7 @@ happen, one JSON record a line (DESIGN.md section 4):
 - `{"kind": "message", "ts", "message": {OpenAI message}, "usage": {...} | null}`
 - `{"kind": "event", "ts", "event": {"type": ..., ...}}` (streaming deltas are not recorded)
 
-Every record passes through `redact` first, so API keys never reach the disk even if a
+Every record passes through `ctxagent.redaction.redact` first, so API keys never reach the disk even if a
 tool or the model echoes one. `resume` rebuilds the history from the message records
 and repairs the pairing, so a session that crashed mid-tool-call resumes validly.
 """
@@ -22,13 +22,10 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ctxagent.agent.events import STREAMING_TYPES, Event
-from ctxagent.agent.pairing import repair_pairing
+from ctxagent.context.messages import repair_pairing
 from ctxagent.errors import NotFoundError
+from ctxagent.redaction import redact
 from ctxagent.storage import append_jsonl, atomic_write_text, read_jsonl, state_dir
-
-#: Secrets shorter than this are not redacted (too likely to match ordinary text).
-MIN_SECRET_LEN = 6
-REDACTED = "[REDACTED]"
 
 
 def new_session_id(now: datetime | None = None) -> str:
@@ -50,26 +47,6 @@ def ensure_state_dir(repo: Path) -> Path:
 def sessions_dir(repo: Path) -> Path:
     """`<repo>/.ctxagent/sessions` (not created here)."""
     return state_dir(repo) / "sessions"
-
-
-def redact(value: Any, secrets: Iterable[str]) -> Any:
-    """Copy of `value` (JSON-like) with every occurrence of each secret replaced by [REDACTED]."""
-    keys = [s for s in secrets if s and len(s) >= MIN_SECRET_LEN]
-    if not keys:
-        return value
-    return _redact(value, keys)
-
-
-def _redact(value: Any, keys: list[str]) -> Any:
-    if isinstance(value, str):
-        for key in keys:
-            value = value.replace(key, REDACTED)
-        return value
-    if isinstance(value, dict):
-        return {k: _redact(v, keys) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_redact(v, keys) for v in value]
-    return value
 
 
 @dataclass

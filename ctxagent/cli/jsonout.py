@@ -11,7 +11,7 @@ import sys
 from typing import IO, Iterable
 
 from ctxagent.agent.events import Event
-from ctxagent.agent.session import redact
+from ctxagent.redaction import redact
 
 
 class JsonLinesSink:

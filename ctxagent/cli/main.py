@@ -141,7 +141,7 @@ def crash_dir(env: dict[str, str] | None = None) -> Path:
 
 def write_crash_log(exc: BaseException) -> Path:
     """Write the traceback of `exc` (API keys from the environment redacted) and return its path."""
-    from ctxagent.agent.session import redact
+    from ctxagent.redaction import redact
 
     text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     secrets = [v for k, v in os.environ.items() if k.endswith(("_API_KEY", "_TOKEN")) and v]

@@ -85,15 +85,16 @@ def has_content(message: dict) -> bool:
     return bool(content and str(content).strip())
 
 
-def synthetic_result(call_id: str, note: str = INTERRUPTED_RESULT) -> dict:
-    """The result message given to a call that never produced one."""
-    return {"role": "tool", "tool_call_id": call_id, "content": note}
+def tool_message(call_id: str, content: str = INTERRUPTED_RESULT) -> dict:
+    """The `tool` message answering `call_id`; by default the synthetic result of a call
+    that never produced one ("not executed: interrupted", case C02)."""
+    return {"role": "tool", "tool_call_id": call_id, "content": content}
 
 
 def repair_pairing(messages: list[dict], *, note: str = INTERRUPTED_RESULT) -> list[dict]:
     """A pairing-valid copy of `messages` (case C02); the input is not modified.
 
-    - a call without a result gets `synthetic_result` right after its siblings' results;
+    - a call without a result gets a synthetic `tool_message` right after its siblings' results;
     - a result found later than it should be (after a user message) moves up to its call;
     - `tool` messages answering no call of the assistant before them are dropped, and
       so is a second result for the same call;
@@ -135,25 +136,51 @@ def _results_for(messages: list[dict], start: int, ids: list[str], consumed: set
     for call_id in ids:
         if call_id in wanted:
             wanted.discard(call_id)
-            found.append(synthetic_result(call_id, note))
+            found.append(tool_message(call_id, note))
     return found
+
+
+def unanswered_calls(messages: list[dict]) -> list[str]:
+    """Ids of tool calls with no `tool` result right after their assistant message (empty when valid)."""
+    missing: list[str] = []
+    open_ids: list[str] = []
+    for message in [*messages, {"role": "user"}]:
+        if message.get("role") == "tool":
+            if message.get("tool_call_id") in open_ids:
+                open_ids.remove(message.get("tool_call_id"))
+            continue
+        missing.extend(open_ids)
+        open_ids = call_ids(message) if message.get("role") == "assistant" else []
+    return missing
+
+
+def pairing_errors(messages: list[dict]) -> list[str]:
+    """Each pairing violation, described (empty list when valid): a call without a result
+    right after it, a result answering no call of the assistant message before it, a second
+    result for one call, an assistant message with neither content nor tool calls. Call ids
+    need only be unique within one assistant message (some local servers reuse `call_0`)."""
+    errors = [f"call {i} has no result" for i in unanswered_calls(messages)]
+    open_ids: set[str] = set()
+    seen: set[str] = set()
+    for index, message in enumerate(messages):
+        role = message.get("role")
+        if role == "tool":
+            call_id = message.get("tool_call_id")
+            if call_id not in open_ids:
+                errors.append(f"message {index}: tool result {call_id} answers no preceding call")
+            elif call_id in seen:
+                errors.append(f"message {index}: second result for {call_id}")
+            seen.add(call_id)
+            continue
+        if role == "assistant" and not call_ids(message) and not has_content(message):
+            errors.append(f"message {index}: assistant message with neither content nor tool calls")
+        open_ids, seen = (set(call_ids(message)) if role == "assistant" else set()), set()
+    return errors
 
 
 def is_valid_pairing(messages: list[dict]) -> bool:
     """True if every call has exactly one result right after it and no result is orphaned."""
-    pending: set[str] = set()
-    for msg in messages:
-        if msg.get("role") == "tool":
-            if msg.get("tool_call_id") not in pending:
-                return False
-            pending.discard(msg.get("tool_call_id"))
-            continue
-        if pending:
-            return False
-        if msg.get("role") == "assistant" and not call_ids(msg) and not has_content(msg):
-            return False
-        pending = set(call_ids(msg))
-    return not pending
+    return not pairing_errors(messages)
 
 
 def history_units(messages: list[dict]) -> list[list[dict]]:

@@ -7,9 +7,9 @@ section 4), written atomically:
      "request": {"model", "messages", "tools", ...}, "report": builder report}
 
 Secrets never reach disk: keys named like credentials (`api_key`, `authorization`,
-`password`, `secret`, `access_token`...) are replaced by "[redacted]", and string
+`password`, `secret`, `access_token`...) are replaced by "[REDACTED]", and string
 values are scrubbed of API-key shapes (`sk-...`, `Bearer ...`) and of any secret
-strings the caller passes (e.g. `Settings.secrets()`).
+strings the caller passes (e.g. `Settings.secrets()`): `ctxagent.redaction.redact`.
 """
 
 from __future__ import annotations
@@ -21,37 +21,10 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ctxagent.errors import NotFoundError, StorageError
+from ctxagent.redaction import REDACTED, redact as scrub  # noqa: F401  (re-exported: one redaction for all)
 from ctxagent.storage import atomic_write_text
 
-REDACTED = "[redacted]"
-_SECRET_KEYS = re.compile(
-    r"^(?:api[-_]?key|x-api-key|authorization|proxy-authorization|password|passwd|secret|client[-_]secret|"
-    r"access[-_]token|refresh[-_]token|id[-_]token|session[-_]token|bearer|cookie|set-cookie|[a-z_]*_api_key)$",
-    re.IGNORECASE,
-)
-_SECRET_VALUES = re.compile(
-    r"\b(?:sk-[A-Za-z0-9_-]{16,}|sk-ant-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|xox[abpr]-[A-Za-z0-9-]{10,}"
-    r"|AKIA[0-9A-Z]{16}|hf_[A-Za-z0-9]{20,})\b|(?i:bearer)\s+[A-Za-z0-9._~+/=-]{12,}"
-)
 _SESSION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
-
-
-def scrub(value: Any, secrets: Iterable[str] = ()) -> Any:
-    """A copy of `value` (JSON-like) with credential keys and secret-looking strings redacted."""
-    known = [s for s in secrets if s and len(s) >= 6]
-    return _scrub(value, known)
-
-
-def _scrub(value: Any, known: list[str]) -> Any:
-    if isinstance(value, dict):
-        return {k: REDACTED if isinstance(k, str) and _SECRET_KEYS.match(k) else _scrub(v, known) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_scrub(v, known) for v in value]
-    if isinstance(value, str):
-        for secret in known:
-            value = value.replace(secret, REDACTED)
-        return _SECRET_VALUES.sub(REDACTED, value)
-    return value
 
 
 def check_session_id(session_id: str) -> str:

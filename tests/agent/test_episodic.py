@@ -82,7 +82,7 @@ def test_the_api_key_never_reaches_the_episode(tmp_path, fake_openai) -> None:
         agent.run_turn("my key is sk-test-0123456789, and ghp_abcdefghijklmnopqrstuvwxyz is another")
     [episode] = _episode_rows(tmp_path)
     assert "sk-test-0123456789" not in episode["content"] and "ghp_abcdefghij" not in episode["content"]
-    assert "[redacted]" in episode["content"]
+    assert "[REDACTED]" in episode["content"]
 
 
 def test_turns_without_a_model_call_leave_nothing(tmp_path, fake_openai) -> None:

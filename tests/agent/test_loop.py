@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from ctxagent.agent.approval import ApprovalPolicy
-from ctxagent.agent.pairing import pairing_errors
+from ctxagent.context.messages import pairing_errors
 from tests.agent.conftest import API_KEY, ChangeTool, CtrlCTool, EchoTool
 from tests.support.fake_openai import error, text, tool_calls
 

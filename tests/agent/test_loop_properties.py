@@ -12,7 +12,7 @@ from pydantic import SecretStr
 
 from ctxagent.agent.approval import ApprovalPolicy
 from ctxagent.agent.loop import Agent
-from ctxagent.agent.pairing import pairing_errors
+from ctxagent.context.messages import pairing_errors
 from ctxagent.agent.session import Session
 from ctxagent.config import Settings
 from ctxagent.llm.client import LLMClient

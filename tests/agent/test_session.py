@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ctxagent.agent.events import TextDelta, TurnStart
-from ctxagent.agent.pairing import pairing_errors
+from ctxagent.context.messages import pairing_errors
 from ctxagent.agent.session import Session, list_sessions, new_session_id
 from ctxagent.errors import NotFoundError
 

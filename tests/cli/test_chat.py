@@ -59,7 +59,8 @@ def test_compact_slash_masks_old_outputs(make_agent) -> None:
     out = console()
     repl(agent, reader(["/compact"]), out, RichRenderer(out))
     tool_contents = [m["content"] for m in agent.session.history if m["role"] == "tool"]
-    assert "removed to fit" in tool_contents[0] and tool_contents[1] == "echo: y"
+    assert tool_contents[0].startswith("[observation masked: echo") and tool_contents[1] == "echo: y"
+    assert "x" * 100 not in tool_contents[0]
     assert "compacted" in out.file.getvalue()
 
 

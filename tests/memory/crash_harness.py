@@ -26,6 +26,7 @@ from typing import Any
 from ctxagent.memory import MemoryStore
 from ctxagent.memory.upkeep import consolidate, forget
 from ctxagent.storage import append_jsonl, read_jsonl
+from tests.storage.crash_harness import body_ok, digest  # one integrity check for every crash harness
 
 
 FORGET_BELOW = 0.05
@@ -36,15 +37,6 @@ def body(seq: int, rng: random.Random, max_chars: int) -> str:
     words = " ".join(rng.choice(["alpha", "内存", "优化", "beta_gamma", "Pandas", "数据"]) for _ in range(8))
     text = f"seq={seq} {words} " + "x" * rng.randint(0, max_chars)
     return f"{text}\nsha={hashlib.sha256(text.encode()).hexdigest()}"
-
-
-def body_ok(content: str) -> bool:
-    text, _, digest = content.rpartition("\nsha=")
-    return hashlib.sha256(text.encode()).hexdigest() == digest
-
-
-def digest(content: str) -> str:
-    return hashlib.sha256(content.encode()).hexdigest()[:16]
 
 
 def writer(db: str, journal: str, seed: int, max_chars: int, ready: Any = None) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 from pathlib import Path
 
@@ -17,14 +16,7 @@ from ctxagent.fetch.render import memory_line, note_line
 from ctxagent.fetch.search import file_header
 from ctxagent.tools import ContextFetchTool, NoteTool
 
-FIXTURE_REPO = Path(__file__).resolve().parents[1] / "fixtures" / "fetch" / "repo"
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    target = tmp_path / "repo"
-    shutil.copytree(FIXTURE_REPO, target)
-    return target
+from tests.fetch.conftest import repo  # noqa: F401  (the fixture: a fresh copy of the fetch fixture repo)
 
 
 def _files_tokens(groups: list[dict]) -> int:

@@ -3,31 +3,9 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 
-from click.testing import CliRunner
-
-from ctxagent.cli.main import run_cli
-
-
-@dataclass
-class Out:
-    """What one `ctxagent` run printed, through the real entry point (`run_cli`)."""
-
-    exit_code: int
-    stdout: str
-    stderr: str
-
-    @property
-    def output(self) -> str:
-        return self.stdout + self.stderr
-
-
-def _invoke(args: list[str], input: str | None = None) -> Out:
-    with CliRunner().isolation(input=input) as (out, err, _):
-        code = run_cli(args)
-        return Out(code, out.getvalue().decode(), err.getvalue().decode())
+from tests.support.cli import Out, invoke as _invoke  # noqa: F401
 
 
 def _ctx(repo: Path, *args: str) -> Out:

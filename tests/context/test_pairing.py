@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hypothesis import given, strategies as st
 
-from ctxagent.agent.pairing import INTERRUPTED_RESULT, pairing_errors, repair_pairing
+from ctxagent.context.messages import INTERRUPTED_RESULT, pairing_errors, repair_pairing
 
 
 def assistant(*ids: str, content: str | None = None) -> dict:

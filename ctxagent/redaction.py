@@ -1,0 +1,54 @@
+"""Keep secrets out of everything ctxagent writes or prints (DESIGN.md section 6, rule 4).
+
+`redact(value, secrets)` returns a copy of a JSON-like value (dicts, lists, strings)
+in which:
+
+- values under keys named like credentials (`api_key`, `authorization`, `password`,
+  `secret`, `access_token`, `*_api_key`...) are replaced by REDACTED;
+- every occurrence of each string in `secrets` (the configured API keys,
+  `Settings.secrets()`; strings shorter than MIN_SECRET_LEN are ignored) is replaced;
+- strings shaped like API keys (`sk-...`, `ghp_...`, `xoxb-...`, `AKIA...`, `hf_...`,
+  `Bearer ...`) are replaced even when nobody named them.
+
+One implementation for transcripts, snapshots, `--json` output, crash logs and
+episodic memories.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterable
+
+REDACTED = "[REDACTED]"
+#: Strings shorter than this are never treated as secrets (they would redact ordinary words).
+MIN_SECRET_LEN = 6
+_SECRET_KEYS = re.compile(
+    r"^(?:api[-_]?key|x-api-key|authorization|proxy-authorization|password|passwd|secret|client[-_]secret|"
+    r"access[-_]token|refresh[-_]token|id[-_]token|session[-_]token|bearer|cookie|set-cookie|[a-z_]*_api_key)$",
+    re.IGNORECASE,
+)
+_SECRET_VALUES = re.compile(
+    r"\b(?:sk-[A-Za-z0-9_-]{16,}|sk-ant-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|xox[abpr]-[A-Za-z0-9-]{10,}"
+    r"|AKIA[0-9A-Z]{16}|hf_[A-Za-z0-9]{20,})\b|(?i:bearer)\s+[A-Za-z0-9._~+/=-]{12,}"
+)
+
+
+def redact(value: Any, secrets: Iterable[str] = ()) -> Any:
+    """A copy of `value` (JSON-like) with credentials, the `secrets` strings and
+    API-key-shaped strings replaced by REDACTED (see the module doc). Other types are
+    returned as they are; tuples come back as lists."""
+    known = sorted({s for s in secrets if isinstance(s, str) and len(s) >= MIN_SECRET_LEN}, key=len, reverse=True)
+    return _redact(value, known)
+
+
+def _redact(value: Any, known: list[str]) -> Any:
+    if isinstance(value, dict):
+        return {k: REDACTED if isinstance(k, str) and _SECRET_KEYS.match(k) else _redact(v, known)
+                for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_redact(v, known) for v in value]
+    if isinstance(value, str):
+        for secret in known:
+            value = value.replace(secret, REDACTED)
+        return _SECRET_VALUES.sub(REDACTED, value)
+    return value
