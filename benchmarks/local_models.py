@@ -93,7 +93,8 @@ def run_task(server: LocalServer, repo: Path, task: str, keywords: tuple[str, ..
         "ok": sum(bool(r["ok"]) for r in rec.results),
         "grounded": any(k.lower() in answer for k in keywords),
         "seconds": time.monotonic() - started,
-        "commands": [c["arguments"][:80] for c in rec.calls], "answer": (end.get("answer") or "")[:160],
+        "commands": [c["arguments"][:80] for c in rec.calls],
+        "answer": (end.get("answer") or end.get("message") or "")[:160],
     }
 
 

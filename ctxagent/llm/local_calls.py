@@ -80,17 +80,36 @@ def _rewrite_refs(node: Any, tool: str) -> Any:
     return node
 
 
-def _close_objects(node: Any) -> Any:
-    if isinstance(node, dict):
-        out = {k: _close_objects(v) for k, v in node.items()}
-        if out.get("type") == "object" and "properties" in out:
-            out.setdefault("additionalProperties", False)
-        if out.get("type") == "string" and not {"maxLength", "enum", "const", "pattern"} & out.keys():
-            out["maxLength"] = STRING_MAX_CHARS
-        return out
-    if isinstance(node, list):
-        return [_close_objects(v) for v in node]
-    return node
+_BOUND_KEYWORDS = frozenset({"maxLength", "minLength", "maxItems", "minItems", "maximum", "minimum",
+                             "exclusiveMaximum", "exclusiveMinimum", "pattern", "format", "multipleOf"})
+"""Validation-only keywords dropped from the grammar's schema: llama.cpp compiles them into
+literal repetitions and digit-range rules, and its grammar parser then refuses the whole
+grammar ("number of rules that are going to be repeated multiplied by the new repetition
+exceeds sane defaults"; seen here with the agent's context_fetch/note/memory schemas).
+The tools still validate their arguments when they run."""
+
+
+def _close_objects(schema: Any) -> Any:
+    """A copy of `schema` without bound keywords, objects closed, free strings bounded.
+
+    Walks only the places that hold schemas (properties, items, anyOf...), so a field
+    that happens to be called "pattern" or "format" is kept."""
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: v for k, v in schema.items() if k not in _BOUND_KEYWORDS}
+    if isinstance(out.get("properties"), dict):
+        out["properties"] = {name: _close_objects(sub) for name, sub in out["properties"].items()}
+    for key in ("items", "additionalProperties", "not"):
+        if isinstance(out.get(key), dict):
+            out[key] = _close_objects(out[key])
+    for key in ("anyOf", "oneOf", "allOf", "prefixItems"):
+        if isinstance(out.get(key), list):
+            out[key] = [_close_objects(sub) for sub in out[key]]
+    if out.get("type") == "object" and "properties" in out:
+        out.setdefault("additionalProperties", False)
+    if out.get("type") == "string" and STRING_MAX_CHARS and not {"enum", "const"} & out.keys():
+        out["maxLength"] = STRING_MAX_CHARS
+    return out
 
 
 def grammar_text(tools: list[dict], tool_choice: Any = "auto") -> str:
