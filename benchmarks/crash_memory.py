@@ -7,7 +7,8 @@ forget, each journaled), kills it with SIGKILL 0..max-delay ms after it opened t
 (every fifth run: after it started, so some kills land in schema creation), then opens
 the store and checks PRAGMA integrity_check, FTS5's integrity-check, that no memory is
 partial or torn, and that every memory the writer finished saving is there in its last
-version. Prints the number of runs, operations and problems; exits 1 on any problem.
+version. Prints the number of runs, operations and problems (and writes them under
+"Memory" in docs/benchmarks.md unless --no-write); exits 1 on any problem.
 The test suite runs 200 such runs (tests/memory/test_crash.py).
 """
 
@@ -23,6 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.memory_search import write_section  # noqa: E402
 from ctxagent.storage import read_jsonl  # noqa: E402
 from tests.memory.crash_harness import check, crash_once  # noqa: E402
 
@@ -32,6 +34,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=1000)
     parser.add_argument("--max-delay-ms", type=float, default=200.0)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--no-write", action="store_true", help="do not update docs/benchmarks.md")
     args = parser.parse_args()
     started, operations, failures = time.perf_counter(), 0, 0
     for run in range(args.runs):
@@ -46,8 +49,16 @@ def main() -> int:
             failures += 1
             print(f"run {seed}: {problems}")
     elapsed = time.perf_counter() - started
-    print(f"{args.runs} runs, {operations} completed operations before the kills, {failures} runs with problems "
-          f"({elapsed:.0f} s)")
+    summary = (f"{args.runs} runs, {operations:,} completed operations before the kills, {failures} runs with "
+               f"problems ({elapsed:.0f} s)")
+    print(summary)
+    if not args.no_write:
+        write_section("\n".join([
+            "### Memory: SIGKILL crash runs", "",
+            f"`python benchmarks/crash_memory.py --runs {args.runs} --max-delay-ms {args.max_delay_ms:g}`: a writer "
+            "(add, update, remove, consolidate, forget) killed with SIGKILL at a random point, then the store is "
+            "opened and checked (PRAGMA integrity_check, FTS5 integrity-check, no partial or torn memory, every "
+            f"finished operation kept). {summary}.", ""]), heading="### Memory: SIGKILL crash runs", after="## Memory")
     return 1 if failures else 0
 
 

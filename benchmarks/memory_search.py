@@ -91,12 +91,18 @@ def time_queries(store: MemoryStore, items: list[str]) -> dict[str, float]:
             "hits": hits / len(items)}
 
 
-def write_section(markdown: str) -> None:
+def write_section(markdown: str, heading: str = "## Memory", after: str | None = None) -> None:
+    """Put `markdown` (starting with `heading`) into docs/benchmarks.md in place of the
+    old block under `heading` (up to the next heading of any level), else after the
+    block under `after`, else at the end. Other sections are left alone."""
     path = ROOT / "docs" / "benchmarks.md"
     text = path.read_text(encoding="utf-8") if path.exists() else "# Benchmarks\n"
-    match = re.search(r"^## Memory\n.*?(?=^## |\Z)", text, flags=re.S | re.M)
-    if match:
-        text = text[:match.start()] + markdown + text[match.end():]
+    found = re.search(rf"^{re.escape(heading)}\n.*?(?=^#{{2,3}} |\Z)", text, flags=re.S | re.M)
+    anchor = re.search(rf"^{re.escape(after)}\n.*?(?=^## |\Z)", text, flags=re.S | re.M) if after else None
+    if found:
+        text = text[:found.start()] + markdown + text[found.end():]
+    elif anchor:
+        text = text[:anchor.end()].rstrip("\n") + "\n\n" + markdown + text[anchor.end():]
     else:
         text = text.rstrip("\n") + "\n\n" + markdown
     path.write_text(text, encoding="utf-8")
