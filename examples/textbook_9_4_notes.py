@@ -18,7 +18,7 @@ import tempfile
 from datetime import datetime
 from typing import Dict, List
 
-from ctxagent.context import ContextPacket
+from ctxagent.context import ContextBuilder, ContextConfig, ContextPacket, Message
 from ctxagent.tools import NoteTool
 
 
@@ -156,6 +156,56 @@ def save_as_note_9_4_4(note_tool: NoteTool, project_name: str, user_input: str, 
         print(f"[WARNING] Failed to save note: {e}")
 
 
+def build_system_instructions_9_4_4(project_name: str) -> str:
+    """9.4.4, ProjectAssistant._build_system_instructions."""
+    return f"""You are the long-term assistant of the {project_name} project.
+
+Your responsibilities:
+1. Provide coherent suggestions based on historical notes
+2. Track project progress and pending issues
+3. Cite relevant historical notes when answering
+4. Provide specific, actionable next-step suggestions
+
+Note:
+- Prioritize issues marked as blocker
+- State the source of your suggestions (notes, memory or knowledge base)
+- Keep an overall view of project progress"""
+
+
+def update_history_9_4_4(conversation_history: List[Message], user_input: str, response: str) -> List[Message]:
+    """9.4.4, ProjectAssistant._update_history (returns the history instead of setting it)."""
+    conversation_history.append(
+        Message(content=user_input, role="user", timestamp=datetime.now())
+    )
+    conversation_history.append(
+        Message(content=response, role="assistant", timestamp=datetime.now())
+    )
+
+    # Limit history length
+    if len(conversation_history) > 10:
+        conversation_history = conversation_history[-10:]
+    return conversation_history
+
+
+def run_context_9_4_4(note_tool: NoteTool, context_builder: ContextBuilder, project_name: str,
+                      conversation_history: List[Message], user_input: str) -> str:
+    """9.4.4, ProjectAssistant.run, steps 1-3 (the LLM call of step 4 is not part of NoteTool)."""
+    # 1. Retrieve relevant notes from NoteTool
+    relevant_notes = retrieve_relevant_notes_9_4_4(note_tool, user_input)
+
+    # 2. Convert notes to ContextPacket
+    note_packets = notes_to_packets_9_4_4(relevant_notes)
+
+    # 3. Build optimized context
+    optimized_context = context_builder.build(
+        user_query=user_input,
+        conversation_history=conversation_history,
+        system_instructions=build_system_instructions_9_4_4(project_name),
+        additional_packets=note_packets
+    )
+    return optimized_context
+
+
 def listing_9_5_4_collaboration(note_tool: NoteTool, log_analysis: str) -> None:
     """9.5.4 (2): a terminal finding recorded as a blocker note."""
     # Record as blocker note
@@ -211,6 +261,13 @@ def main(workdir: str | None = None) -> dict:
                        "Pin versions and isolate the environment.")
     relevant = retrieve_relevant_notes_9_4_4(assistant_notes, "dependency version conflict")
     print(f"9.4.4: {len(notes_to_packets_9_4_4(relevant))} packets from {len(relevant)} notes")
+    context_builder = ContextBuilder(config=ContextConfig(max_tokens=4000))
+    history: List[Message] = []
+    question = "While refactoring the business logic layer, I hit a dependency version conflict. How do I resolve it?"
+    context = run_context_9_4_4(assistant_notes, context_builder, "data_pipeline_refactoring", history, question)
+    history = update_history_9_4_4(history, question, "Pin versions and isolate the environment.")
+    print(f"9.4.4 context: {len(context)} characters, {context.count('[Note: ')} notes cited, "
+          f"{len(history)} history messages")
 
     listing_9_5_4_collaboration(notes, "slow query: SELECT * FROM orders (2.3 s)")
     print(f"9.6.3: {len(plan_mode_packets_9_6_3(notes))} plan packets")

@@ -72,13 +72,16 @@ class ContextBuilder:
         conversation_history: Iterable[Any] | None = None,
         system_instructions: str | list[str] | None = None,
         custom_packets: Iterable[ContextPacket] | None = None,
+        additional_packets: Iterable[ContextPacket] | None = None,
     ) -> str:
         """The sectioned context text: [Role & Policies] [Task] [State] [Evidence] [Context]
-        [Output], every section present. Raises ValueError for an empty query and
-        ContextOverflowError when instructions + query alone exceed the budget."""
+        [Output], every section present. `additional_packets` (the name the textbook's
+        9.4.4 listing uses) are added to `custom_packets`. Raises ValueError for an empty
+        query and ContextOverflowError when instructions + query alone exceed the budget."""
         if not isinstance(user_query, str) or not user_query.strip():
             raise ValueError("user_query must be a non-empty string")
-        run = _Run(self, "text", user_query, self._gather(user_query, conversation_history, system_instructions, custom_packets), None)
+        custom = [*(custom_packets or []), *(additional_packets or [])]
+        run = _Run(self, "text", user_query, self._gather(user_query, conversation_history, system_instructions, custom), None)
         result = run.execute()
         self.last_report = run.report
         return result
@@ -91,6 +94,7 @@ class ContextBuilder:
         custom_packets: Iterable[ContextPacket] | None = None,
         *,
         tools: list[dict] | None = None,
+        additional_packets: Iterable[ContextPacket] | None = None,
     ) -> tuple[list[dict], dict]:
         """OpenAI chat messages (role-valid, pairing-valid) and the report.
 
@@ -108,7 +112,8 @@ class ContextBuilder:
         reason, preview], "final_fit_dropped": [ids]}.
         """
         query = user_query if isinstance(user_query, str) and user_query.strip() else None
-        gathered = self._gather(query or last_user_text(conversation_history), conversation_history, system_instructions, custom_packets)
+        custom = [*(custom_packets or []), *(additional_packets or [])]  # additional_packets: the textbook's name
+        gathered = self._gather(query or last_user_text(conversation_history), conversation_history, system_instructions, custom)
         run = _Run(self, "messages", query, gathered, tools)
         messages = run.execute()
         self.last_report = run.report

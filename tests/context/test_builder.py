@@ -267,3 +267,14 @@ def test_property_loop_mode_keeps_pairing_and_budget(history, max_tokens) -> Non
         return  # only when the current request itself cannot fit
     assert is_valid_pairing(messages)
     assert b.counter.count_messages(messages) <= report["budget"]["input_budget"]
+
+
+def test_additional_packets_is_the_textbooks_name_for_custom_packets() -> None:
+    note = ContextPacket("[Note: Dependency conflict]\nPin requests to 2.31.", metadata={"type": "note"})
+    extra = ContextPacket("The dependency conflict comes from build-07 pinning urllib3.", metadata={"type": "custom"})
+    text = builder().build(user_query="How do I fix the dependency conflict?", additional_packets=[note],
+                           custom_packets=[extra])
+    assert "Pin requests to 2.31." in text and "build-07" in text
+    messages, report = builder().build_messages("How do I fix the dependency conflict?", additional_packets=[note])
+    assert "Pin requests to 2.31." in "".join(str(m["content"]) for m in messages)
+    assert [p["decision"] for p in report["packets"] if p["type"] == "note"] == ["selected"]
