@@ -169,8 +169,9 @@ def test_stream_options_rejected_is_retried_once_without_and_remembered(fake_ope
 
 
 def test_L02_timeout_before_the_first_chunk_is_retried(fake_openai, make_client):
-    server = fake_openai([text("too slow", delay=5), text("fast")])
-    reply = make_client(server, timeout_s=0.3, sleep=lambda s: None).chat(USER)
+    # The timeout leaves the fast reply seconds to arrive even on a loaded machine; the slow one never does.
+    server = fake_openai([text("too slow", delay=60), text("fast")])
+    reply = make_client(server, timeout_s=2.0, sleep=lambda s: None).chat(USER)
     assert reply.content == "fast" and len(server.requests) == 2
 
 
