@@ -6,6 +6,13 @@ in the next word (`-e PATTERN`, `-m 3`), `--name=value` and `--name value`, `--`
 the flags, a lone `-` as an operand, and (for GNU programs) flags after operands. Long
 flags must be spelled in full: GNU getopt accepts unambiguous abbreviations, but an
 abbreviation is checked against what the program knows, not against our allow-list.
+
+Flag values of kind PATH (a file the program will open: `grep -f FILE`, `rg
+--ignore-file FILE`, `git grep -f FILE`...) are confined here, by the scanner itself, so
+no command can forget them: each must resolve inside the workspace (symbolic links
+followed), and the argv gets its resolved absolute path (`Scan.words`), because some
+programs open such values relative to another directory than ours (`git grep -f` opens
+it relative to the top of the work tree, not the current directory).
 """
 
 from __future__ import annotations
@@ -14,7 +21,8 @@ from dataclasses import dataclass, field
 
 from ctxagent.errors import ToolInputError, ToolRefusedError
 from ctxagent.tools.shell_parse import Word
-from ctxagent.tools.terminal_specs import NONE, OPTIONAL, Spec
+from ctxagent.tools.terminal_paths import PathContext
+from ctxagent.tools.terminal_specs import NONE, OPTIONAL, PATH, Spec
 
 _DEFAULT_WHY = "it is not on the allow-list of read-only flags"
 
@@ -26,10 +34,21 @@ class Scan:
     flags: (spelling, value) in order; spelling is `-x`, `-NUM` or `--name`; value is
       None for a flag without one.
     operands: indexes (into the scanned words) of the operands, in order.
+    words: the scanned words as the program must get them: the texts given, except that
+      a word holding a PATH flag value has that value replaced by its checked absolute path.
     """
 
     flags: list[tuple[str, str | None]] = field(default_factory=list)
     operands: list[int] = field(default_factory=list)
+    words: list[str] = field(default_factory=list)
+    path_values: list[tuple[str, str, int, str]] = field(default_factory=list)
+    """(flag, value, index of the word holding it, text before the value in that word)."""
+
+    def add(self, flag: str, kind: str, value: str | None, index: int, prefix: str = "") -> None:
+        """Record `flag` (of value `kind`) with `value`, found in word `index` after `prefix`."""
+        self.flags.append((flag, value))
+        if kind == PATH and value is not None:
+            self.path_values.append((flag, value, index, prefix))
 
     def has(self, names: frozenset[str] | set[str]) -> bool:
         """True when any flag spelled as one of `names` was given."""
@@ -40,13 +59,14 @@ class Scan:
         return [v for name, v in self.flags if name in names and v is not None]
 
 
-def scan(cmd: str, spec: Spec, words: list[Word]) -> Scan:
-    """Scan `words` (the arguments, without the command name) against `spec`.
+def scan(cmd: str, spec: Spec, words: list[Word], ctx: PathContext) -> Scan:
+    """Scan `words` (the arguments, without the command name) against `spec`; confine
+    the values of PATH flags to the workspace of `ctx` (see module doc).
 
-    Raises ToolRefusedError for a flag that is not allowed, a missing value, or a value
-    given to a flag that takes none.
+    Raises ToolRefusedError for a flag that is not allowed, a missing value, a value
+    given to a flag that takes none, or a PATH value outside the workspace.
     """
-    result = Scan()
+    result = Scan(words=[w.text for w in words])
     i = 0
     flags_done = False
     while i < len(words):
@@ -63,7 +83,16 @@ def scan(cmd: str, spec: Spec, words: list[Word]) -> Scan:
             i = _long_flag(cmd, spec, words, i, result)
         else:
             i = _short_cluster(cmd, spec, words, i, result)
+    _confine_paths(cmd, spec, result, ctx)
     return result
+
+
+def _confine_paths(cmd: str, spec: Spec, result: Scan, ctx: PathContext) -> None:
+    """Check every PATH value and put its absolute path into `result.words`."""
+    for flag, value, index, prefix in result.path_values:
+        ctx.check_path(f"{cmd} {flag}", value)
+        if value != "-":
+            result.words[index] = prefix + ctx.resolve(value)
 
 
 def _long_flag(cmd: str, spec: Spec, words: list[Word], i: int, result: Scan) -> int:
@@ -77,11 +106,11 @@ def _long_flag(cmd: str, spec: Spec, words: list[Word], i: int, result: Scan) ->
         result.flags.append((name, None))
         return i + 1
     if eq or kind == OPTIONAL:
-        result.flags.append((name, value if eq else None))
+        result.add(name, kind, value if eq else None, i, name + "=")
         return i + 1
     if i + 1 >= len(words):
         raise ToolInputError(f"{cmd}: {name} needs a value ({name}=VALUE or {name} VALUE)")
-    result.flags.append((name, words[i + 1].text))
+    result.add(name, kind, words[i + 1].text, i + 1)
     return i + 2
 
 
@@ -106,11 +135,11 @@ def _short_cluster(cmd: str, spec: Spec, words: list[Word], i: int, result: Scan
             continue
         rest = text[j + 1 :]
         if rest or kind == OPTIONAL:
-            result.flags.append(("-" + ch, rest or None))
+            result.add("-" + ch, kind, rest or None, i, text[: j + 1])
             return i + 1
         if i + 1 >= len(words):
             raise ToolInputError(f"{cmd}: -{ch} needs a value (-{ch}VALUE or -{ch} VALUE)")
-        result.flags.append(("-" + ch, words[i + 1].text))
+        result.add("-" + ch, kind, words[i + 1].text, i + 1)
         return i + 2
     return i + 1
 

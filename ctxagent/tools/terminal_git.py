@@ -85,7 +85,7 @@ def check_git(words: list[Word], ctx: PathContext) -> list[str]:
         raise ToolRefusedError(f"git: the subcommand {sub!r} is not allowed (only read-only subcommands "
                                f"run here); allowed: {', '.join(SUBCOMMANDS)}")
     args = words[1:]
-    result = scan(f"git {sub}", spec, args)
+    result = scan(f"git {sub}", spec, args, ctx)
     for flag, value in result.flags:
         if flag in ("--format", "--pretty") and value and "%G" in value:
             raise ToolRefusedError(f"git {sub}: %G in {flag} is not allowed (it runs gpg to check "
@@ -98,8 +98,8 @@ def check_git(words: list[Word], ctx: PathContext) -> list[str]:
     for key, value in HARDENING:
         argv += ["-c", f"{key}={value}"]
     argv += [sub, *FORCED_ARGS.get(sub, ())]
-    for i, word in enumerate(args):
-        argv.extend(expanded.get(i, [word.text]))
+    for i, text in enumerate(result.words):
+        argv.extend(expanded.get(i, [text]))
     return argv
 
 

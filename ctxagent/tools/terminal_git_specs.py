@@ -6,7 +6,11 @@ purpose: `--output` (writes a file), `--ext-diff` / `--textconv` (run programs),
 `--show-signature` and `%G` formats (run gpg), `--no-index` (compares files outside
 the repository), `--recurse-submodules` / `--ignore-submodules` (submodule configs are
 not hardened), `-O` of git grep (runs a pager), flags that read extra files
-(`--contents`, `--ignore-revs-file`, `-X`, `--exclude-from`).
+(`--contents`, `--ignore-revs-file`, blame `-S`, diff `-O`, `--stdin`,
+`--pathspec-from-file`, ls-files `-X` / `--exclude-from`). The one allowed flag that
+names a file, `git grep -f`, is PATH: the scanner confines it and passes it absolute
+(git opens it relative to the top of the work tree, not the current directory). git
+grep has no `--file`.
 """
 
 from __future__ import annotations
@@ -108,8 +112,8 @@ SUBCOMMANDS: dict[str, Spec] = {
              "only-matching quiet text ignore-case word-regexp invert-match extended-regexp basic-regexp "
              "fixed-strings perl-regexp null show-function function-context no-color no-textconv",
         value="max-depth max-count after-context before-context context threads",
-        optional="color", path="file", numeric=True, operands="pattern",
-        pattern_flags=frozenset({"-e", "-f", "--file"}),
+        optional="color", numeric=True, operands="pattern",
+        pattern_flags=frozenset({"-e", "-f"}),
     ),
 }
 """Subcommand -> Spec. Everything else (commit, checkout, push, config...) is refused."""

@@ -28,7 +28,7 @@ from ctxagent.tools.terminal_git import check_git
 from ctxagent.tools.process import SAFE_PATH
 from ctxagent.tools.terminal_paths import PathContext
 from ctxagent.tools.terminal_sed import check_sed_script
-from ctxagent.tools.terminal_specs import PATH, SPECS, Spec
+from ctxagent.tools.terminal_specs import SPECS, Spec
 
 COMMANDS = tuple(sorted([*SPECS, "find", "git", "cd"]))
 """Every command name the terminal tool accepts."""
@@ -59,8 +59,7 @@ def check_stage(words: list[Word], ctx: PathContext) -> list[str]:
         raise _unknown_command(name)
     if spec.operands == "text":
         return [w.text for w in words]
-    result = scan(name, spec, words[1:])
-    _check_flag_values(name, spec, result, ctx)
+    result = scan(name, spec, words[1:], ctx)
     argv = _assemble(name, spec, words[1:], result, ctx)
     if name == "sed" and _sed_has_sandbox():
         argv.insert(1, "--sandbox")
@@ -78,15 +77,9 @@ def _unknown_command(name: str) -> ToolRefusedError:
     )
 
 
-def _check_flag_values(name: str, spec: Spec, result: Scan, ctx: PathContext) -> None:
-    for flag, value in result.flags:
-        kind = spec.long.get(flag) if flag.startswith("--") else spec.short.get(flag[1:])
-        if kind == PATH and value is not None:
-            ctx.check_path(name, value)
-
-
 def _assemble(name: str, spec: Spec, words: list[Word], result: Scan, ctx: PathContext) -> list[str]:
-    """The argv: the words as given, with path operands glob-expanded and checked."""
+    """The argv: the words as scanned (PATH flag values made absolute), with path
+    operands glob-expanded and checked."""
     operand_idx = list(result.operands)
     literal: set[int] = set()  # operands that are text (pattern, script, program, assignment)
     if spec.operands in ("pattern", "script", "program") and not result.has(spec.pattern_flags):
@@ -106,8 +99,8 @@ def _assemble(name: str, spec: Spec, words: list[Word], result: Scan, ctx: PathC
         expanded[i] = ctx.expand(name, words[i])
     _check_operand_count(name, spec, sum(len(v) for v in expanded.values()))
     argv = [name]
-    for i, word in enumerate(words):
-        argv.extend(expanded.get(i, [word.text]))
+    for i, text in enumerate(result.words):
+        argv.extend(expanded.get(i, [text]))
     return argv
 
 

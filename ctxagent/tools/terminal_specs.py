@@ -15,7 +15,12 @@ mawk 1.3.4). Flags that follow symbolic links during traversal (`grep -R`, `rg -
 
 Value kinds: NONE (no value), VALUE (free text: a number, a glob, a pattern), PATH (a
 file name that must stay inside the workspace), OPTIONAL (long flags only: `--x` or
-`--x=VALUE`, never the next word).
+`--x=VALUE`, never the next word). Every flag that makes the program open a file or
+directory named by its value is either PATH or left out (refused): the scanner
+(`terminal_flags.scan`) confines PATH values itself and hands the program their
+absolute path, and `tests/tools/test_terminal_flag_paths.py` lists the file-taking
+flags of each program's manual and checks each is PATH or refused. VALUE is only for
+values no program opens as a file.
 """
 
 from __future__ import annotations
