@@ -1,10 +1,14 @@
 """`ContextAssembler`: the context engine's side of the loop seam (INTERFACES.md).
 
 Before every model call the loop calls `assemble(history, tools, state)`. The request is
-built from: the system messages at the head of `history`; the state layer (memory
-files, todo board, notes, memory hits: `ctxagent.context.statelayer`, re-read every
-call, so they come back after any compaction); and the conversation, seen through the
-compaction done so far in this session. Then:
+built from: the system messages at the head of `history`; the conversation, seen through
+the compaction done so far in this session; and the session state, re-read every call
+so it comes back after any compaction, and selected for this request
+(`ctxagent.context.stateselect`): the todo board as the state layer, the notes as
+evidence packets and the memory hits as memory packets, each note and memory scored by
+relevance to the current request and the task and by recency, and chosen under its
+layer's budget. They are sent in front of the current request (`fitting.build_request`),
+so the system prompt and the earlier history stay byte-identical between calls. Then:
 
 - every tool result is capped to `tool_result_ratio` of the input budget (case C05);
 - above `trigger_ratio` of the context window, and at most once per turn, the
@@ -21,6 +25,7 @@ the server, or `/compact` in chat) and returns the new history for the loop to k
 from __future__ import annotations
 
 import copy
+import time
 from typing import Any, Callable, Iterable
 
 from ctxagent.agent.protocols import AssembledRequest
@@ -28,8 +33,9 @@ from ctxagent.context.compaction import Budget, CompactionConfig, CompactionReco
 from ctxagent.context.fitting import build_request, fit_request
 from ctxagent.context.messages import repair_pairing, truncate_tool_result
 from ctxagent.context.reporting import build_report, write_request_snapshot
+from ctxagent.context.packet import ContextConfig
 from ctxagent.context.sessionstate import gather_state
-from ctxagent.context.statelayer import state_sections
+from ctxagent.context.stateselect import StateSelection, scoring_query, select_state, selection_config
 from ctxagent.context.tokens import TokenCounter
 from ctxagent.context.view import CompactedView
 
@@ -49,7 +55,10 @@ class ContextAssembler:
     files; `load_state`: reads the todo board and notes of `state["repo"]` (None: only
     what `state` carries); `memory_search(query) -> list`: memory hits for the memory
     layer; `on_compaction(record)`: called after each automatic compaction (to write it
-    to the session transcript); `secrets`: strings scrubbed from snapshots (API keys).
+    to the session transcript); `secrets`: strings scrubbed from snapshots (API keys);
+    `select_config`: the ContextConfig whose min_relevance, weights, half-life, layer
+    shares and dedup threshold select notes and memories (default: from `context`, see
+    `stateselect.selection_config`); `clock`: Unix seconds, for recency.
     """
 
     def __init__(self, model: Any, *, context: Any = None, summarize: Callable[[list[dict]], str] | None = None,
@@ -57,7 +66,8 @@ class ContextAssembler:
                  load_state: Callable[..., tuple[dict, list[str]]] | None = gather_state,
                  memory_search: Callable[[str], list] | None = None,
                  on_compaction: Callable[[CompactionRecord], None] | None = None,
-                 secrets: Iterable[str] = ()) -> None:
+                 secrets: Iterable[str] = (), select_config: ContextConfig | None = None,
+                 clock: Callable[[], float] = time.time) -> None:
         self.model = model
         self.secrets = list(secrets)
         self.config = config or CompactionConfig.from_settings(context)
@@ -67,12 +77,14 @@ class ContextAssembler:
         self.load_state = load_state
         self.memory_search = memory_search
         self.on_compaction = on_compaction
+        self.select_config = select_config or selection_config(context)
+        self.clock = clock
         self.view = CompactedView()
         self.records: list[CompactionRecord] = []
         self.compacted_turns: set[Any] = set()
         self.safety = 1.0
         self.calls = 0
-        self._last_state: dict = {}
+        self._last_selection = StateSelection()
         self._last_tools: list[dict] = []
 
     # -- budget ----------------------------------------------------------------
@@ -117,7 +129,7 @@ class ContextAssembler:
             self.safety = max(_MIN_SAFETY, self.safety * OVERFLOW_SHRINK)
         system, convo = _split_system(history)
         view, origins = self.view.apply(convo)
-        new, record, _ = self._compact(system, view, origins, self._last_tools, self._last_state,
+        new, record, _ = self._compact(system, view, origins, self._last_tools, self._last_selection,
                                        trigger=trigger, focus=focus, force=True)
         self.view.adopt(new)
         return [*system, *new]
@@ -131,26 +143,29 @@ class ContextAssembler:
 
     def _assemble(self, history: list[dict], tools: list[dict], state: dict, *, dry_run: bool) -> AssembledRequest:
         state = dict(state or {})
-        full_state, problems = self._gather(state)
-        self._last_state, self._last_tools = full_state, list(tools or [])
         budget = self.budget(state)
         system, convo = _split_system(history)
+        query = scoring_query(state, convo)
+        full_state, problems = self._gather(state, query)
+        selection = select_state(full_state, query, limit=budget["limit"], counter=self.counter,
+                                 config=self.select_config, now=self.clock())
+        self._last_selection, self._last_tools = selection, list(tools or [])
         view, origins = self.view.apply(convo)
         view, capped = self._cap_results(view, budget["limit"])
         cut = {origins[i] for i in capped if origins[i] is not None}
-        sections = state_sections(full_state)
-        tokens = self.counter.count_messages(build_request(system, sections, view), tools)
+        parts = selection.parts
+        tokens = self.counter.count_messages(build_request(system, parts, view), tools)
         record = None
         turn = state.get("turn_id", state.get("turn", sum(1 for m in convo if m.get("role") == "user")))
         if tokens > budget["trigger"] and turn not in self.compacted_turns:
-            view, record, origins = self._compact(system, view, origins, tools, full_state, trigger="auto", turn=turn)
+            view, record, origins = self._compact(system, view, origins, tools, selection, trigger="auto", turn=turn)
             self.view.install(convo, view, origins)
-        fit = fit_request(system, sections, view, tools=tools, counter=self.counter, limit=budget["limit"],
+        fit = fit_request(system, parts, view, tools=tools, counter=self.counter, limit=budget["limit"],
                           keep_tool_results=self.config.keep_tool_results)
         messages = repair_pairing(fit.messages)
         self.calls += 1
         call = int(state.get("call_index") or self.calls)
-        report = build_report(call=call, state=state, budget=budget, system=system, all_sections=sections, fit=fit,
+        report = build_report(call=call, state=state, budget=budget, system=system, selection=selection, fit=fit,
                               tools=tools, counter=self.counter, origins=origins, convo=convo, cut=cut,
                               record=record, problems=problems, n_system=len(system))
         if not dry_run:
@@ -160,12 +175,14 @@ class ContextAssembler:
                 self.on_compaction(record)
         return AssembledRequest(messages=messages, report=report)
 
-    def _compact(self, system, view, origins, tools, state, *, trigger, focus=None, force=False, turn=None):
+    def _compact(self, system, view, origins, tools, selection: StateSelection, *, trigger, focus=None, force=False,
+                 turn=None):
         """Run compaction on `view`; returns (new view, record, origins of the new view)."""
-        budget, sections = self.budget(state), state_sections(state)
+        parts, state = selection.parts, selection.summary_state
+        budget = self.budget(state)
 
         def measure(convo: list[dict]) -> int:
-            return self.counter.count_messages(build_request(system, sections, convo), tools)
+            return self.counter.count_messages(build_request(system, parts, convo), tools)
 
         new, record = compact_conversation(
             view, measure=measure, count_text=self.counter.count, budget=Budget(budget["target"], budget["limit"]),
@@ -180,14 +197,16 @@ class ContextAssembler:
         self.records.append(record)
         return new, record, new_origins
 
-    def _gather(self, state: dict) -> tuple[dict, list[str]]:
+    def _gather(self, state: dict, query: str) -> tuple[dict, list[str]]:
+        """The session state: what `state` carries over the repository's todo board and notes
+        (`load_state`), plus memory hits for `query` (`memory_search`)."""
         loaded, problems = ({}, [])
         if self.load_state is not None and state.get("repo"):
             loaded, problems = self.load_state(state["repo"], state.get("task") or "")
         full = {**loaded, **state}
-        if self.memory_search is not None and "memory" not in state and state.get("task"):
+        if self.memory_search is not None and "memory" not in state and query:
             try:
-                full["memory"] = list(self.memory_search(state["task"]))
+                full["memory"] = list(self.memory_search(query))
             except Exception as exc:  # a failing memory source is reported and skipped (issue 4)
                 problems.append(f"memory search failed: {type(exc).__name__}: {exc}")
         return full, problems

@@ -6,7 +6,8 @@ this order until the request fits (DESIGN.md section 2, "compress ... -> hard tr
 1. mask old tool results (all but the `keep_tool_results` most recent);
 2. drop whole history units, oldest first (a call and its results go together, case
    C01), never the pinned task, the latest user message, a summary or the last unit;
-3. drop state layers: memory hits, then notes, then the todo board, then memory files;
+3. drop session-state layers: memory hits, then notes, then the todo board, then memory
+   files (each layer whole; `stateselect` already chose what is in them);
 4. drop compaction summaries;
 5. cut the tool results of the last unit (head + tail, marked; case C05).
 
@@ -23,23 +24,68 @@ from typing import Any
 from ctxagent.agent.prompts import render
 from ctxagent.context.masking import mask_observations
 from ctxagent.context.messages import history_units, truncate_tool_result
+from ctxagent.context.structure import render_block
 from ctxagent.context.summary import is_summary_message
 from ctxagent.errors import ContextOverflowError
 
-#: State layers in the order they are given up when the request does not fit.
+#: Session-state parts in the order they are given up when the request does not fit.
 STATE_DROP_ORDER = ("memory", "notes", "todos", "memory_files")
 _MIN_RESULT_CHARS = 200
 
 
+#: Session-state parts sent in front of the current request, and their section there; any
+#: other part ("memory_files": AGENTS.md / Memory.md text) is appended to the system message.
+REQUEST_SECTIONS = {"todos": "State", "notes": "Evidence", "memory": "Evidence"}
+
+
 def build_request(system: list[dict], state: list[tuple[str, str]], convo: list[dict]) -> list[dict]:
-    """System messages (the state layer appended to the first), then the conversation."""
-    if not state:
-        return [*system, *convo]
-    text = render("session_state", sections="\n\n".join(body for _, body in state))
+    """The request: system messages, then the conversation.
+
+    `state`: (part name, text) pairs (`stateselect.StateSelection.parts`). The todo
+    board, notes and memories go in front of the current request (the latest user
+    message that is not a compaction summary) as `[State]` and `[Evidence]` sections,
+    the builder's block (`structure.render_block`), so the system prompt and the history
+    before the request stay byte-identical between calls; other parts are appended to the
+    first system message. Without a user message, every part goes to the system message.
+    """
+    in_request = [(n, t) for n, t in state if n in REQUEST_SECTIONS]
+    target = _current_request(convo) if in_request else None
+    in_system = [(n, t) for n, t in state if n not in REQUEST_SECTIONS or target is None]
+    messages = [*_with_system(system, in_system), *convo]
+    if target is not None:
+        at = len(messages) - len(convo) + target
+        messages[at] = with_state_block(messages[at], in_request)
+    return messages
+
+
+def _with_system(system: list[dict], parts: list[tuple[str, str]]) -> list[dict]:
+    if not parts:
+        return list(system)
+    text = render("session_state", sections="\n\n".join(body for _, body in parts))
     if system:
         first = system[0]
-        return [{**first, "content": f"{first.get('content') or ''}\n\n{text}"}, *system[1:], *convo]
-    return [{"role": "system", "content": text}, *convo]
+        return [{**first, "content": f"{first.get('content') or ''}\n\n{text}"}, *system[1:]]
+    return [{"role": "system", "content": text}]
+
+
+def _current_request(convo: list[dict]) -> int | None:
+    for i in range(len(convo) - 1, -1, -1):
+        if convo[i].get("role") == "user" and not is_summary_message(convo[i]):
+            return i
+    return None
+
+
+def with_state_block(message: dict, parts: list[tuple[str, str]]) -> dict:
+    """A copy of the user `message` with the parts' `[State]` / `[Evidence]` block in front
+    of its content (a text part first when the content is a list of parts)."""
+    sections: dict[str, list[str]] = {"State": [], "Evidence": []}
+    for name, text in parts:
+        sections[REQUEST_SECTIONS[name]].append(text)
+    content = message.get("content")
+    if isinstance(content, list):
+        block = render_block(sections, "(the request follows)")
+        return {**message, "content": [{"type": "text", "text": block}, *content]}
+    return {**message, "content": render_block(sections, str(content or ""))}
 
 
 @dataclass

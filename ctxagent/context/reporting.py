@@ -2,8 +2,11 @@
 
 The report has the shape of `ContextBuilder.build_messages`'s report (so `ctxagent
 inspect` shows both): "budget", "layers" ({layer: {budget, used}} in tokens) and one
-"packets" row per history message and state layer, with a decision in the builder's
-words: "selected", "truncated" or "dropped", and a reason that says which step did it:
+"packets" row per history message, per session-state part (the todo board, memory files)
+and per note and memory candidate (`ctxagent.context.stateselect`: relevance, recency,
+score and the selection's reason, such as `relevance 0.00 below min_relevance 0.1` or
+`over evidence layer budget: ...`), with a decision in the builder's words: "selected",
+"truncated" or "dropped", and for history a reason that says which step did it:
 `masked: ...` (an old tool result replaced by a placeholder), `cut: ...` (a long tool
 result, head and tail kept), `compacted: ...` (replaced by a compaction summary, now
 or earlier in the session) or `trimmed: ...` (left out because it did not fit). With
@@ -17,6 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterable
 
+from ctxagent.context import stateselect
 from ctxagent.context.masking import is_masked
 from ctxagent.context.summary import is_summary_message
 
@@ -69,38 +73,71 @@ def _history_rows(convo, origins, fit, cut, counter, n_system) -> list[dict]:
     return rows
 
 
-def _state_rows(all_sections, kept_sections, counter) -> list[dict]:
-    kept = {name for name, _ in kept_sections}
-    return [_row(f"state:{name}", "state", name, "session state", counter.count(text),
-                 "selected" if name in kept else "dropped",
-                 "re-injected every call" if name in kept else "trimmed: did not fit the input budget",
-                 " ".join(text[:_PREVIEW_CHARS].split())) for name, text in all_sections]
+#: Report layer and fixed reason of the session-state parts that are not selected against.
+_FIXED_PARTS = {"memory_files": ("system", "project memory: appended to the system message every call"),
+                "todos": ("state", "state layer: the todo board, in front of the current request every call")}
+_TRIMMED = "trimmed: did not fit the input budget"
 
 
-def build_report(*, call: int, state: dict, budget: dict, system: list[dict], all_sections: list[tuple[str, str]],
+def _state_rows(selection: Any, kept_parts: list[tuple[str, str]], counter: Any) -> list[dict]:
+    """Rows for the todo board / memory files (fixed) and every note and memory candidate;
+    a part the fit step left out turns its selected packets into "dropped" rows."""
+    kept = {name for name, _ in kept_parts}
+    out = []
+    for name, text in selection.parts:
+        if name in _FIXED_PARTS:
+            layer, reason = _FIXED_PARTS[name]
+            row = _row(f"state:{name}", layer, name, "session state", counter.count(text),
+                       "selected" if name in kept else "dropped", reason if name in kept else _TRIMMED,
+                       " ".join(text[:_PREVIEW_CHARS].split()), pinned=True)
+            out.append({**row, "relevance": 1.0, "recency": 1.0, "score": 1.0})
+    part_of = {"evidence": "notes", "memory": "memory"}
+    for row in stateselect.rows(selection):
+        if row["decision"] != "dropped" and part_of[row["layer"]] not in kept:
+            row["decision"], row["reason"] = "dropped", f"{_TRIMMED}: the {row['layer']} layer was left out"
+        out.append(row)
+    return out
+
+
+def _layers(selection: Any, fit: Any, system: list[dict], counter: Any) -> dict[str, dict]:
+    """{layer: {"budget", "used"}} in tokens: system (with memory files), state, evidence,
+    memory (budgets from `stateselect`), history and tool_results (what was sent)."""
+    kept = {name for name, _ in fit.state}
+    system_tokens = (counter.count_messages(system) if system else 0) + sum(
+        counter.count(text) for name, text in fit.state if name == "memory_files")
+    layers = {"system": {"budget": system_tokens, "used": system_tokens}}
+    for layer, part in (("state", "todos"), ("evidence", "notes"), ("memory", "memory")):
+        used = selection.used.get(layer, 0) if part in kept else 0
+        layers[layer] = {"budget": selection.budgets.get(layer, 0), "used": used}
+    history = sum(counter.count_message(m) for m in fit.convo if m.get("role") != "tool")
+    results = sum(counter.count_message(m) for m in fit.convo if m.get("role") == "tool")
+    layers["history"] = {"budget": history, "used": history}
+    layers["tool_results"] = {"budget": results, "used": results}
+    return layers
+
+
+def build_report(*, call: int, state: dict, budget: dict, system: list[dict], selection: Any,
                  fit: Any, tools: list[dict] | None, counter: Any, origins: list, convo: list[dict],
                  cut: set[int], record: Any, problems: list[str], n_system: int) -> dict[str, Any]:
     """The JSON-ready report of one assembled request (see the module doc).
 
-    `origins`: conversation index of each message of the (compacted) view, None for a
-    summary; `cut`: conversation indexes of tool results cut to their share of the budget.
+    `selection`: the `stateselect.StateSelection` of this call; `origins`: conversation
+    index of each message of the (compacted) view, None for a summary; `cut`:
+    conversation indexes of tool results cut to their share of the budget.
     """
-    used = {"system": counter.count_messages(system) if system else 0}
-    used.update({name: counter.count(text) for name, text in fit.state})
-    used["history"] = sum(counter.count_message(m) for m in fit.convo if m.get("role") != "tool")
-    used["tool_results"] = sum(counter.count_message(m) for m in fit.convo if m.get("role") == "tool")
     tools_tokens = counter.count_tools(tools)
-    packets = _state_rows(all_sections, fit.state, counter) + _history_rows(convo, origins, fit, cut, counter, n_system)
+    packets = _state_rows(selection, fit.state, counter) + _history_rows(convo, origins, fit, cut, counter, n_system)
+    sources = {name: {"ok": True} for name, _ in selection.parts}
+    sources.update({f"problem{i}": {"ok": False, "error": text} for i, text in enumerate(problems, 1)})
     return {
         "version": 1, "mode": "assembler", "model": counter.model, "exact": counter.exact,
-        "query": str(state.get("task") or "")[:500], "call": call, "session_id": state.get("session_id"),
-        "turn": state.get("turn"),
+        "query": selection.query[:500], "query_type": selection.query_type, "call": call,
+        "session_id": state.get("session_id"), "turn": state.get("turn"),
         "budget": {"max_tokens": budget["context_window"], "reserve_tokens": budget["max_output_tokens"],
                    "input_budget": budget["limit"], "trigger_tokens": budget["trigger"],
                    "target_tokens": budget["target"], "tools_tokens": tools_tokens, "used_tokens": fit.tokens},
-        "layers": {name: {"budget": tokens, "used": tokens} for name, tokens in used.items()},
-        "sources": {**{name: {"ok": True} for name, _ in all_sections},
-                    **{f"problem{i}": {"ok": False, "error": text} for i, text in enumerate(problems, 1)}},
+        "layers": _layers(selection, fit, system, counter),
+        "sources": sources,
         "packets": packets,
         "final_fit_dropped": [p["id"] for p in packets if p["reason"].startswith("trimmed")],
         "messages": {"history": n_system + len(convo), "sent": len(fit.messages)},

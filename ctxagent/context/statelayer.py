@@ -6,12 +6,17 @@ optional; unknown keys are ignored):
 - `memory_files`: str, or list of str / {"path", "content"} dicts: AGENTS.md / Memory.md text.
 - `todos`: the todo board: a rendered str, a list of {"title"|"content"|"text", "status"}
   dicts, or a dict with an `items` list of such dicts.
-- `notes`: str, or list of {"title", "content"|"summary"|"body", "id", "tags"} dicts / strings.
-- `memory`: str, or list of str / {"content"|"text", "type"} dicts (memory search hits).
+- `notes`: str, or list of {"title", "content"|"summary"|"body", "id", "type", "tags",
+  "created_at", "updated_at"} dicts / strings: every note; the assembler selects among
+  them (`ctxagent.context.stateselect`).
+- `memory`: str, or list of str / {"content"|"text", "memory_type", "importance",
+  "timestamp"} dicts (memory search hits; selected the same way).
 - `turn_id`: any hashable value naming the current turn (else it is derived from history).
 - `query`: the current request text (for logging only).
 
-The same state feeds the compaction summary (goal, progress, next steps come from the
+Where each part goes in a request (todo board: state layer, notes: evidence, memory
+hits: memory layer) is `ctxagent.context.stateselect`'s business; this module renders
+the parts. The same state feeds the compaction summary (goal, progress, next steps come from the
 todo board first), so a summary is written from what the session already knows.
 """
 
@@ -52,7 +57,10 @@ def todo_items(state: dict | None) -> list[tuple[str, str]]:
     return out
 
 
-def _render_todos(state: dict) -> str:
+def render_todos(state: dict | None) -> str:
+    """The todo board as lines (`- [x] done`, `- [~] in progress`, `- [ ] pending`), or a
+    board given as text unchanged; "" when there is none."""
+    state = state or {}
     board = state.get("todos")
     if isinstance(board, str):
         return board.strip()
@@ -97,7 +105,7 @@ def state_sections(state: dict | None) -> list[tuple[str, str]]:
     state = state or {}
     parts = [
         ("memory_files", "Project memory", _render_memory_files(state.get("memory_files"))),
-        ("todos", "Todo board", _render_todos(state)),
+        ("todos", "Todo board", render_todos(state)),
         ("notes", "Notes", _render_list(state.get("notes"), ("content", "summary", "body", "text"), "title")),
         ("memory", "Relevant memories", _render_list(state.get("memory"), ("content", "text"))),
     ]

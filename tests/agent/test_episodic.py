@@ -60,8 +60,9 @@ def test_the_episode_comes_back_as_evidence_in_a_later_session(tmp_path, fake_op
     later = fake_openai([text("As before: pytest-xdist.")])
     with open_agent(tmp_path, _settings(later)) as agent:
         agent.run_turn("Remind me: which test runner plugins?")
-    system = later.requests[0]["messages"][0]["content"]
-    assert "Relevant memories" in system and "The tests use pytest-xdist." in system
+    request = later.requests[0]["messages"][-1]["content"]
+    assert request.startswith("[Evidence]\nMemory (episodic): ") and "The tests use pytest-xdist." in request
+    assert request.endswith("[Task]\nRemind me: which test runner plugins?")
 
 
 def test_a_stopped_turn_says_why_and_lists_no_failed_patch(tmp_path, fake_openai) -> None:

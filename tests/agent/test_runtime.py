@@ -117,8 +117,8 @@ def _row(snapshot: dict, packet_id: str) -> dict:
 
 
 def test_note_todo_and_memory_reach_the_next_model_call(tmp_path, fake_openai) -> None:
-    NoteTool.for_repo(tmp_path).run({"action": "create", "title": "Release", "note_type": "conclusion",
-                                     "content": "The release tag is v9-TEST; tag after the changelog."})
+    note_id = NoteTool.for_repo(tmp_path).run({"action": "create", "title": "Release", "note_type": "conclusion",
+                                               "content": "The release tag is v9-TEST; tag after the changelog."})
     TodoTool.for_repo(tmp_path).run({"action": "add", "content": "update the changelog", "status": "in_progress"})
     memory = MemoryTool.for_repo(tmp_path)
     memory.run({"action": "add", "content": "We deploy with uv, never pip.", "memory_type": "semantic",
@@ -128,25 +128,35 @@ def test_note_todo_and_memory_reach_the_next_model_call(tmp_path, fake_openai) -
     with open_agent(tmp_path, settings_for(server)) as agent:
         agent.run_turn("How do we deploy the release?")
     snapshot = _snapshot(agent, 1)
-    for packet_id, needle in (("state:notes", "v9-TEST"), ("state:memory", "deploy with uv"),
-                              ("state:todos", "update the changelog")):
-        row = _row(snapshot, packet_id)
-        assert (row["decision"], row["reason"]) == ("selected", "re-injected every call"), packet_id
-        assert needle in row["preview"], packet_id
-    system = server.requests[0]["messages"][0]["content"]
-    assert "v9-TEST" in system and "We deploy with uv" in system and "update the changelog" in system
+    todos, note = _row(snapshot, "state:todos"), _row(snapshot, f"note:{note_id}")
+    [hit] = [p for p in snapshot["report"]["packets"] if p["layer"] == "memory"]
+    assert (todos["layer"], todos["decision"]) == ("state", "selected") and "update the changelog" in todos["preview"]
+    assert (note["layer"], note["decision"]) == ("evidence", "selected") and note["relevance"] > 0
+    assert (hit["decision"], hit["importance"]) == ("selected", 0.8) and "deploy with uv" in hit["preview"]
+    messages = server.requests[0]["messages"]
+    assert "v9-TEST" not in messages[0]["content"] and "update the changelog" not in messages[0]["content"]
+    request = messages[-1]["content"]
+    assert request.startswith("[State]\nTodo board:\n- [~] update the changelog\n\n[Evidence]\nNote (Release,")
+    assert "We deploy with uv" in request and request.endswith("[Task]\nHow do we deploy the release?")
 
 
 def test_memory_that_does_not_fit_is_dropped_and_says_why(tmp_path, fake_openai) -> None:
     memory = MemoryTool.for_repo(tmp_path)
-    for i in range(5):
-        memory.run({"action": "add", "content": f"deploy note {i}: " + "we deploy with uv " * 400, "importance": 0.9})
+    for i in range(5):  # distinct texts (near-duplicates would be dropped as such), ~2,000 tokens each
+        words = " ".join(f"host{i}x{k}" for k in range(500))
+        memory.run({"action": "add", "content": f"deploy note {i}: we deploy with uv to {words}", "importance": 0.9})
     memory.store.close()
     server = fake_openai([text("ok")])
-    settings = settings_for(server, context_window=12_000, max_output_tokens=500)  # hits: ~10,000 tokens
+    settings = settings_for(server, context_window=12_000, max_output_tokens=500)
     with open_agent(tmp_path, settings) as agent:
         end = agent.run_turn("How do we deploy?")
     assert end.answer == "ok" and len(server.requests) == 1
-    row = _row(_snapshot(agent, 1), "state:memory")
-    assert row["decision"] == "dropped" and row["reason"].startswith("trimmed")
-    assert "deploy note" not in server.requests[0]["messages"][0]["content"]
+    report = _snapshot(agent, 1)["report"]
+    hits = [p for p in report["packets"] if p["layer"] == "memory"]
+    dropped = [p for p in hits if p["decision"] == "dropped"]
+    assert len(hits) == 5 and dropped and all(p["reason"].startswith("over ") for p in dropped)
+    sent = json.dumps(server.requests[0]["messages"])
+    for row in dropped:
+        assert row["preview"][:40] not in sent
+    assert all(p["reason"].startswith("over memory layer budget: needs ") for p in dropped)
+    assert 0 < report["layers"]["memory"]["used"] <= report["layers"]["memory"]["budget"]

@@ -134,15 +134,19 @@ def test_state_layer_is_reinjected_after_compaction():
              "notes": [{"id": "n1", "title": "plan", "content": "parse_cfg has 40 callers"}],
              "memory_files": [{"path": "Memory.md", "content": "Prefer small patches."}]}
     assembler = make(window=8000, output=1000)
-    request = assembler.assemble(_long_turn(40), TOOLS, state)
+    history = _long_turn(40)
+    request = assembler.assemble(history, TOOLS, state)
     assert request.report["compaction"] is not None
     system = request.messages[0]["content"]
-    assert system.startswith(SYSTEM["content"])
-    for text in ("[~] rename in src/", "[ ] update CHANGELOG.md", "parse_cfg has 40 callers", "Prefer small patches."):
-        assert text in system
-    assert set(request.report["layers"]) >= {"system", "todos", "notes", "memory_files", "history", "tool_results"}
+    assert system.startswith(SYSTEM["content"]) and "Prefer small patches." in system, "memory files: system"
+    [current] = [m for m in request.messages if m["role"] == "user" and m["content"].endswith(C03_TASK)]
+    block = current["content"]
+    assert block.startswith("[State]\nTodo board:") and "[Evidence]\nNote (plan, id n1): parse_cfg has 40 callers" in block
+    for text in ("[~] rename in src/", "[ ] update CHANGELOG.md"):
+        assert text in block and text not in system
+    assert set(request.report["layers"]) >= {"system", "state", "evidence", "memory", "history", "tool_results"}
     reasons = {p["reason"].split(":")[0] for p in request.report["packets"]}
-    assert {"compacted", "kept verbatim", "re-injected every call"} <= reasons
+    assert {"compacted", "kept verbatim", "state layer", "project memory"} <= reasons
 
 
 def test_state_is_read_from_the_repository(tmp_path):
@@ -154,8 +158,9 @@ def test_state_is_read_from_the_repository(tmp_path):
     assembler = make(load_state=gather_state)
     history = [SYSTEM, {"role": "user", "content": "rename parse_cfg"}]
     request = assembler.assemble(history, TOOLS, {"turn": 1, "repo": str(tmp_path), "task": "rename parse_cfg"})
-    assert "[~] rename parse_cfg" in request.messages[0]["content"]
-    assert "parse_cfg lives in cfg.py" in request.messages[0]["content"]
+    assert "[~] rename parse_cfg" in request.messages[-1]["content"]
+    assert "parse_cfg lives in cfg.py" in request.messages[-1]["content"]
+    assert request.messages[0] == SYSTEM and request.messages[-1]["content"].endswith("[Task]\nrename parse_cfg")
     assert request.report["problems"] == []
 
 

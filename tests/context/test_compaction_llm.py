@@ -52,7 +52,9 @@ def test_llm_summary_is_requested_and_used(assembler_for):
     assert record["method"] == "llm" and record["summary_error"] is None
     summary = next(m["content"] for m in request.messages if is_summary_message(m))
     assert summary.startswith(SUMMARY_MARKER) and "Patch the modules" in summary
-    assert request.messages[1]["content"] == C03_TASK and request.messages[-1]["content"] == C03_LAST
+    assert request.messages[1]["content"] == C03_TASK
+    assert request.messages[-1]["content"] == f"[State]\nTodo board:\n- [~] patch modules\n\n[Task]\n{C03_LAST}", \
+        "the board goes in front of the latest request, which is kept verbatim"
     sent = server.requests[0]
     assert "tools" not in sent or not sent["tools"]
     prompt, transcript = sent["messages"][0]["content"], sent["messages"][1]["content"]
