@@ -25,7 +25,8 @@ from ctxagent.context.gather import Gathered, gather
 from ctxagent.context.messages import call_ids, history_units, last_user_text, split_current, strip_private
 from ctxagent.context.packet import TYPE_LAYER, ContextConfig, ContextPacket
 from ctxagent.context.select import HISTORY_LAYERS, Candidate, score, select
-from ctxagent.context.textstats import vocab
+from ctxagent.context.terms import terms
+from ctxagent.context.textstats import analyse
 from ctxagent.context.tokens import TokenCounter
 from ctxagent.errors import ContextOverflowError
 
@@ -152,7 +153,7 @@ class _Run:
                 f"{cfg.input_budget} (max_tokens {cfg.max_tokens} minus {cfg.reserve_tokens} reserved for the reply); "
                 "shorten them or raise max_tokens"
             )
-        score(self.cands, self.task, cfg, self.now)
+        self._score()
         truncate = compress.make_truncator(self.counter, self._cost, structure.packet_text)
         figures = select(self.cands, available, cfg, self.task, truncate=truncate, recount=self._cost)
         dropped = compress.enforce_budget(lambda: self._measure(self._render()), self.cands, cfg.input_budget)
@@ -182,22 +183,28 @@ class _Run:
         return cand
 
     def _packet_cands(self, packets: list[ContextPacket]) -> list[Candidate]:
-        """Candidates for packets, with a lower bound as cost: `select` counts exactly only
-        those that might fit (most of a large pool never needs counting)."""
+        """Candidates for packets; their cost is the separator until `_score` adds a lower
+        bound of the text's tokens (`select` counts exactly only those that might fit)."""
         cands = []
-        words, floor, exact = vocab(), self.counter.floor, self.counter.exact
         for i, packet in enumerate(packets):
             meta, kind = packet.metadata, packet.type
-            text = structure.packet_text(packet)
-            known = words.stats(text)
             cands.append(Candidate(
-                id=str(meta.get("id") or f"{kind}-{i}"), layer=TYPE_LAYER.get(kind, "evidence"), type=kind, text=text,
-                cost=floor(known.pieces, 0.0 if exact else words.value(known)) + self._sep_tokens(structure.section_of(kind)),
-                exact=False,
+                id=str(meta.get("id") or f"{kind}-{i}"), layer=TYPE_LAYER.get(kind, "evidence"), type=kind,
+                text=structure.packet_text(packet), cost=self._sep_tokens(structure.section_of(kind)), exact=False,
                 timestamp=packet.epoch, packet=packet, order=i, pinned=bool(meta.get("pinned")),
                 source=str(meta.get("source") or "custom"),
             ))
         return cands
+
+    def _score(self) -> None:
+        """Relevance, recency and score of every candidate, and the token lower bound of
+        every packet, from one pass over the texts (`textstats.analyse`)."""
+        raw, facts = analyse([c.text for c in self.cands], terms(self.task))
+        floor = self.counter.floor
+        for cand, known in zip(self.cands, facts):
+            if not cand.exact:
+                cand.cost += floor(known.pieces, known.value)
+        score(self.cands, self.task, self.config, self.now, raw=raw)
 
     def _cost(self, cand: Candidate) -> int:
         """Tokens `cand` adds: its messages (messages mode) or its rendered line plus separator."""

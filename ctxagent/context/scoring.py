@@ -120,25 +120,23 @@ def query_scores(
 
 
 def bm25_from_tfs(
-    q_counts: Mapping[str, int], tfs: Mapping[str, Sequence[tuple[int, int]]], lengths: Sequence[int], *, k1: float = K1, b: float = B
+    q_counts: Mapping[str, int], tfs: Mapping[str, Sequence[tuple[int, int]]], lengths: Sequence[int], *,
+    k1: float = K1, b: float = B,
 ) -> list[float]:
     """Raw BM25 scores, one per document, from the query's term counts, each query
-    term's postings `(doc index, term frequency)` in ascending doc order, and every
-    document's length in terms. The one place the formula is written for fresh
-    documents (`query_scores`, `textstats.Vocab.bm25`), so both give identical floats.
+    term's postings `(doc index, term frequency > 0)` (one per document, any order) and
+    every document's length in terms. The formula is written once for fresh documents
+    (`query_scores`, `textstats.analyse`), so both give the same floats.
     """
     n_docs = len(lengths)
     avg = (sum(lengths) / n_docs if n_docs else 0.0) or 1.0
     raw = [0.0] * n_docs
-    if not any(tfs.values()):
-        return raw
-    length_norm = [k1 * (1 - b + b * length / avg) for length in lengths]
     for term, postings in tfs.items():
         df = len(postings)
         idf = math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
         query_weight = 1 + math.log(q_counts[term])
         for i, tf in postings:
-            norm = tf * (k1 + 1) / (tf + length_norm[i])
+            norm = tf * (k1 + 1) / (tf + k1 * (1 - b + b * lengths[i] / avg))
             raw[i] += idf * norm * query_weight
     return raw
 

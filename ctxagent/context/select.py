@@ -30,15 +30,17 @@ through an inverted index of their shingles, so the whole stage grows as n log n
 from __future__ import annotations
 
 import zlib
+from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import chain
 from typing import Callable
 
 from ctxagent.context.budget import classify_query, layer_budgets
 from ctxagent.context.packet import ContextConfig, ContextPacket
 from ctxagent.context.scoring import recency_score
 from ctxagent.context.terms import terms
-from ctxagent.context.textstats import vocab
+from ctxagent.context.textstats import analyse
 
 MIN_TRUNCATED_TOKENS = 48
 HISTORY_LAYERS = ("history", "tool_results")
@@ -88,36 +90,13 @@ PREVIEW_CHARS = 200  # characters of each candidate's text kept in the report
 MAX_POSTING = 24  # sketch hashes shared by more kept texts than this are not used to find pairs
 
 
-class _Memo(dict):
-    """key -> fn(key), computed on first use; emptied when it holds 262,144 keys."""
-
-    def __init__(self, fn: Callable) -> None:
-        super().__init__()
-        self.fn = fn
-
-    def __missing__(self, key):
-        if len(self) >= 262_144:
-            self.clear()
-        value = self[key] = self.fn(key)
-        return value
-
-
-# CRC-32 runs on: crc32(a + b"\x00" + b) == crc32(b, crc32(a + b"\x00")), so a bigram's hash
-# is one C call on two cached parts, with the same value as hashing the joined pair.
-_TERM_BYTES = _Memo(lambda term: term.encode("utf-8", "surrogatepass"))
-_TERM_HEADS = _Memo(lambda term: zlib.crc32(term.encode("utf-8", "surrogatepass") + b"\x00"))
-
-
 @lru_cache(maxsize=32768)
 def sketch(text: str) -> frozenset[int]:
     """Bottom-k MinHash sketch of the text's term bigrams (all of them when fewer than
-    SKETCH_K): Jaccard of two sketches estimates that of the full bigram sets (Broder 1997).
-    A bigram (a, b) hashes as CRC-32 of "a\\x00b" in UTF-8 (stable across runs, unlike hash())."""
+    SKETCH_K): Jaccard of two sketches estimates that of the full bigram sets (Broder 1997)."""
     doc = terms(text)
-    if len(doc) > 1:
-        shingles = set(map(zlib.crc32, map(_TERM_BYTES.__getitem__, doc[1:]), map(_TERM_HEADS.__getitem__, doc[:-1])))
-    else:
-        shingles = set(map(zlib.crc32, map(_TERM_BYTES.__getitem__, doc)))
+    pairs = [f"{a}\x00{b}" for a, b in zip(doc, doc[1:])] if len(doc) > 1 else doc
+    shingles = {zlib.crc32(p.encode("utf-8")) for p in pairs}  # stable across runs, unlike hash()
     return frozenset(shingles if len(shingles) <= SKETCH_K else sorted(shingles)[:SKETCH_K])
 
 
@@ -126,19 +105,20 @@ def sketch_jaccard(a: frozenset[int], b: frozenset[int]) -> float:
     union = a | b
     if len(union) > SKETCH_K:
         union = frozenset(sorted(union)[:SKETCH_K])
-    return sum(1 for h in union if h in a and h in b) / len(union) if union else 0.0
+    return len(union & a & b) / len(union) if union else 0.0
 
 
-def score(cands: list[Candidate], query: str, config: ContextConfig, now: float) -> None:
+def score(cands: list[Candidate], query: str, config: ContextConfig, now: float, *, raw: list[float] | None = None) -> None:
     """Set relevance, recency and score in place.
 
     Relevance is BM25 over all candidates (one corpus, so IDF sees everything), divided
     by the best raw score *of the candidate's layer*: the best memory scores 1.0 among
     memories even when a code excerpt matches the query far better, so `min_relevance`
     filters within a layer, where the budgets compete. A packet's own score is kept.
+    `raw`: the candidates' raw BM25 scores if already computed (`textstats.analyse`).
     """
-    words = vocab()
-    raw = words.bm25(terms(query), [words.stats(c.text) for c in cands])
+    if raw is None:
+        raw = analyse([c.text for c in cands], terms(query))[0]
     best: dict[str, float] = {}
     for cand, value in zip(cands, raw):
         best[cand.layer] = max(best.get(cand.layer, 0.0), value)
@@ -173,16 +153,13 @@ class _Dedup:
         twin = self.exact.get(mine)
         if twin is not None:
             return twin, 1.0
-        overlap: dict[int, int] = {}
-        for h in mine:
-            posting = self.index.get(h, ())
-            if len(posting) > MAX_POSTING:
-                continue  # a hash most kept texts share says little: skip it
-            for k in posting:
-                overlap[k] = overlap.get(k, 0) + 1
+        # kept text -> sketch hashes shared with `mine`, skipping hashes most kept texts share
+        postings = (p for p in map(self.index.get, mine) if p is not None and len(p) <= MAX_POSTING)
+        overlap = Counter(chain.from_iterable(postings))
+        need = 0.5 * self.threshold
         for k, shared in overlap.items():
             other, theirs = self.kept[k]
-            if shared < 0.5 * self.threshold * min(len(mine), len(theirs)):
+            if shared < need * min(len(mine), len(theirs)):
                 continue  # too few shared hashes to reach the threshold: skip the estimate
             jaccard = sketch_jaccard(mine, theirs)
             if jaccard >= self.threshold:

@@ -1,151 +1,154 @@
-"""What selection needs to know about a text, computed once per distinct chunk.
+"""What selection needs to know about many texts at once, computed once per distinct chunk.
 
-A candidate's BM25 relevance needs its length in index terms and how often each query
-term occurs in it; its budget check needs a lower bound of its token count (so that
-only texts that might fit are counted exactly). All three are sums over the text's
-chunks (`ctxagent.context.terms.chunks`: no term and no tokenizer piece crosses a chunk
-boundary), so a `Vocab` computes them once per distinct chunk and a text becomes a
-tuple of chunk ids plus two sums (`TextStats`), cached per text. (The lower bound of
-the *estimated* count, for models counted by estimate, is summed on demand: `value`.)
+For each candidate, selection needs its BM25 score for the query (its length in index
+terms and the frequency of each query term) and a lower bound of its token count (so
+that only texts that might fit are counted exactly, see `TokenCounter.floor`). All of
+these are sums over the text's chunks (`ctxagent.context.terms.chunks`: no index term
+and no tokenizer piece crosses a chunk boundary), so `analyse` works chunk by chunk:
 
-`Vocab.bm25(query_terms, stats)` gives the same scores, to the last bit, as
-`scoring.query_scores(query_terms, [terms(text) ...], normalize=False)`: the chunks
-holding a query term are looked up in an inverted index (term -> chunk ids), so a
-document costs one set intersection of its chunk ids, and only documents that share a
-term with the query are counted term by term.
+- each distinct chunk's figures (terms, token lower bound, estimate lower bound) are
+  computed once (`_ChunkFigures`);
+- a text seen for the first time costs C-speed passes over its chunks: summing their
+  figures, and intersecting them with the chunks that hold a query term (found among
+  the build's distinct chunks, also at C speed), so only those are counted term by term;
+- a text seen before costs a dictionary lookup, and from its second sighting on, its
+  term counts are kept (`scoring.TermStats`), as an agent loop sends the same packets
+  call after call.
 
-The vocabulary is process-wide; when it holds VOCAB_MAX chunks, the next `vocab()` call
-starts a fresh one (a build holds on to the one it started with, so its ids never mix).
+The scores are those of `scoring.query_scores(query_terms, [terms(t) for t in texts],
+normalize=False)`, to the last bit (the same arithmetic, `scoring.bm25_from_tfs`).
 """
 
 from __future__ import annotations
 
-import threading
 from collections import Counter
+from itertools import chain, compress
+from operator import not_
 from typing import NamedTuple, Sequence
 
-from ctxagent.context.scoring import B, K1, bm25_from_tfs
-from ctxagent.context.terms import chunk_terms, chunk_text, chunks
-from ctxagent.context.tokens import estimate_value, piece_floor
+from ctxagent.context.scoring import TermStats, bm25_from_tfs
+from ctxagent.context.terms import chunk_terms, chunks
+from ctxagent.context.tokens import PER_ALNUM, PER_PUNCT, estimate_value, piece_floor
 
-VOCAB_MAX = 500_000  # distinct chunks before the vocabulary starts afresh (~60 MB)
-TEXTS_MAX = 65_536  # texts whose stats are kept; the cache is emptied when it is full
+CHUNKS_MAX = 262_144  # distinct chunks whose figures are kept (emptied when full)
+FACTS_MAX = 65_536  # texts whose figures are kept (emptied when full)
+COUNTS_MAX = 32_768  # texts whose term counts are kept (emptied when full)
+_BITS = 40  # a chunk's three figures packed in one int, 40 bits each: one sum adds them all
+_MASK = (1 << _BITS) - 1
 
 
-class TextStats(NamedTuple):
-    """One text reduced to chunk ids (in order), its length in index terms, and a lower
-    bound of its exact cl100k/o200k token count (`pieces`, see `tokens.piece_floor`)."""
+class TextFacts(NamedTuple):
+    """A text's length in index terms, a lower bound of its exact cl100k/o200k token count
+    (`pieces`, see `tokens.piece_floor`) and one of its unrounded estimate (`value`, tokens)."""
 
-    ids: tuple[int, ...]
     length: int
     pieces: int
+    value: float
 
 
-_SHIFT = 32  # per-chunk figures are packed as terms << _SHIFT | pieces: one sum gives both
-
-
-class _Values(dict):
-    """chunk id -> `estimate_value` of the chunk, computed on first use."""
-
-    def __init__(self, vocab: "Vocab") -> None:
-        super().__init__()
-        self.vocab = vocab
-
-    def __missing__(self, cid: int) -> float:
-        value = self[cid] = estimate_value(chunk_text(self.vocab.chunks[cid]))
-        return value
-
-
-class _ChunkIds(dict):
-    """chunk (bytes) -> id; a new chunk is registered in the vocabulary on first lookup."""
-
-    def __init__(self, vocab: "Vocab") -> None:
-        super().__init__()
-        self.vocab = vocab
+class _ChunkFigures(dict):
+    """chunk (bytes) -> its figures packed in one int (terms, token lower bound, 100 x
+    estimate lower bound; 40 bits each), computed on first lookup. Emptied when it holds
+    CHUNKS_MAX chunks (figures depend on the chunk alone, so nothing else goes stale)."""
 
     def __missing__(self, chunk: bytes) -> int:
-        return self.vocab.register(chunk)
+        text = chunk.decode("utf-8", "surrogatepass")
+        if chunk.isascii():  # letters, digits and `_` `.` `'` only (see terms.chunks)
+            punct = len(chunk) - len(chunk.translate(None, b"_.'"))
+            value = (len(chunk) - punct) * PER_ALNUM + punct * PER_PUNCT
+        else:
+            value = estimate_value(text)
+        if len(self) >= CHUNKS_MAX:
+            self.clear()
+        figures = self[chunk] = len(chunk_terms(chunk)) << 2 * _BITS | piece_floor(text) << _BITS | int(100 * value)
+        return figures
 
 
-class Vocab:
-    """Chunks seen so far, their per-chunk figures, and the term -> chunk ids index."""
+_FIGURES = _ChunkFigures()
+_FACTS: dict[str, TextFacts] = {}
+_COUNTS: dict[str, TermStats] = {}
 
-    def __init__(self) -> None:
-        self.ids = _ChunkIds(self)
-        self.chunks: list[bytes] = []
-        self.terms: list[tuple[str, ...]] = []
-        self.packed: list[int] = []
-        self.values = _Values(self)
-        self.postings: dict[str, list[int]] = {}
-        self.texts: dict[str, TextStats] = {}
-        self.lock = threading.Lock()
 
-    def register(self, chunk: bytes) -> int:
-        """The id of `chunk`, adding it (terms, length, token bounds, postings) if new."""
-        text = chunk_text(chunk)
+def analyse(texts: Sequence[str], query_terms: Sequence[str]) -> tuple[list[float], list[TextFacts]]:
+    """The raw BM25 score of each text for `query_terms` (equal to `query_scores(...,
+    normalize=False)` over `terms(text)`), and each text's `TextFacts`."""
+    figures = _FIGURES.__getitem__
+    q_counts = Counter(query_terms)
+    tfs: dict[str, list[tuple[int, int]]] = {term: [] for term in q_counts}
+    facts: list[TextFacts] = []
+    fresh: list[tuple[int, list[bytes]]] = []
+    for doc, text in enumerate(texts):
+        known = _FACTS.get(text)
+        if known is None:
+            parts = chunks(text)
+            known = _facts_of(sum(map(figures, parts)))
+            fresh.append((doc, parts))
+            _remember(_FACTS, FACTS_MAX, text, known)
+        else:
+            _add_counted(tfs, doc, _COUNTS.get(text) or _count(text))
+        facts.append(known)
+    if fresh and q_counts:
+        _add_chunked(tfs, fresh, _holding(fresh, list(q_counts)))
+    return bm25_from_tfs(q_counts, tfs, [f.length for f in facts]), facts
+
+
+def text_facts(text: str) -> TextFacts:
+    """The `TextFacts` of one text (cached like `analyse`'s)."""
+    return analyse([text], [])[1][0]
+
+
+def _facts_of(packed: int) -> TextFacts:
+    return TextFacts(packed >> 2 * _BITS, packed >> _BITS & _MASK, (packed & _MASK) / 100)
+
+
+def _remember(cache: dict, limit: int, key: str, value: object) -> None:
+    if len(cache) >= limit:
+        cache.clear()
+    cache[key] = value
+
+
+def _holding(fresh: list[tuple[int, list[bytes]]], query: list[str]) -> dict[bytes, list[tuple[int, int]]]:
+    """chunk -> [(index of a query term, its count in the chunk)] for the chunks of `fresh`
+    texts that hold a query term (the test per distinct chunk runs at C speed)."""
+    distinct = list(set(chain.from_iterable(parts for _, parts in fresh)))
+    misses = map(set(query).isdisjoint, map(chunk_terms, distinct))
+    out: dict[bytes, list[tuple[int, int]]] = {}
+    for chunk in compress(distinct, map(not_, misses)):
         chunk_t = chunk_terms(chunk)
-        with self.lock:
-            known = dict.get(self.ids, chunk)
-            if known is not None:
-                return known
-            cid = len(self.terms)
-            self.chunks.append(chunk)
-            self.terms.append(chunk_t)
-            self.packed.append(len(chunk_t) << _SHIFT | piece_floor(text))
-            for term in set(chunk_t):
-                self.postings.setdefault(term, []).append(cid)
-            self.ids[chunk] = cid
-            return cid
-
-    def stats(self, text: str) -> TextStats:
-        """The `TextStats` of `text` (cached per text, up to TEXTS_MAX texts)."""
-        found = self.texts.get(text)
-        if found is not None:
-            return found
-        ids = tuple(map(self.ids.__getitem__, chunks(text)))
-        packed = sum(map(self.packed.__getitem__, ids))
-        found = TextStats(ids, packed >> _SHIFT, packed & ((1 << _SHIFT) - 1))
-        if len(self.texts) >= TEXTS_MAX:
-            self.texts.clear()
-        self.texts[text] = found
-        return found
-
-    def value(self, stats: TextStats) -> float:
-        """A lower bound of the unrounded estimate (`tokens.estimate_value`) of the text."""
-        return sum(map(self.values.__getitem__, stats.ids))
-
-    def bm25(self, query_terms: Sequence[str], docs: Sequence[TextStats], *, k1: float = K1, b: float = B) -> list[float]:
-        """Raw BM25 score of each of `docs` (stats from this vocabulary) for `query_terms`:
-        equal to `query_scores(query_terms, [terms of each doc], normalize=False)`."""
-        q_counts = Counter(query_terms)
-        order = {term: i for i, term in enumerate(q_counts)}
-        hits_of: dict[int, list[tuple[int, int]]] = {}  # chunk id -> [(query term index, count in chunk)]
-        for term, i in order.items():
-            for cid in self.postings.get(term, ()):
-                hits_of.setdefault(cid, []).append((i, self.terms[cid].count(term)))
-        wanted = set(hits_of)
-        tfs: list[dict[int, int]] = [{} for _ in order]  # per query term: doc -> frequency, docs ascending
-        for doc, stats in enumerate(docs):
-            found = wanted.intersection(stats.ids)
-            for cid in found:
-                times = stats.ids.count(cid)
-                for i, per_chunk in hits_of[cid]:
-                    tf = tfs[i]
-                    tf[doc] = tf.get(doc, 0) + times * per_chunk
-        postings = {term: list(tf.items()) for term, tf in zip(q_counts, tfs)}
-        return bm25_from_tfs(q_counts, postings, [d.length for d in docs], k1=k1, b=b)
+        out[chunk] = [(i, chunk_t.count(term)) for i, term in enumerate(query) if term in chunk_t]
+    return out
 
 
-_current = Vocab()
-_swap_lock = threading.Lock()
+def _count(text: str) -> TermStats:
+    """The term counts of a text seen before (kept from now on)."""
+    parts = chunks(text)
+    counts = Counter(chain.from_iterable(map(chunk_terms, parts)))
+    stats = TermStats(sum(counts.values()), counts)
+    _remember(_COUNTS, COUNTS_MAX, text, stats)
+    return stats
 
 
-def vocab() -> Vocab:
-    """The process-wide vocabulary (a fresh one once the current holds VOCAB_MAX chunks).
-    Use one `Vocab` for a whole build: ids of different vocabularies do not mix."""
-    global _current
-    if len(_current.terms) >= VOCAB_MAX:
-        with _swap_lock:
-            if len(_current.terms) >= VOCAB_MAX:
-                _current = Vocab()
-    return _current
+def _add_counted(tfs: dict[str, list[tuple[int, int]]], doc: int, stats: TermStats) -> None:
+    counts = stats.counts
+    for term, postings in tfs.items():
+        tf = counts.get(term)
+        if tf:
+            postings.append((doc, tf))
+
+
+def _add_chunked(tfs: dict[str, list[tuple[int, int]]], fresh: list[tuple[int, list[bytes]]],
+                 holding: dict[bytes, list[tuple[int, int]]]) -> None:
+    """Term frequencies of first-seen texts: only their chunks that hold a query term count."""
+    wanted = set(holding)
+    by_index = list(tfs.values())
+    for doc, parts in fresh:
+        found = wanted.intersection(parts)
+        if not found:
+            continue
+        per_term: dict[int, int] = {}
+        for chunk in found:
+            times = parts.count(chunk)
+            for i, per_chunk in holding[chunk]:
+                per_term[i] = per_term.get(i, 0) + times * per_chunk
+        for i, tf in per_term.items():
+            by_index[i].append((doc, tf))

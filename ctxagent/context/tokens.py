@@ -108,8 +108,8 @@ def estimate_value(text: str) -> float:
     return alnum * PER_ALNUM + punct * PER_PUNCT + space * PER_SPACE + cjk * PER_CJK + other * PER_OTHER
 
 
-_ASCII_WORD_RE = re.compile(r"[A-Za-z']*[A-Za-z][A-Za-z']*")
-_ASCII_DIGITS_RE = re.compile(r"[0-9]+")
+# One match per run of ASCII letters (apostrophes joined) and per three digits of a number.
+_ASCII_PIECES_RE = re.compile(r"[A-Za-z']*[A-Za-z][A-Za-z']*|[0-9]{1,3}")
 
 
 def piece_floor(text: str) -> int:
@@ -125,9 +125,7 @@ def piece_floor(text: str) -> int:
     bound against both encodings on arbitrary Unicode text.
     """
     if text.isascii():
-        if text.isalpha():
-            return 1
-        return len(_ASCII_WORD_RE.findall(text)) + sum((len(d) + 2) // 3 for d in _ASCII_DIGITS_RE.findall(text))
+        return len(_ASCII_PIECES_RE.findall(text))
     words = numbers = digits = 0
     letter_in_run = False
     for ch in text:

@@ -68,6 +68,22 @@ def test_terms_equal_the_regex_definition_on_arbitrary_unicode(text: str) -> Non
     assert terms(text) == reference_terms(text)
 
 
+def reference_word_terms(word: str) -> list[str]:
+    """The definition of a word's terms: the whole (lowercased) if it has parts, then each
+    part stemmed, stop words left out."""
+    lower = word.lower()
+    parts = [p.lower() for p in terms_module._SPLIT_RE.split(word) if p]
+    if len(parts) > 1:
+        return [lower, *(stem(p) for p in parts if p not in terms_module.STOP_WORDS)]
+    return [] if lower in terms_module.STOP_WORDS else [stem(lower)]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,14}", fullmatch=True))
+def test_word_terms_equal_their_definition(word: str) -> None:
+    assert terms_module._word_terms(word) == reference_word_terms(word)
+
+
 def test_stem_and_has_cjk() -> None:
     assert [stem(w) for w in ("refreshed", "bars", "retries", "class", "stopped", "abc")] == [
         "refresh", "bar", "retry", "class", "stop", "abc"]
