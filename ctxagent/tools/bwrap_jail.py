@@ -1,15 +1,20 @@
-"""An OS-level read-only jail for the terminal tool, with bubblewrap (`bwrap`).
+"""An OS-level jail for the terminal tool, with bubblewrap (`bwrap`).
 
-Where bwrap is installed and works, every command of a pipeline runs inside
-`bwrap --ro-bind / / --ro-bind WORKSPACE WORKSPACE --dev /dev --proc /proc
---unshare-net --unshare-pid --unshare-ipc --die-with-parent --bind SCRATCH SCRATCH`:
-the whole file system (the workspace too) is read-only, there is no network, and only
-the per-run scratch directory (HOME and TMPDIR, deleted afterwards) is writable. This is a
-second wall behind the parsed allow-list, not a replacement for it.
+Where bwrap is installed and works, every command of a pipeline runs inside a new root
+that shows only what commands need, all of it read-only: the system directories
+(`/usr`, `/bin`, `/lib*`, `/etc`...), the workspace, and any extra read-only paths the
+caller names (a git directory outside the workspace, the prepared git view). The rest
+of the file system (home directories, other projects, `/tmp`) is not there at all, so
+a program that opens a file on its own (a flag we did not know, a configuration file,
+an ignore file in a parent directory) finds nothing outside the workspace. There is no
+network, the process IDs are private, and the only writable place is the scratch
+directory (HOME and TMPDIR), mounted as a tmpfs of `scratch_bytes` bytes when a size is
+given so a command cannot fill the disk. This is a second wall behind the parsed
+allow-list, not a replacement for it.
 
 bwrap often cannot run inside containers (no user namespaces, no mount permission);
 `jail_available()` tries it once per process and the tool then falls back silently to
-the allow-list alone.
+the allow-list alone (the resource limits of `process.ResourceLimits` still apply).
 """
 
 from __future__ import annotations
@@ -19,23 +24,58 @@ import shutil
 import subprocess
 import tempfile
 import threading
+from typing import Iterable
 
 _lock = threading.Lock()
 _available: bool | None = None
 
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
+"""Directories shown read-only in the jail (programs, libraries, locale, passwd...)."""
 
-def jail_prefix(*, workspace: str, cwd: str, scratch: str) -> list[str]:
-    """The bwrap argv to put before a program (ends with `--`). Needs `jail_available()`."""
+
+def jail_prefix(*, workspace: str, cwd: str, scratch: str, scratch_bytes: int | None = None,
+                extra_ro: Iterable[str] = ()) -> list[str]:
+    """The bwrap argv to put before a program (ends with `--`). Needs `jail_available()`.
+
+    workspace: shown read-only; cwd: where the program starts (inside the workspace).
+    scratch: the one writable directory; with `scratch_bytes`, a fresh tmpfs of that
+      many bytes is mounted there (what the host has in it is then hidden).
+    extra_ro: more existing paths to show read-only (e.g. the directory of a program
+      that lives outside SYSTEM_DIRS, a git directory outside the workspace).
+    """
     bwrap = shutil.which("bwrap") or "bwrap"
-    args = [
-        bwrap, "--ro-bind", "/", "/", "--ro-bind", workspace, workspace,
-        "--dev", "/dev", "--proc", "/proc",
-        "--unshare-net", "--unshare-pid", "--unshare-ipc", "--die-with-parent",
-        "--bind", scratch, scratch, "--chdir", cwd,
-    ]
+    args = [bwrap, *_system_binds()]
+    for path in sorted({workspace, *extra_ro} - {scratch}, key=len):
+        args += ["--ro-bind", path, path]
+    if scratch_bytes is None:
+        args += ["--bind", scratch, scratch]
+    else:
+        args += ["--perms", "0700", "--size", str(scratch_bytes), "--tmpfs", scratch]
+    args += ["--dev", "/dev", "--proc", "/proc", "--remount-ro", "/",
+             "--unshare-net", "--unshare-pid", "--unshare-ipc", "--die-with-parent", "--chdir", cwd]
     if os.geteuid() == 0:
         args += ["--cap-drop", "ALL"]
     return args + ["--"]
+
+
+def _system_binds() -> list[str]:
+    """`--ro-bind` for each system directory, `--symlink` for the ones that are links
+    (merged /usr: `/bin -> usr/bin`)."""
+    args: list[str] = []
+    for path in SYSTEM_DIRS:
+        if os.path.islink(path):
+            args += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            args += ["--ro-bind", path, path]
+    return args
+
+
+def outside_system_dirs(path: str) -> bool:
+    """True when the real `path` is not under one of SYSTEM_DIRS (so the jail would not
+    show it unless it is added with `extra_ro`)."""
+    real = os.path.realpath(path)
+    roots = [os.path.realpath(d) for d in SYSTEM_DIRS if os.path.exists(d)]
+    return not any(real == root or real.startswith(root + os.sep) for root in roots)
 
 
 def jail_available() -> bool:
@@ -52,7 +92,7 @@ def _probe() -> bool:
     if shutil.which("bwrap") is None or true is None:
         return False
     with tempfile.TemporaryDirectory(prefix="ctxagent-bwrap-") as scratch:
-        argv = jail_prefix(workspace=scratch, cwd=scratch, scratch=scratch) + [true]
+        argv = jail_prefix(workspace=scratch, cwd=scratch, scratch=scratch, scratch_bytes=1 << 20) + [true]
         try:
             proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=10, check=False)
         except (OSError, subprocess.SubprocessError):

@@ -1,15 +1,55 @@
-"""Capping command output in bytes, keeping its head and tail, on character boundaries.
+"""Capping command output, keeping its head and tail, on character boundaries; showing
+control characters as visible escapes.
 
 A command may print gigabytes. `HeadTailBuffer` keeps only the first and last `limit`
-bytes while counting the total, so memory stays bounded. `cap_output` then cuts the kept
-bytes to `limit` (head and tail halves) at UTF-8 character boundaries and puts a marker
-with the number of dropped bytes between them. Invalid bytes become U+FFFD, never an
-exception (case T07). The DESIGN.md rule: observations are "truncated head + tail, marked".
+bytes while counting the total, so memory stays bounded. `cap_output` then renders the
+kept bytes as text (UTF-8, U+FFFD for invalid bytes, never an exception: case T07) and
+keeps as much of the head and the tail as fits in `limit` bytes of RENDERED text, with a
+marker giving the number of output bytes dropped between them. The limit is measured on
+the text returned, so replacement characters and escapes cannot push it past the cap.
+The DESIGN.md rule: observations are "truncated head + tail, marked".
+
+With `escape=True` (what the terminal tool uses), `escape_controls` replaces control
+characters by visible escapes: a file could otherwise retitle or recolour the user's
+terminal (ESC, OSC ... BEL), set its clipboard (OSC 52), hide text (CR, bidi overrides)
+or send NUL bytes to the model provider (breaker finding F4).
 """
 
 from __future__ import annotations
 
+import re
+from typing import Callable
+
 MARKER = "\n[... {dropped} bytes of output dropped (kept the first and last parts, limit {limit} bytes) ...]\n"
+
+_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]|\r(?!\n)")
+"""C0 controls but tab and newline, DEL, C1 controls, a CR not followed by LF, and the
+bidirectional embedding/override/isolate characters ("Trojan Source", CVE-2021-42574)."""
+
+
+def escape_controls(text: str) -> str:
+    """`text` with each control character written as an escape: `\\x1b` for ESC,
+    `\\x00` for NUL, `\\r` for a lone carriage return, `\\u202e` for RIGHT-TO-LEFT
+    OVERRIDE. Tab, newline and CR LF line ends stay. A literal backslash is not
+    escaped, so `\\x1b` in a file and an ESC byte look the same (like `cat -v`)."""
+    return _CONTROLS.sub(_escape_one, text)
+
+
+def _escape_one(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if code == 0x0D:
+        return "\\r"
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def decode(data: bytes) -> str:
+    """`data` as UTF-8, each invalid byte as U+FFFD."""
+    return data.decode("utf-8", errors="replace")
+
+
+def decode_escaped(data: bytes) -> str:
+    """`decode(data)` with control characters escaped (`escape_controls`)."""
+    return escape_controls(decode(data))
 
 
 class HeadTailBuffer:
@@ -31,35 +71,65 @@ class HeadTailBuffer:
         if len(self.tail) > self.limit:
             del self.tail[: len(self.tail) - self.limit]
 
-    def render(self, limit: int | None = None) -> str:
+    def render(self, limit: int | None = None, *, escape: bool = False) -> str:
         """The capped text (see `cap_output`); `limit` defaults to the buffer's."""
-        return cap_output(bytes(self.head), bytes(self.tail), self.total, self.limit if limit is None else limit)
+        return cap_output(bytes(self.head), bytes(self.tail), self.total,
+                          self.limit if limit is None else limit, escape=escape)
 
 
-def truncate_output(data: bytes, limit: int) -> str:
+def truncate_output(data: bytes, limit: int, *, escape: bool = False) -> str:
     """`data` decoded as UTF-8 (replacement characters for invalid bytes), at most
-    `limit` bytes of it kept, head and tail, with a marker saying how many were dropped."""
-    return cap_output(data, data, len(data), limit)
+    `limit` bytes of text kept, head and tail, with a marker saying how many bytes of
+    `data` were dropped."""
+    return cap_output(data, data, len(data), limit, escape=escape)
 
 
-def cap_output(head: bytes, tail: bytes, total: int, limit: int) -> str:
+def cap_output(head: bytes, tail: bytes, total: int, limit: int, *, escape: bool = False) -> str:
     """Render a stream of `total` bytes of which `head` is a prefix and `tail` a suffix,
-    each at least min(total, limit) long, in at most `limit` bytes plus the marker.
+    each at least min(total, limit) long, in at most `limit` bytes of UTF-8 text plus
+    the marker (`escape`: control characters escaped, see `escape_controls`).
 
     The marker counts toward `limit` when `limit` leaves room for it (over ~100 bytes),
-    so the result's raw kept bytes plus the marker fit in `limit`.
+    so the whole returned text then fits in `limit` bytes. The marker's count is of
+    bytes of the stream, not of rendered text.
     """
-    if total <= limit:
-        return head[:total].decode("utf-8", errors="replace")
+    render = decode_escaped if escape else decode
+    if total <= len(head):
+        whole = render(head[:total])
+        if len(whole.encode()) <= limit:
+            return whole
+        tail = head[:total]
     reserve = len(MARKER.format(dropped=total, limit=limit).encode())
     budget = max(limit - reserve, 0) if limit > 2 * reserve else limit
-    head_n = _boundary_back(head, min(budget // 2, len(head)))
-    tail_n = _tail_length(tail, min(budget - budget // 2, len(tail)))
-    dropped = total - head_n - tail_n
-    marker = MARKER.format(dropped=dropped, limit=limit)
+    head_n = _fit(head, budget // 2, render, from_end=False)
+    tail_n = min(_fit(tail, budget - budget // 2, render, from_end=True), total - head_n)
+    tail_n = _tail_length(tail, tail_n)
+    marker = MARKER.format(dropped=total - head_n - tail_n, limit=limit)
     tail_part = tail[len(tail) - tail_n :] if tail_n else b""
-    return (head[:head_n].decode("utf-8", errors="replace") + marker
-            + tail_part.decode("utf-8", errors="replace"))
+    return render(head[:head_n]) + marker + render(tail_part)
+
+
+def _fit(data: bytes, budget: int, render: Callable[[bytes], str], *, from_end: bool) -> int:
+    """The largest n (a cut on a character boundary) whose prefix (or suffix, `from_end`)
+    of `data` renders in at most `budget` bytes. Rendering never shrinks bytes, so
+    n <= budget; a binary search finds it when escapes or U+FFFD make text longer."""
+    cut = _tail_length if from_end else _boundary_back
+
+    def fits(n: int) -> bool:
+        part = data[len(data) - n :] if from_end else data[:n]
+        return len(render(part).encode()) <= budget
+
+    best = cut(data, min(budget, len(data)))
+    if fits(best):
+        return best
+    low, high = 0, best - 1
+    while low < high:
+        mid = cut(data, (low + high + 1) // 2)
+        if mid > low and fits(mid):
+            low = mid
+        else:
+            high = (low + high + 1) // 2 - 1
+    return low
 
 
 def _is_continuation(byte: int) -> bool:

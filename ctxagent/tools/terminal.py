@@ -10,14 +10,19 @@ Usage, as in the Hello-Agents textbook (chapter 9):
 The command line is parsed by `shell_parse` (never handed to a shell), checked by
 `terminal_policy` (allow-listed commands and flags, paths inside the workspace, sed and
 awk scripts analysed), then run by `process` with a scrubbed environment, a timeout on
-the whole process group and an output cap, inside a bubblewrap read-only jail where one
-works (`bwrap_jail`). `cd` changes this tool instance's directory, inside the workspace.
+the whole process group, resource limits (memory, file sizes, scratch space:
+`terminal_limits`) and an output cap with control characters escaped, inside a
+bubblewrap jail that shows only the system and the workspace, read-only, where one
+works (`bwrap_jail`). git sees a sanitized view of the repository (`terminal_git_repo`).
+`cd` changes this tool instance's directory, inside the workspace.
 See DESIGN.md section 6 and docs/terminal.md.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import signal
 import tempfile
 from pathlib import Path
 from typing import ClassVar
@@ -26,10 +31,13 @@ from pydantic import BaseModel, Field
 
 from ctxagent.errors import ToolInputError, ToolRefusedError
 from ctxagent.tools.base import Tool, ToolResult
-from ctxagent.tools.bwrap_jail import jail_available, jail_prefix
-from ctxagent.tools.process import RunResult, run_pipeline, safe_env
+from ctxagent.tools.bwrap_jail import jail_available, jail_prefix, outside_system_dirs
+from ctxagent.tools.output_cap import escape_controls
+from ctxagent.tools.process import RunResult, resolve_program, run_pipeline, safe_env
 from ctxagent.tools.shell_parse import Word, parse_pipeline
-from ctxagent.tools.terminal_git import git_env, prepare_git
+from ctxagent.tools.terminal_git import git_env
+from ctxagent.tools.terminal_git_repo import prepare_git_view
+from ctxagent.tools.terminal_limits import ResourceLimits
 from ctxagent.tools.terminal_paths import PathContext
 from ctxagent.tools.terminal_policy import check_pipeline
 
@@ -54,6 +62,8 @@ class TerminalTool(Tool):
     allow_cd: whether `cd` may change the tool's directory (always inside the workspace).
     sandbox: True to require the bubblewrap jail, False to skip it, None to use it when
       it works (default).
+    limits: memory, file-size and scratch-space limits of every command
+      (`ResourceLimits()` by default: 1 GiB, 64 MiB, 256 MiB).
     """
 
     name: ClassVar[str] = "terminal"
@@ -66,7 +76,8 @@ class TerminalTool(Tool):
     Params: ClassVar[type[BaseModel]] = TerminalParams
 
     def __init__(self, workspace: str | os.PathLike[str] = ".", timeout: float = 30,
-                 max_output_size: int = 65536, *, allow_cd: bool = True, sandbox: bool | None = None) -> None:
+                 max_output_size: int = 65536, *, allow_cd: bool = True, sandbox: bool | None = None,
+                 limits: ResourceLimits | None = None) -> None:
         if timeout <= 0 or max_output_size <= 0:
             raise ToolInputError("terminal: timeout and max_output_size must be positive")
         root = Path(workspace)
@@ -77,6 +88,7 @@ class TerminalTool(Tool):
         self.max_output_size = int(max_output_size)
         self.allow_cd = allow_cd
         self.sandbox = sandbox
+        self.limits = limits or ResourceLimits()
 
     @property
     def workspace(self) -> Path:
@@ -98,23 +110,44 @@ class TerminalTool(Tool):
         argvs = check_pipeline(stages, self.ctx)
         result = self._execute(argvs)
         text = format_result(result)
+        shown = escape_controls(command)
         if result.timed_out:
             return ToolResult(ok=False, content=(
-                f"terminal: `{command}` timed out after {self.timeout:g} s and was killed with every "
+                f"terminal: `{shown}` timed out after {self.timeout:g} s and was killed with every "
                 f"process it started; narrow the command (add a path, -maxdepth, head) and retry.\n"
                 f"Output before the timeout:\n{text}"))
+        if "No space left on device" in result.stderr:
+            text += f"\n[the scratch directory (TMPDIR) holds at most {self.limits.scratch_bytes >> 20} MiB]"
+        if result.stopped:
+            return ToolResult(ok=False, content=(
+                f"terminal: `{shown}` was stopped: {result.stopped}; every process it started was "
+                f"killed. Narrow the input (a path, grep or head first) and retry.\n"
+                f"Output before it was stopped:\n{text}"))
         return ToolResult(ok=True, content=text, data=text)
 
     def _execute(self, argvs: list[list[str]]) -> RunResult:
+        """Run the checked pipeline. The run directory holds `tmp/` (the scratch: HOME and
+        TMPDIR, the only writable place) and, for git, the sanitized repository view."""
         use_jail = self._use_jail()
-        with tempfile.TemporaryDirectory(prefix="ctxagent-term-") as scratch:
+        limits = self.limits
+        with tempfile.TemporaryDirectory(prefix="ctxagent-term-") as run_dir:
+            scratch = os.path.join(run_dir, "tmp")
+            os.mkdir(scratch, 0o700)
             env = safe_env(home=scratch, cwd=self.ctx.cwd)
+            readable = [os.path.dirname(p) for p in map(resolve_program, {a[0] for a in argvs})
+                        if outside_system_dirs(p)]
             if any(argv[0] == "git" for argv in argvs):
                 env.update(git_env(self.ctx))
-                env.update(prepare_git(self.ctx.cwd, self.ctx, env))
-            prefix = jail_prefix(workspace=self.ctx.root, cwd=self.ctx.cwd, scratch=scratch) if use_jail else None
+                view = prepare_git_view(self.ctx.cwd, self.ctx, env, run_dir)
+                env.update(view.env)
+                readable += view.readable
+                limits = _room_for_index(limits, env.get("GIT_INDEX_FILE"))
+            prefix = None
+            if use_jail:
+                prefix = jail_prefix(workspace=self.ctx.root, cwd=self.ctx.cwd, scratch=scratch,
+                                     scratch_bytes=limits.scratch_bytes, extra_ro=readable)
             return run_pipeline(argvs, cwd=self.ctx.cwd, env=env, timeout=self.timeout,
-                                max_output=self.max_output_size, prefix=prefix)
+                                max_output=self.max_output_size, prefix=prefix, limits=limits, scratch=scratch)
 
     def _use_jail(self) -> bool:
         if self.sandbox is False:
@@ -140,7 +173,7 @@ class TerminalTool(Tool):
             raise ToolInputError(f"terminal: cd: {target!r} is not a directory")
         self.ctx.cwd = new
         rel = os.path.relpath(new, self.ctx.root)
-        text = f"Changed directory to {new} ({'workspace root' if rel == '.' else rel})"
+        text = escape_controls(f"Changed directory to {new} ({'workspace root' if rel == '.' else rel})")
         return ToolResult(ok=True, content=text, data=text)
 
     def reset_dir(self) -> None:
@@ -161,18 +194,34 @@ def format_result(result: RunResult) -> str:
     if not parts:
         parts.append("(no output)")
     status = _status_line(result.returncodes)
-    if status and not result.timed_out:
+    if status and not (result.timed_out or result.stopped):
         parts.append(status)
     return "\n".join(parts)
 
 
 def _status_line(codes: list[int | None]) -> str:
-    """`[exit status 2]`, `[killed by signal 9; stage 1: exit status 2]`, or "" when all is well.
-    SIGPIPE in an earlier stage is normal (a later stage stopped reading) and not shown."""
+    """`[exit status 2]`, `[killed by signal 9 (SIGKILL); stage 1: exit status 2]`, or "" when
+    all is well. SIGPIPE in an earlier stage is normal (a later stage stopped reading) and
+    not shown; in the jail bwrap reports it as exit status 141 (128 + 13)."""
     items = [_describe(codes[-1])] if codes and codes[-1] else []
-    items += [f"stage {i}: {_describe(c)}" for i, c in enumerate(codes[:-1], 1) if c and c != -13]
+    items += [f"stage {i}: {_describe(c)}" for i, c in enumerate(codes[:-1], 1) if c and c not in (-13, 141)]
     return f"[{'; '.join(items)}]" if items else ""
 
 
 def _describe(code: int) -> str:
-    return f"killed by signal {-code}" if code < 0 else f"exit status {code}"
+    if code >= 0:
+        return f"exit status {code}"
+    if -code == signal.SIGXFSZ:
+        return f"killed by signal {-code} (SIGXFSZ: a file it wrote reached the size limit)"
+    try:
+        return f"killed by signal {-code} ({signal.Signals(-code).name})"
+    except ValueError:
+        return f"killed by signal {-code}"
+
+
+def _room_for_index(limits: ResourceLimits, index: str | None) -> ResourceLimits:
+    """`limits` with a file-size limit git's rewrite of the index copy fits in."""
+    if not index:
+        return limits
+    need = 2 * os.path.getsize(index) + (1 << 20)
+    return dataclasses.replace(limits, file_bytes=max(limits.file_bytes, need))

@@ -391,7 +391,8 @@ def test_T07_through_a_real_command(tmp_path):
     text = tool.run({"command": "cat big.txt"})
     assert len(text.encode()) <= 5000 and "\ufffd" not in text
     assert "bytes of output dropped" in text
-    assert tool.run({"command": "cat bad.bin"}) == "\ufffd\ufffd\x00"
+    # replacement characters, and the NUL escaped (breaker finding F4: no raw control bytes)
+    assert tool.run({"command": "cat bad.bin"}) == "\ufffd\ufffd\\x00"
 
 
 def test_T08_runaway_command_is_killed_and_the_session_goes_on(tmp_path):

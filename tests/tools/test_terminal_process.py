@@ -43,7 +43,7 @@ def test_T08_timeout_kills_the_whole_process_group(tmp_path, jailed):
     assert result.timed_out
     if not jailed:  # inside the jail the pid is in another pid namespace
         assert _wait_dead(int(result.stdout.split()[0]))
-    assert all(code is None or code < 0 for code in result.returncodes)
+    assert all(code is None or code < 0 for code in result.returncodes), result
 
 
 def test_T08_a_grandchild_holding_the_pipe_does_not_hang_the_tool(tmp_path):
