@@ -34,6 +34,7 @@ def _ctxagent() -> list[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1200)
 def test_run_on_this_repository_with_the_offline_model_makes_tool_calls_and_finishes(tmp_path: Path) -> None:
     repo = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", str(ROOT), str(repo)], check=True)
