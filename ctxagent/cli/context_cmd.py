@@ -24,7 +24,7 @@ from ctxagent.context.gather import repo_sources
 from ctxagent.context.snapshot import list_calls, read_snapshot, resolve_session
 from ctxagent.storage import state_dir
 
-LAYER_ORDER = ("system", "memory", "evidence", "history", "tool_results", "current")
+LAYER_ORDER = ("system", "state", "memory", "evidence", "history", "tool_results", "current")
 _DECISION_STYLE = {"selected": "green", "truncated": "yellow", "dropped": "red"}
 BAR_WIDTH = 40
 WIDE_COLUMNS = 150  # terminal width from which the packet table shows previews
@@ -105,13 +105,24 @@ def inspect_command(session: str, call: int | None, repo: str, grep: str | None,
         seen = request_mentions(snap.get("request", {}), grep)
         verdict = "[green]appears[/]" if seen else "[red]does not appear[/]"
         console.print(f"{escape(grep)!s} {verdict} in the request sent to the model; {len(report['packets'])} packet(s) mention it.")
+        for line in why_lines(report["packets"]):
+            console.print(escape(line), soft_wrap=True)
 
 
 def filter_packets(rows: list[dict], text: str) -> list[dict]:
-    """Packet rows whose id, source, reason or preview mention `text` (case-insensitive)."""
+    """Packet rows whose id, source, reason, preview, type or title mention `text` (case-insensitive)."""
     needle = text.lower()
-    keys = ("id", "source", "reason", "preview", "type")
+    keys = ("id", "source", "reason", "preview", "type", "title")
     return [r for r in rows if any(needle in str(r.get(k, "")).lower() for k in keys)]
+
+
+def why_lines(rows: list[dict]) -> list[str]:
+    """One line per packet row, whole at any terminal width: `id (title): decision: reason`."""
+    lines = []
+    for r in rows:
+        title = f" ({r['title']})" if r.get("title") else ""
+        lines.append(f"  {r.get('id', '?')}{title}: {r.get('decision', '?')}: {r.get('reason', '')}")
+    return lines
 
 
 def request_mentions(request: dict, text: str) -> bool:
@@ -164,7 +175,8 @@ def packet_table(rows: list[dict], width: int = 200) -> Table:
     for column in columns:
         numeric = column in ("tok", "rel", "rec", "score")
         table.add_column(column, justify="right" if numeric else "left", no_wrap=column != "reason",
-                         overflow="fold" if column == "reason" else "ellipsis", max_width=None if column == "reason" else 40)
+                         overflow="fold" if column == "reason" else "ellipsis",
+                         max_width=None if column == "reason" else 40 if wide else 24)
     for r in rows:
         style = _DECISION_STYLE.get(str(r.get("decision")), "white")
         cells = {

@@ -179,7 +179,8 @@ def rows(selection: StateSelection) -> list[dict]:
     for cand in selection.cands:
         row = cand.row()
         meta = cand.packet.metadata
-        row.update({k: meta[k] for k in ("title", "note_type", "importance") if k in meta})
+        row.update({k: meta[k] for k in ("note_type", "importance") if k in meta})
+        row["title"] = meta.get("note_title", meta.get("title", ""))
         out.append(row)
     return out
 
