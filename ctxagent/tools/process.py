@@ -117,7 +117,17 @@ def run_pipeline(argvs: list[list[str]], *, cwd: str, env: dict[str, str], timeo
             _pump(fds, time.monotonic() + _DRAIN_AFTER_KILL_S)
             _wait_all(procs, time.monotonic() + _DRAIN_AFTER_KILL_S)
         _close(procs, err_read)
-    return _result(out_buf, err_buf, procs, stop, max_output)
+    result = _result(out_buf, err_buf, procs, stop, max_output)
+    if prefix:
+        result.returncodes = [_unwrap_signal(code) for code in result.returncodes]
+    return result
+
+
+def _unwrap_signal(code: int | None) -> int | None:
+    """bwrap exits with 128 + N when its program died of signal N: give -N, as Popen does."""
+    if code is not None and 128 < code < 128 + signal.NSIG:
+        return -(code - 128)
+    return code
 
 
 def _start(commands: list[tuple[str | None, list[str]]], *, cwd: str, env: dict[str, str],
@@ -204,8 +214,10 @@ def _close(procs: list[subprocess.Popen[bytes]], *fds: int) -> None:
 def _result(out_buf: HeadTailBuffer, err_buf: HeadTailBuffer, procs: list[subprocess.Popen[bytes]],
             stop: str, max_output: int) -> RunResult:
     """Split the byte cap between stdout and stderr: stderr gets what stdout leaves,
-    and at least a quarter of the cap when it needs it. Control characters are escaped."""
-    err_budget = min(err_buf.total, max(max_output // 4, max_output - out_buf.total))
+    and at least a quarter of the cap when it needs it. Sizes are of the rendered text
+    (control characters escaped, U+FFFD for invalid bytes), which is what the cap limits."""
+    out_size, err_size = (len(buf.render(max_output, escape=True).encode()) for buf in (out_buf, err_buf))
+    err_budget = min(err_size, max(max_output // 4, max_output - out_size))
     out_budget = max_output - err_budget
     return RunResult(
         stdout=out_buf.render(out_budget, escape=True),

@@ -202,9 +202,9 @@ def format_result(result: RunResult) -> str:
 def _status_line(codes: list[int | None]) -> str:
     """`[exit status 2]`, `[killed by signal 9 (SIGKILL); stage 1: exit status 2]`, or "" when
     all is well. SIGPIPE in an earlier stage is normal (a later stage stopped reading) and
-    not shown; in the jail bwrap reports it as exit status 141 (128 + 13)."""
+    not shown."""
     items = [_describe(codes[-1])] if codes and codes[-1] else []
-    items += [f"stage {i}: {_describe(c)}" for i, c in enumerate(codes[:-1], 1) if c and c not in (-13, 141)]
+    items += [f"stage {i}: {_describe(c)}" for i, c in enumerate(codes[:-1], 1) if c and c != -13]
     return f"[{'; '.join(items)}]" if items else ""
 
 

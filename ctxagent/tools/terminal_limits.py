@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
-SCRATCH_POLL_S = 0.2
+SCRATCH_POLL_S = 0.05
 """Seconds between two measurements of the scratch directory."""
 MiB = 1 << 20
 
