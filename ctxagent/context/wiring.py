@@ -9,7 +9,9 @@ snapshots with `settings.secrets()` scrubbed, automatic compactions reported as
 `attach(agent)` connects an assembler to the agent built around it: compactions go to
 every sink of the agent (renderer, `--json`, transcript) and the agent's `memory` tool
 feeds the memory layer. The notes and the todo board come from the repository on every
-request (`ctxagent.context.sessionstate`); memory hits are evidence for the request.
+request (`ctxagent.context.sessionstate`); `ctxagent.context.stateselect` sends the
+board as the state layer and the notes and memory hits chosen for the request as
+evidence, in front of the current request.
 """
 
 from __future__ import annotations

@@ -174,7 +174,7 @@ def test_a_note_the_model_writes_is_evidence_in_its_next_call(tmp_path, fake_ope
     with open_agent(tmp_path, settings_for(server)) as agent:
         agent.run_turn("Which port does the service listen on?")
     first, second = (r["messages"] for r in server.requests)
-    assert "[Evidence]" not in json.dumps(first)
+    assert first[-1]["content"] == "Which port does the service listen on?", "no state yet: the request as typed"
     [user] = [m for m in second if m["role"] == "user"]
     assert user["content"].startswith("[Evidence]\nNote (Port, conclusion, id ")
     assert "port 8443, set in deploy/service.toml" in user["content"]
