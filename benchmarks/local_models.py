@@ -13,7 +13,8 @@ every step).
 Per run it records: finished (the turn ended with a text answer), tool calls, valid calls
 (the tool accepted the arguments and ran: result status "ran"), successful calls (the
 command itself succeeded: ok), grounded (the answer names a fact the task asks for),
-steps and seconds. `--write-docs` replaces the "Offline model" section of
+steps and seconds. An answer that reads the system prompt back does not count as
+grounded. `--write-docs` replaces the "Offline model" section of
 docs/benchmarks.md with the table. Timings depend on the machine's load.
 """
 
@@ -91,11 +92,17 @@ def run_task(server: LocalServer, repo: Path, task: str, keywords: tuple[str, ..
         "reason": end.get("reason"), "steps": end.get("steps", 0),
         "calls": len(rec.calls), "valid": sum(r["status"] == "ran" for r in rec.results),
         "ok": sum(bool(r["ok"]) for r in rec.results),
-        "grounded": any(k.lower() in answer for k in keywords),
+        "grounded": any(k.lower() in answer for k in keywords) and not _echoes_prompt(answer),
         "seconds": time.monotonic() - started,
         "commands": [c["arguments"][:80] for c in rec.calls],
         "answer": (end.get("answer") or end.get("message") or "")[:160],
     }
+
+
+def _echoes_prompt(answer: str) -> bool:
+    """True when the "answer" is the system prompt or tool list read back (a base model's
+    habit): its keywords are then no sign of having looked."""
+    return any(marker in answer for marker in ("you are ctxagent", "workspace:", "<tool_call>", "# tools"))
 
 
 def bench(model: str, policy: str, tasks: list, repeats: int, max_steps: int, workdir: Path) -> list[dict]:
