@@ -22,24 +22,24 @@ from typing import Callable
 
 MARKER = "\n[... {dropped} bytes of output dropped (kept the first and last parts, limit {limit} bytes) ...]\n"
 
-_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]|\r(?!\n)")
-"""C0 controls but tab and newline, DEL, C1 controls, a CR not followed by LF, and the
+_CONTROL_CODES = [*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), *range(0x7F, 0xA0),
+                  *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
+"""C0 controls but tab, newline and CR (handled apart), DEL, C1 controls, and the
 bidirectional embedding/override/isolate characters ("Trojan Source", CVE-2021-42574)."""
+_ESCAPES = {code: f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" for code in _CONTROL_CODES}
+_LONE_CR = re.compile("\r(?!\n)")
+_ANY_CONTROL = re.compile("[" + "".join(map(chr, _CONTROL_CODES)) + "\r]")
 
 
 def escape_controls(text: str) -> str:
     """`text` with each control character written as an escape: `\\x1b` for ESC,
-    `\\x00` for NUL, `\\r` for a lone carriage return, `\\u202e` for RIGHT-TO-LEFT
-    OVERRIDE. Tab, newline and CR LF line ends stay. A literal backslash is not
-    escaped, so `\\x1b` in a file and an ESC byte look the same (like `cat -v`)."""
-    return _CONTROLS.sub(_escape_one, text)
-
-
-def _escape_one(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    if code == 0x0D:
-        return "\\r"
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    `\\x00` for NUL, `\\r` for a carriage return not followed by a line feed, `\\u202e`
+    for RIGHT-TO-LEFT OVERRIDE. Tab, newline and CR LF line ends stay. A literal
+    backslash is not escaped, so `\\x1b` in a file and an ESC byte look the same (like
+    `cat -v`)."""
+    if not _ANY_CONTROL.search(text):
+        return text  # the common case, without the slower translate
+    return _LONE_CR.sub("\\\\r", text).translate(_ESCAPES)
 
 
 def decode(data: bytes) -> str:
@@ -110,26 +110,18 @@ def cap_output(head: bytes, tail: bytes, total: int, limit: int, *, escape: bool
 
 
 def _fit(data: bytes, budget: int, render: Callable[[bytes], str], *, from_end: bool) -> int:
-    """The largest n (a cut on a character boundary) whose prefix (or suffix, `from_end`)
-    of `data` renders in at most `budget` bytes. Rendering never shrinks bytes, so
-    n <= budget; a binary search finds it when escapes or U+FFFD make text longer."""
+    """A large n (a cut on a character boundary) whose prefix (or suffix, `from_end`) of
+    `data` renders in at most `budget` bytes. Rendering never shrinks bytes, so n <= budget
+    is tried first; when escapes or U+FFFD make the text longer, n shrinks in proportion
+    to the overshoot until it fits (a few renders, each strictly smaller)."""
     cut = _tail_length if from_end else _boundary_back
-
-    def fits(n: int) -> bool:
-        part = data[len(data) - n :] if from_end else data[:n]
-        return len(render(part).encode()) <= budget
-
-    best = cut(data, min(budget, len(data)))
-    if fits(best):
-        return best
-    low, high = 0, best - 1
-    while low < high:
-        mid = cut(data, (low + high + 1) // 2)
-        if mid > low and fits(mid):
-            low = mid
-        else:
-            high = (low + high + 1) // 2 - 1
-    return low
+    n = cut(data, min(budget, len(data)))
+    while n > 0:
+        size = len(render(data[len(data) - n :] if from_end else data[:n]).encode())
+        if size <= budget:
+            return n
+        n = cut(data, min(n * budget // size, n - 1))
+    return 0
 
 
 def _is_continuation(byte: int) -> bool:

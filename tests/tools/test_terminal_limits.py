@@ -96,7 +96,8 @@ def test_F3_a_file_past_the_size_limit_kills_its_writer(ws, sandbox):
     '{ while (1) $0 = $0 $0 }',
 ])
 def test_F3_a_memory_hog_runs_out_of_memory_not_out_of_time(ws, sandbox, program):
-    tool = TerminalTool(workspace=ws, timeout=120, sandbox=sandbox, limits=SMALL)
+    limits = ResourceLimits(memory_bytes=64 * MiB)
+    tool = TerminalTool(workspace=ws, timeout=120, sandbox=sandbox, limits=limits)
     result = tool.execute({"command": f"awk '{program}' a.txt"})
     assert result.ok, result.content  # it ended by itself: no timeout
     assert "out of memory" in result.content or "Cannot allocate memory" in result.content, result.content
