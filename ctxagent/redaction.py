@@ -52,3 +52,41 @@ def _redact(value: Any, known: list[str]) -> Any:
             value = value.replace(secret, REDACTED)
         return _SECRET_VALUES.sub(REDACTED, value)
     return value
+
+
+#: Most characters a StreamRedactor holds back (a key-shaped run longer than this is let through in pieces).
+MAX_HELD_CHARS = 256
+_KEY_CHARS = frozenset(chr(c) for c in range(0x21, 0x7F))  # printable ASCII but space: what API keys are made of
+_BEARER_TAIL = re.compile(r"(?i:bearer)\s+$")
+
+
+class StreamRedactor:
+    """`redact` for text that arrives in pieces (a streamed model answer).
+
+    A secret split across two pieces is caught because `feed(piece)` returns only the
+    text that can no longer be the start of one: it holds back the trailing run of
+    printable ASCII without spaces (at most MAX_HELD_CHARS, plus a `Bearer ` before it).
+    Text in other scripts (Chinese...) and text up to each space comes out at once.
+    `flush()` returns what is held (call it when the stream ends or is interrupted).
+    """
+
+    def __init__(self, secrets: Iterable[str] = ()) -> None:
+        self.secrets = list(secrets)
+        self._held = ""
+
+    def feed(self, piece: str) -> str:
+        """Add `piece`; return the redacted text that is ready to show (may be "")."""
+        text = self._held + piece
+        cut = len(text)
+        while cut > 0 and text[cut - 1] in _KEY_CHARS and len(text) - cut < MAX_HELD_CHARS:
+            cut -= 1
+        bearer = _BEARER_TAIL.search(text[max(0, cut - 64):cut])
+        if bearer is not None:
+            cut -= len(bearer.group())
+        self._held = text[cut:]
+        return redact(text[:cut], self.secrets)
+
+    def flush(self) -> str:
+        """Return everything held back, redacted, and start empty."""
+        text, self._held = self._held, ""
+        return redact(text, self.secrets)

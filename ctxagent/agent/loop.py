@@ -71,7 +71,8 @@ class Agent:
         self.assembler = assembler or PassthroughAssembler()
         self.approval = approval or ApprovalPolicy(auto_approve=settings.agent.auto_approve)
         self.sinks: list[Sink] = [session.record_event, *sinks]
-        self.runner = ToolRunner(registry, self.approval, self.emit, max_result_chars=settings.tools.max_result_chars)
+        self.runner = ToolRunner(registry, self.approval, self.emit, max_result_chars=settings.tools.max_result_chars,
+                                 secrets=session.secrets)
         self.model_calls = 0
 
     def emit(self, event: Event) -> None:

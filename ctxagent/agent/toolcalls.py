@@ -1,7 +1,10 @@
 """Run one tool call the model asked for, and turn whatever happens into one result.
 
 Order: parse the raw arguments (case L01) -> look the tool up -> for tools that need
-approval, build the preview and ask the `ApprovalPolicy` -> `Tool.execute` -> clip the
+approval, build the preview and ask the `ApprovalPolicy` -> for tools that keep what they
+are given (`Tool.writes_state`: notes, todo, memory, rag, plan), redact the session's
+secrets and key-shaped strings from the arguments (`redacted_arguments`; keys never reach
+`.ctxagent/`, breaker report F7) -> `Tool.execute` -> clip the
 result to `tools.max_result_chars` (head and tail kept, marked; case C05). Every path
 ends in exactly one `Outcome`, which the loop sends as the call's `tool` message
 (case C02): invalid arguments, an unknown tool, a refusal and a crash are results, not
@@ -13,7 +16,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from ctxagent.agent.approval import ApprovalPolicy
 from ctxagent.agent.arguments import parse_arguments
@@ -21,6 +24,7 @@ from ctxagent.agent.events import ApprovalRequest, Event
 from ctxagent.agent.prompts import feedback
 from ctxagent.context.messages import truncate_tool_result
 from ctxagent.errors import CtxAgentError
+from ctxagent.redaction import redact
 from ctxagent.tools.base import Tool, ToolRegistry
 
 
@@ -37,14 +41,16 @@ class ToolRunner:
     """Runs calls against `registry`, asking `approval` and reporting through `emit`.
 
     max_result_chars: characters of a result kept in the history (Settings.tools.max_result_chars).
+    secrets: strings redacted from the arguments of state-writing tools (`Settings.secrets()`).
     """
 
     def __init__(self, registry: ToolRegistry, approval: ApprovalPolicy, emit: Callable[[Event], None],
-                 *, max_result_chars: int) -> None:
+                 *, max_result_chars: int, secrets: Iterable[str] = ()) -> None:
         self.registry = registry
         self.approval = approval
         self.emit = emit
         self.max_result_chars = max_result_chars
+        self.secrets = list(secrets)
 
     def run(self, call_id: str, name: str, raw_arguments: str, *, finish_reason: str | None = None) -> Outcome:
         """Execute one call; never raises except KeyboardInterrupt."""
@@ -60,7 +66,7 @@ class ToolRunner:
             if refusal is not None:
                 return refusal
         try:
-            result = tool.execute(parsed.args)
+            result = tool.execute(redacted_arguments(tool, parsed.args, self.secrets))
         except Exception as exc:  # execute() should never raise; a buggy tool must not end the session
             return Outcome(False, feedback("crashed", name=name, error=f"{type(exc).__name__}: {exc}"), "crashed")
         return Outcome(bool(result.ok), truncate_tool_result(str(result.content), self.max_result_chars))
@@ -78,6 +84,14 @@ class ToolRunner:
         if decision.approved:
             return None
         return Outcome(False, feedback("refused", name=tool.name, reason=decision.reason), "refused")
+
+
+def redacted_arguments(tool: Tool, args: dict[str, Any], secrets: Iterable[str]) -> dict[str, Any]:
+    """`args` as `tool` should get them: for a tool with `writes_state` (it stores what it is
+    given under `.ctxagent/`), a copy with `secrets` and key-shaped strings replaced by
+    `[REDACTED]` (`ctxagent.redaction.redact`); other tools get `args` unchanged (a patch
+    or a command must stay exactly what was approved)."""
+    return redact(args, secrets) if getattr(tool, "writes_state", False) else args
 
 
 def _preview(tool: Tool, args: dict[str, Any]) -> str:

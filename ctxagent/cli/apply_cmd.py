@@ -2,7 +2,9 @@
 
 Same checks as the agent's `apply_patch` tool (parse, path rules, hunk location, the
 configured `tools.patch_max_*` limits, all or nothing, backups). Shows the diff in
-colour, asks y/n unless `--yes`, refuses to ask when stdin is not a terminal.
+colour (the agent's approval preview, `ctxagent.cli.render.approval_preview`: control
+characters shown escaped, with a warning line above), asks y/n unless `--yes`, refuses
+to ask when stdin is not a terminal.
 Exit code 0 only when every operation was applied; 1 with a message otherwise.
 """
 
@@ -13,9 +15,9 @@ from pathlib import Path
 
 import click
 from rich.console import Console
-from rich.markup import escape
-from rich.syntax import Syntax
 
+from ctxagent.cli.render import approval_preview
+from ctxagent.cli.safe_text import markup, visible
 from ctxagent.config import ToolSettings, load_settings
 from ctxagent.errors import ConfigError, CtxAgentError
 from ctxagent.patch import apply_changes, parse_patch, plan_patch, unified_diff
@@ -49,12 +51,12 @@ def _apply(patch_file: str, repo: Path, yes: bool, err: Console) -> None:
     changes = plan_patch(parse_patch(text), repo, _limits(repo, err))
     diff = unified_diff(changes)
     if diff:
-        Console().print(Syntax(diff, "diff", theme="ansi_dark", background_color="default"))
+        Console(highlight=False).print(approval_preview(diff), end="")
     if not yes:
         _confirm(err)
     root = workspace_root(repo)
     result = apply_changes(changes, root, root / ".ctxagent" / "backups")
-    click.echo(result.summary())
+    click.echo(visible(result.summary()))
     if result.backup_dir is not None:
         click.echo(f"Originals backed up in {result.backup_dir}")
 
@@ -72,7 +74,7 @@ def _limits(repo: Path, err: Console) -> PatchLimits:
     try:
         tools = load_settings(repo, require_key=False).tools
     except ConfigError as exc:
-        err.print(f"warning: settings not loaded ({escape(str(exc))}); using default patch limits", soft_wrap=True)
+        err.print(f"warning: settings not loaded ({markup(str(exc))}); using default patch limits", soft_wrap=True)
         tools = ToolSettings()
     return PatchLimits(max_files=tools.patch_max_files, max_changed_lines=tools.patch_max_changed_lines)
 
@@ -88,5 +90,5 @@ def _confirm(err: Console) -> None:
 def _fail(err: Console, message: str) -> None:
     """Print `error: <message>` to stderr and exit 1 (click.exceptions.Exit, which both
     `ctxagent.cli.main.run_cli` and a standalone click group turn into the exit code)."""
-    err.print(f"[bold red]error:[/] {escape(message)}", markup=True, soft_wrap=True)
+    err.print(f"[bold red]error:[/] {markup(message)}", markup=True, soft_wrap=True)
     click.get_current_context().exit(1)

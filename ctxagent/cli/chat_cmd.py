@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import click
 from rich.console import Console
@@ -21,6 +21,7 @@ from ctxagent.agent.session import ensure_state_dir
 from ctxagent.cli.main import write_crash_log
 from ctxagent.cli.render import RichRenderer
 from ctxagent.cli.run_cmd import model_options, repo_option, stdin_asker
+from ctxagent.cli.safe_text import markup
 from ctxagent.cli.slash import ChatContext, dispatch
 from ctxagent.config import load_settings
 
@@ -48,8 +49,8 @@ def chat_command(repo: Path, resume: str | None, yes: bool, model: str | None, b
 
     settings = load_settings(repo, {"model": model, "base_url": base_url, "provider": provider, "yes": yes})
     console = Console(highlight=False)
-    renderer = RichRenderer(console)
-    read, ask = _input_functions(Path(repo), console)
+    renderer = RichRenderer(console, secrets=settings.secrets())
+    read, ask = _input_functions(Path(repo), console, settings.secrets())
     with open_agent(repo, settings, resume=resume, sinks=[renderer], ask=ask,
                     notice=lambda text: console.print(text, style="yellow", markup=False)) as agent:
         _banner(agent, console, resumed=bool(resume))
@@ -60,7 +61,7 @@ def chat_command(repo: Path, resume: str | None, yes: bool, model: str | None, b
 def _banner(agent: "Agent", console: Console, *, resumed: bool) -> None:
     model = agent.settings.model
     what = f"resumed with {len(agent.session.history)} messages" if resumed else "new session"
-    console.print(f"[bold]ctxagent[/] · {escape(model.provider)}/{escape(model.model)} · session "
+    console.print(f"[bold]ctxagent[/] · {markup(model.provider)}/{markup(model.model)} · session "
                   f"{agent.session.id} ({what}) · /help for commands", soft_wrap=True)
 
 
@@ -89,7 +90,7 @@ def repl(agent: "Agent", read: ReadLine, console: Console, renderer: RichRendere
         except Exception as exc:  # noqa: BLE001 - a bug must not end the session; the log has the traceback
             renderer.close()
             log = write_crash_log(exc)
-            console.print(f"[red]internal error:[/] {escape(type(exc).__name__)}: {escape(str(exc))} "
+            console.print(f"[red]internal error:[/] {escape(type(exc).__name__)}: {markup(str(exc))} "
                           f"(details in {log}); the session goes on", soft_wrap=True)
 
 
@@ -102,11 +103,11 @@ def read_message(read: ReadLine) -> str:
     return "\n".join(lines)
 
 
-def _input_functions(repo: Path, console: Console) -> tuple[ReadLine, Callable[[str], str | None]]:
+def _input_functions(repo: Path, console: Console,
+                     secrets: list[str]) -> tuple[ReadLine, Callable[[str], str | None]]:
     if not sys.stdin.isatty():
         return _stdin_line, stdin_asker(console)
     from prompt_toolkit import PromptSession
-    from prompt_toolkit.history import FileHistory
     from prompt_toolkit.key_binding import KeyBindings
 
     bindings = KeyBindings()
@@ -116,7 +117,7 @@ def _input_functions(repo: Path, console: Console) -> tuple[ReadLine, Callable[[
     def _newline(event) -> None:  # type: ignore[no-untyped-def]
         event.current_buffer.insert_text("\n")
 
-    history = FileHistory(str(ensure_state_dir(repo) / "chat_history"))
+    history = _redacted_history(ensure_state_dir(repo) / "chat_history", secrets)
     session: PromptSession = PromptSession(history=history, key_bindings=bindings)
     answers: PromptSession = PromptSession()
 
@@ -127,6 +128,20 @@ def _input_functions(repo: Path, console: Console) -> tuple[ReadLine, Callable[[
             return None
 
     return (lambda prompt: session.prompt(prompt)), ask
+
+
+def _redacted_history(path: Path, secrets: list[str]) -> Any:
+    """prompt_toolkit's FileHistory at `path`, writing each entry with `secrets` (and
+    key-shaped strings) redacted: what you type never puts a key in `.ctxagent/`."""
+    from prompt_toolkit.history import FileHistory
+
+    from ctxagent.redaction import redact
+
+    class RedactedHistory(FileHistory):
+        def store_string(self, string: str) -> None:
+            super().store_string(redact(string, secrets))
+
+    return RedactedHistory(str(path))
 
 
 def _stdin_line(prompt: str) -> str:

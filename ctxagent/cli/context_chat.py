@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable
 
-from rich.markup import escape
+from ctxagent.cli.safe_text import markup
 
 if TYPE_CHECKING:
     from ctxagent.agent.loop import Agent
@@ -53,7 +53,7 @@ def _compact(ctx: "ChatContext", arg: str) -> None:
         line = (f"compacted ({record.method}): {record.messages_before} → {record.messages_after} messages, "
                 f"{record.tokens_before:,} → {record.tokens_after:,} tokens")
         if record.summary_error:
-            line += f" [yellow](model summary not used: {escape(record.summary_error)})[/]"
+            line += f" [yellow](model summary not used: {markup(record.summary_error)})[/]"
     ctx.console.print(line)
 
 

@@ -16,9 +16,9 @@ from typing import Any
 import click
 from rich import box
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
+from ctxagent.cli.safe_text import markup
 from ctxagent.context import ContextBuilder, ContextConfig, TokenCounter
 from ctxagent.context.gather import repo_sources
 from ctxagent.context.snapshot import list_calls, read_snapshot, resolve_session
@@ -60,7 +60,7 @@ def context_command(query: str, repo: str, max_tokens: int | None, model: str | 
         return
     console = Console()
     console.rule("context")
-    console.print(escape(output if isinstance(output, str) else json.dumps(output, ensure_ascii=False, indent=1)))
+    console.print(markup(output if isinstance(output, str) else json.dumps(output, ensure_ascii=False, indent=1)))
     draw_report(console, report, title=f"{model or 'estimated tokens'}: {query[:60]}")
 
 
@@ -98,15 +98,15 @@ def inspect_command(session: str, call: int | None, repo: str, grep: str | None,
     console = Console()
     session_id = resolve_session(root, session)
     calls = list_calls(root, session_id)
-    console.print(f"[bold]session[/] {escape(session_id)}  [bold]call[/] {snap.get('call')} of {calls[0]}..{calls[-1]}"
-                  f"  [dim]{escape(str(snap.get('created_at', '')))}[/]")
+    console.print(f"[bold]session[/] {markup(session_id)}  [bold]call[/] {snap.get('call')} of {calls[0]}..{calls[-1]}"
+                  f"  [dim]{markup(str(snap.get('created_at', '')))}[/]")
     draw_report(console, report, title=str(report.get("query", ""))[:80])
     if grep:
         seen = request_mentions(snap.get("request", {}), grep)
         verdict = "[green]appears[/]" if seen else "[red]does not appear[/]"
-        console.print(f"{escape(grep)!s} {verdict} in the request sent to the model; {len(report['packets'])} packet(s) mention it.")
+        console.print(f"{markup(grep)!s} {verdict} in the request sent to the model; {len(report['packets'])} packet(s) mention it.")
         for line in why_lines(report["packets"]):
-            console.print(escape(line), soft_wrap=True)
+            console.print(markup(line), soft_wrap=True)
 
 
 def filter_packets(rows: list[dict], text: str) -> list[dict]:
@@ -133,7 +133,7 @@ def request_mentions(request: dict, text: str) -> bool:
 def draw_report(console: Console, report: dict, *, title: str = "") -> None:
     """The budget line, the layer bar chart and the packet table of a builder/assembler report."""
     budget = report.get("budget", {})
-    console.rule(escape(title) if title else "report")
+    console.rule(markup(title) if title else "report")
     console.print(
         f"used [bold]{budget.get('used_tokens', '?')}[/] of {budget.get('input_budget', '?')} input tokens "
         f"(window {budget.get('max_tokens', '?')}, {budget.get('reserve_tokens', '?')} reserved for the reply; "
@@ -143,7 +143,7 @@ def draw_report(console: Console, report: dict, *, title: str = "") -> None:
     console.print(layer_chart(report))
     problems = {k: v for k, v in (report.get("sources") or {}).items() if not v.get("ok", True)}
     for name, info in problems.items():
-        console.print(f"[yellow]source {escape(name)}: {escape(str(info.get('error')))}[/]")
+        console.print(f"[yellow]source {markup(name)}: {markup(str(info.get('error')))}[/]")
     console.print(packet_table(report.get("packets", []), console.width))
 
 
@@ -180,10 +180,10 @@ def packet_table(rows: list[dict], width: int = 200) -> Table:
     for r in rows:
         style = _DECISION_STYLE.get(str(r.get("decision")), "white")
         cells = {
-            "id": escape(str(r.get("id", ""))), "layer": str(r.get("layer", "")), "type": escape(str(r.get("type", ""))),
+            "id": markup(str(r.get("id", ""))), "layer": str(r.get("layer", "")), "type": markup(str(r.get("type", ""))),
             "tok": str(r.get("tokens", "")), "rel": _num(r.get("relevance")), "rec": _num(r.get("recency")),
             "score": _num(r.get("score")), "decision": f"[{style}]{r.get('decision', '')}[/]",
-            "reason": escape(str(r.get("reason", ""))), "preview": escape(str(r.get("preview", ""))[:80]),
+            "reason": markup(str(r.get("reason", ""))), "preview": markup(str(r.get("preview", ""))[:80]),
         }
         table.add_row(*(cells[c] for c in columns))
     return table

@@ -11,10 +11,10 @@ from typing import Any
 
 import click
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from ctxagent.cli.run_cmd import model_options, repo_option
+from ctxagent.cli.safe_text import markup
 from ctxagent.config import LOCAL_PROVIDER, Settings, load_settings
 from ctxagent.errors import ConfigError
 from ctxagent.llm.presets import check_endpoint
@@ -37,7 +37,7 @@ def doctor_command(repo: Path, model: str | None, base_url: str | None, provider
     try:
         settings = load_settings(repo, flags, require_key=False)
     except ConfigError as exc:
-        console.print(f"[red]configuration problem:[/] {escape(str(exc))}", soft_wrap=True)
+        console.print(f"[red]configuration problem:[/] {markup(str(exc))}", soft_wrap=True)
         return 1
     console.print(settings_table(settings))
     for name in ("rg", "bwrap"):
@@ -45,7 +45,7 @@ def doctor_command(repo: Path, model: str | None, base_url: str | None, provider
     if offline:
         return 0
     ok, detail = _check(settings)
-    console.print(f"endpoint: {'[green]ok[/]' if ok else '[red]failed[/]'} {escape(detail)}", soft_wrap=True)
+    console.print(f"endpoint: {'[green]ok[/]' if ok else '[red]failed[/]'} {markup(detail)}", soft_wrap=True)
     return 0 if ok else 1
 
 
@@ -57,9 +57,9 @@ def settings_table(settings: Settings) -> Table:
         for key, value in values.items():
             dotted = f"{section}.{key}"
             shown = mask(getattr(settings.model, "api_key")) if dotted == "model.api_key" else value
-            table.add_row(dotted, escape(str(shown)), escape(settings.sources.get(dotted, "default")))
+            table.add_row(dotted, markup(str(shown)), markup(settings.sources.get(dotted, "default")))
     for key, value in (settings.context.model_extra or {}).items():
-        table.add_row(f"context.{key}", escape(str(value)), escape(settings.sources.get(f"context.{key}", "?")))
+        table.add_row(f"context.{key}", markup(str(value)), markup(settings.sources.get(f"context.{key}", "?")))
     table.caption = "config files read: " + (", ".join(settings.files) or "none")
     return table
 

@@ -1,16 +1,17 @@
 """`--json` output: one JSON object per line per event, on stdout, flushed at once.
 
 Each line is `event.to_dict()` (`{"type": ..., ...}`; see `ctxagent.agent.events`),
-with known secrets redacted. Nothing else is written to stdout in this mode.
+with known secrets redacted, and the characters JSON leaves raw but a terminal obeys
+escaped (`ctxagent.cli.safe_text.safe_json`). Nothing else is written to stdout in this mode.
 """
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import IO, Iterable
 
 from ctxagent.agent.events import Event
+from ctxagent.cli.safe_text import safe_json
 from ctxagent.redaction import redact
 
 
@@ -26,5 +27,5 @@ class JsonLinesSink:
 
     def write(self, record: dict) -> None:
         """Write any JSON-ready dict as one line (also used for the final `result` line)."""
-        self.stream.write(json.dumps(redact(record, self.secrets), ensure_ascii=False, default=str) + "\n")
+        self.stream.write(safe_json(redact(record, self.secrets), default=str) + "\n")
         self.stream.flush()

@@ -7,6 +7,9 @@ library and renders; it returns an exit code (or None for 0).
 Errors never reach the user as tracebacks: a `CtxAgentError` prints `error: <message>`
 and exits with `exit_code_for(exc)` (2 config, 4 model, 1 other); Ctrl-C exits 130; any
 other exception prints one line and the path of a crash log holding the traceback.
+Python warnings (a corrupt file set aside, an index rebuilt) are one `warning: ...` line
+each (`ctxagent.cli.warn`). Messages may quote text from files or the model: they are
+printed with control characters made visible (`ctxagent.cli.safe_text`).
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from pathlib import Path
 import click
 
 from ctxagent import __version__
+from ctxagent.cli.safe_text import visible
+from ctxagent.cli.warn import cli_warnings
 from ctxagent.errors import ConfigError, CtxAgentError, LLMError
 
 COMMAND_MODULES: tuple[str, ...] = (
@@ -48,7 +53,7 @@ class CtxAgentGroup(click.Group):
         try:
             return super().invoke(ctx)
         except CtxAgentError as exc:
-            click.echo(f"error: {exc}", err=True)
+            click.echo(f"error: {visible(str(exc))}", err=True)
             raise click.exceptions.Exit(exit_code_for(exc)) from None
 
 
@@ -106,6 +111,11 @@ def main(argv: list[str] | None = None) -> None:
 def run_cli(argv: list[str] | None = None) -> int:
     """Run the CLI on `argv` (default sys.argv[1:]) and return the exit code; never raises."""
     register_commands()
+    with cli_warnings():
+        return _run(argv)
+
+
+def _run(argv: list[str] | None) -> int:
     try:
         result = cli.main(args=argv, prog_name="ctxagent", standalone_mode=False)
     except click.exceptions.Exit as exc:
@@ -117,7 +127,7 @@ def run_cli(argv: list[str] | None = None) -> int:
         click.echo("interrupted", err=True)
         return EXIT_INTERRUPTED
     except CtxAgentError as exc:
-        click.echo(f"error: {exc}", err=True)
+        click.echo(f"error: {visible(str(exc))}", err=True)
         return exit_code_for(exc)
     except Exception as exc:  # noqa: BLE001 - the last line of defence: no traceback on screen
         log = write_crash_log(exc)
@@ -128,7 +138,7 @@ def run_cli(argv: list[str] | None = None) -> int:
 
 
 def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
+    text = visible(str(exc)).strip().split("\n")
     return text[0][:200] if text else ""
 
 

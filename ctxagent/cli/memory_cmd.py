@@ -11,9 +11,9 @@ from typing import Any
 
 import click
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
+from ctxagent.cli.safe_text import markup
 from ctxagent.cli.state_common import common_options, run_tool
 from ctxagent.errors import ToolInputError
 from ctxagent.memory.model import MEMORY_TYPES
@@ -159,7 +159,7 @@ def clear_command(confirm: bool, repo: str, as_json: bool) -> None:
 
 
 def _styled(memory_type: str) -> str:
-    return f"[{_TYPE_STYLE.get(memory_type, 'white')}]{escape(memory_type)}[/]"
+    return f"[{_TYPE_STYLE.get(memory_type, 'white')}]{markup(memory_type)}[/]"
 
 
 def _draw_rows(con: Console, rows: list[dict[str, Any]]) -> None:
@@ -173,7 +173,7 @@ def _draw_rows(con: Console, rows: list[dict[str, Any]]) -> None:
     if rows[0].get("score") is not None:
         table.add_column("score", justify="right")
     for row in rows:
-        cells = [row["id"][:8], _styled(row["memory_type"]), f"{row['importance']:.2f}", escape(row["content"]),
+        cells = [row["id"][:8], _styled(row["memory_type"]), f"{row['importance']:.2f}", markup(row["content"]),
                  row["timestamp"][:16].replace("T", " ")]
         if row.get("score") is not None:
             cells.append(f"{row['score']:.2f}")
@@ -190,7 +190,7 @@ def _draw_stats(con: Console, data: dict[str, Any]) -> None:
         table.add_row(_styled(kind), str(info["count"]), f"{info['avg_importance']:.2f}")
     con.print(table)
     span = f"{(data['oldest'] or '-')[:16]} .. {(data['newest'] or '-')[:16]}"
-    con.print(f"[dim]{escape(data['db_path'])} ({data['db_bytes']:,} bytes), search: {data['search_backend']}, "
+    con.print(f"[dim]{markup(data['db_path'])} ({data['db_bytes']:,} bytes), search: {data['search_backend']}, "
               f"span {span}[/]")
 
 

@@ -13,9 +13,9 @@ from typing import Any
 import click
 from rich.console import Console
 from rich.markdown import Markdown
-from rich.markup import escape
 from rich.table import Table
 
+from ctxagent.cli.safe_text import markup, visible
 from ctxagent.cli.state_common import common_options, run_tool
 from ctxagent.notes.model import NOTE_TYPES
 from ctxagent.tools.notes import NoteTool
@@ -136,8 +136,8 @@ def _draw_rows(con: Console, rows: list[dict[str, Any]]) -> None:
     if "score" in rows[0]:
         table.add_column("score", justify="right")
     for row in rows:
-        cells = [row["note_id"], _styled_type(row["type"]), escape(row["title"]),
-                 escape(", ".join(row["tags"])), row["updated_at"][:16].replace("T", " ")]
+        cells = [markup(row["note_id"]), _styled_type(row["type"]), markup(row["title"]),
+                 markup(", ".join(row["tags"])), markup(row["updated_at"][:16].replace("T", " "))]
         if "score" in row:
             cells.append(f"{row['score']:.2f}")
         table.add_row(*cells)
@@ -146,11 +146,11 @@ def _draw_rows(con: Console, rows: list[dict[str, Any]]) -> None:
 
 def _draw_note(con: Console, note: dict[str, Any]) -> None:
     meta = note["metadata"]
-    con.print(f"[bold]{escape(meta['title'])}[/]  {_styled_type(meta['type'])}  [dim]{meta['id']}[/]")
-    con.print(f"[dim]tags: {escape(', '.join(meta['tags']) or '-')}   "
-              f"updated {meta['updated_at'][:19].replace('T', ' ')}[/]")
+    con.print(f"[bold]{markup(meta['title'])}[/]  {_styled_type(meta['type'])}  [dim]{markup(meta['id'])}[/]")
+    con.print(f"[dim]tags: {markup(', '.join(meta['tags']) or '-')}   "
+              f"updated {markup(meta['updated_at'][:19].replace('T', ' '))}[/]")
     con.print()
-    con.print(Markdown(note["content"]))
+    con.print(Markdown(visible(note["content"])))
 
 
 def _draw_summary(con: Console, summary: dict[str, Any]) -> None:
@@ -161,4 +161,4 @@ def _draw_summary(con: Console, summary: dict[str, Any]) -> None:
 
 def _styled_type(note_type: str) -> str:
     style = _TYPE_STYLE.get(note_type, "white")
-    return f"[{style}]{escape(note_type)}[/]"
+    return f"[{style}]{markup(note_type)}[/]"

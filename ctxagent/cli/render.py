@@ -4,21 +4,28 @@ Colours per role: the model's answer in the default colour, its reasoning dim it
 tool calls cyan (one line: name + short arguments), results green (ok) or red, diffs
 for approval coloured by line, warnings yellow. A spinner runs while the model thinks,
 until its first streamed output. After each turn, one line of token usage.
+
+Everything shown that came from the model, a tool or a file goes through
+`ctxagent.cli.safe_text` (control characters made visible, never read as rich markup)
+and `ctxagent.redaction` (the configured `secrets` and key-shaped strings replaced;
+streamed text through a `StreamRedactor`, so a key split across deltas is caught too).
+An approval preview that holds control characters gets a warning line above it.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, Iterable
 
 from rich.console import Console
-from rich.markup import escape
 from rich.status import Status
 from rich.text import Text
 
 from ctxagent.agent.events import (ApprovalRequest, Compaction, ErrorEvent, Event, ReasoningDelta, TextDelta,
                                    ToolCallEvent, ToolResultEvent, TurnEnd, TurnStart, UsageEvent)
+from ctxagent.cli.safe_text import CONTROL_WARNING, has_controls, plain, visible
+from ctxagent.redaction import StreamRedactor, redact
 
 #: Characters of tool arguments / results shown on their one line.
 SHORT = 100
@@ -26,17 +33,18 @@ _PATCH_PATH = re.compile(r"^\*\*\* (Add|Update|Delete) File:\s*(.+)$", re.MULTIL
 
 
 def short_args(name: str, raw: str) -> str:
-    """One-line summary of a call's raw arguments: the command, the patched files, or compact JSON."""
+    """One-line summary of a call's raw arguments: the command, the patched files, or compact
+    JSON; control characters made visible (redact `raw` before, so no key is half cut)."""
     try:
         args = json.loads(raw) if raw.strip() else {}
     except ValueError:
-        return _cut(raw.replace("\n", " "))
+        return _cut(visible(raw.replace("\n", " ")))
     if isinstance(args, dict) and isinstance(args.get("command"), str):
-        return _cut(args["command"])
+        return _cut(visible(args["command"]))
     if isinstance(args, dict) and isinstance(args.get("patch"), str):
         files = [f"{op[0]} {path.strip()}" for op, path in _PATCH_PATH.findall(args["patch"])]
-        return _cut(", ".join(files) or "(no files)")
-    return _cut(json.dumps(args, ensure_ascii=False))
+        return _cut(visible(", ".join(files) or "(no files)"))
+    return _cut(visible(json.dumps(args, ensure_ascii=False)))
 
 
 def _cut(text: str, limit: int = SHORT) -> str:
@@ -44,21 +52,35 @@ def _cut(text: str, limit: int = SHORT) -> str:
 
 
 def diff_text(diff: str) -> Text:
-    """A unified diff coloured per line: + green, - red, @@ cyan, headers bold."""
+    """A unified diff coloured per line: + green, - red, @@ cyan, headers bold; control
+    characters made visible (a `\\r` or `ESC [2K` cannot hide or redraw a line)."""
     out = Text()
-    for line in diff.splitlines():
+    for line in visible(diff).split("\n")[: -1 if diff.endswith("\n") else None]:
         style = ("bold" if line.startswith(("+++", "---")) else "green" if line.startswith("+")
                  else "red" if line.startswith("-") else "cyan" if line.startswith("@@") else "")
         out.append(line + "\n", style=style)
     return out
 
 
-class RichRenderer:
-    """Sink for the terminal. `show_reasoning`: print reasoning deltas (dim) or hide them."""
+def approval_preview(preview: str) -> Text:
+    """What the user approves: `diff_text(preview)`, below a yellow CONTROL_WARNING line when
+    the preview holds control characters (shown escaped; the file gets them raw)."""
+    out = Text()
+    if has_controls(preview):
+        out.append(CONTROL_WARNING + "\n", style="bold yellow")
+    return out.append_text(diff_text(preview))
 
-    def __init__(self, console: Console | None = None, *, show_reasoning: bool = True) -> None:
+
+class RichRenderer:
+    """Sink for the terminal. `show_reasoning`: print reasoning deltas (dim) or hide them.
+    `secrets`: strings never printed (`Settings.secrets()`), shown as [REDACTED]."""
+
+    def __init__(self, console: Console | None = None, *, show_reasoning: bool = True,
+                 secrets: Iterable[str] = ()) -> None:
         self.console = console or Console(highlight=False)
         self.show_reasoning = show_reasoning
+        self.secrets = list(secrets)
+        self._stream = StreamRedactor(self.secrets)
         self._status: Status | None = None
         self._midline = False
         self._in_reasoning = False
@@ -68,12 +90,19 @@ class RichRenderer:
         handler = getattr(self, f"_on_{event.type}", None)
         if event.type not in ("usage",):
             self._stop_spinner()
+        if event.type not in ("text_delta", "reasoning_delta", "usage"):
+            self._flush_stream()
         if handler is not None:
             handler(event)
 
     def close(self) -> None:
-        """Stop the spinner (call when the turn is abandoned)."""
+        """Show any held-back streamed text and stop the spinner (call when the turn is abandoned)."""
+        self._flush_stream()
         self._stop_spinner()
+
+    def _clean(self, text: str) -> str:
+        """Text from outside ctxagent, ready to print: secrets redacted, controls visible."""
+        return visible(redact(text, self.secrets))
 
     def _spinner(self) -> None:
         if self._status is None and self.console.is_terminal:
@@ -96,29 +125,39 @@ class RichRenderer:
 
     def _on_text_delta(self, event: TextDelta) -> None:
         if self._in_reasoning:
+            self._flush_stream()
             self._newline()
             self._in_reasoning = False
-        self.console.print(event.text, end="", markup=False, highlight=False, soft_wrap=True)
-        self._midline = not event.text.endswith("\n")
+        self._print_streamed(self._stream.feed(event.text), "")
 
     def _on_reasoning_delta(self, event: ReasoningDelta) -> None:
         if self.show_reasoning:
+            if not self._in_reasoning:
+                self._flush_stream()
             self._in_reasoning = True
-            self.console.print(Text(event.text, style="dim italic"), end="", soft_wrap=True)
-            self._midline = not event.text.endswith("\n")
+            self._print_streamed(self._stream.feed(event.text), "dim italic")
+
+    def _flush_stream(self) -> None:
+        self._print_streamed(self._stream.flush(), "dim italic" if self._in_reasoning else "")
+
+    def _print_streamed(self, text: str, style: str) -> None:
+        if text:
+            self.console.print(plain(text, style), end="", soft_wrap=True)
+            self._midline = not text.endswith("\n")
 
     def _on_tool_call(self, event: ToolCallEvent) -> None:
         self._newline()
         self.console.print(Text.assemble(("▸ ", "cyan"), (event.name, "bold cyan"), "  ",
-                                         (short_args(event.name, event.arguments), "cyan")))
+                                         (short_args(event.name, redact(event.arguments, self.secrets)), "cyan")))
 
     def _on_approval_request(self, event: ApprovalRequest) -> None:
-        self.console.print(diff_text(event.preview), end="")
+        self._newline()
+        self.console.print(approval_preview(redact(event.preview, self.secrets)), end="")
         if event.auto:
             self.console.print(Text("  (approved: --yes / all)", style="dim"))
 
     def _on_tool_result(self, event: ToolResultEvent) -> None:
-        lines = event.content.strip().splitlines() or [""]
+        lines = self._clean(event.content).strip().split("\n") or [""]
         more = f"  (+{len(lines) - 1} lines)" if len(lines) > 1 else ""
         mark, style = ("✓", "green") if event.ok else ("✗", "red")
         self.console.print(Text.assemble(("  " + mark + " ", style), (_cut(lines[0]), style), (more, "dim")))
@@ -126,17 +165,19 @@ class RichRenderer:
 
     def _on_compaction(self, event: Compaction) -> None:
         self._newline()
-        self.console.print(f"[yellow]context too long: compacted ({escape(event.method)}, "
-                           f"{event.messages_before} → {event.messages_after} messages), retrying[/]")
+        self.console.print(Text(f"context too long: compacted ({visible(event.method)}, "
+                                f"{event.messages_before} → {event.messages_after} messages), retrying",
+                                style="yellow"))
 
     def _on_error(self, event: ErrorEvent) -> None:
         self._newline()
-        self.console.print(f"[red]error:[/] {escape(event.message)}", soft_wrap=True)
+        self.console.print(Text.assemble(("error:", "red"), " ", self._clean(event.message)), soft_wrap=True)
 
     def _on_turn_end(self, event: TurnEnd) -> None:
         self._newline()
         if event.reason not in ("finished", "error"):
-            self.console.print(f"[yellow]{escape(event.reason)}:[/] {escape(event.message)}", soft_wrap=True)
+            self.console.print(Text.assemble((f"{visible(event.reason)}:", "yellow"), " ", self._clean(event.message)),
+                               soft_wrap=True)
         self.console.print(Text(usage_line(event) + (f" · session {self.session_id}" if self.session_id else ""),
                                 style="dim"))
 

@@ -16,10 +16,13 @@ from typing import Any, Callable
 
 import click
 from rich.console import Console
+from rich.text import Text
 
 from ctxagent.cli.jsonout import JsonLinesSink
 from ctxagent.cli.render import RichRenderer
+from ctxagent.cli.safe_text import visible
 from ctxagent.config import load_settings
+from ctxagent.redaction import redact
 
 #: TurnEnd reason -> exit code (docs/cli.md).
 EXIT_BY_REASON = {"finished": 0, "max_steps": 3, "max_tokens": 3, "max_cost": 3, "wall_time": 3,
@@ -62,7 +65,7 @@ def run_command(task: str, repo: Path, as_json: bool, yes: bool, max_steps: int 
     settings = load_settings(repo, flags)
     console = Console(stderr=as_json, highlight=False)
     json_sink = JsonLinesSink(secrets=settings.secrets()) if as_json else None
-    renderer = None if as_json else RichRenderer(console)
+    renderer = None if as_json else RichRenderer(console, secrets=settings.secrets())
     sinks = [json_sink or renderer]
     with open_agent(repo, settings, resume=resume, sinks=sinks, ask=stdin_asker(console),
                     notice=lambda text: click.echo(text, err=True)) as agent:
@@ -71,7 +74,7 @@ def run_command(task: str, repo: Path, as_json: bool, yes: bool, max_steps: int 
     if json_sink is not None:
         json_sink.write({"type": "result", "exit_code": code, "session_id": agent.session.id, **_summary(end)})
     if code != 0:
-        click.echo(f"ctxagent: {end.reason}: {end.message}", err=True)
+        click.echo(f"ctxagent: {end.reason}: {visible(redact(end.message, settings.secrets()))}", err=True)
     return code
 
 
@@ -88,7 +91,7 @@ def stdin_asker(console: Console) -> Callable[[str], str | None]:
             return None
         if sys.stdin.isatty():
             try:
-                return console.input(question)
+                return console.input(Text(question))  # a Text: `[y]es` is not read as markup (F9)
             except EOFError:
                 return None
         click.echo(question, err=True, nl=False)

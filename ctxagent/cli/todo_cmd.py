@@ -11,9 +11,9 @@ from typing import Any
 
 import click
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
+from ctxagent.cli.safe_text import markup
 from ctxagent.cli.state_common import common_options, run_tool
 from ctxagent.todo.board import PRIORITIES, STATUSES, TodoItem
 from ctxagent.tools.todo import TodoTool
@@ -99,7 +99,7 @@ def draw_board(con: Console, items: list[TodoItem]) -> None:
     table.add_column()
     for item in items:
         mark, style = _STATUS_STYLE[item.status]
-        text = escape(item.content)
+        text = markup(item.content)
         if item.status == "completed":
             text = f"[strike dim]{text}[/]"
         elif item.status == "in_progress":

@@ -1,21 +1,25 @@
 """`ctxagent tool NAME 'JSON_ARGS'`: run one agent tool directly, as the model would.
 
 The tool comes from `build_registry` (the agent's own set and limits). No approval is
-asked: you are the one running it. `--json` prints `{"ok", "content", "data"}`.
+asked: you are the one running it. `--json` prints `{"ok", "content", "data"}`. The
+configured API key is redacted from what is printed, and control characters in the
+output are shown escaped (`ctxagent.cli.safe_text`).
 Exit code 0 when the tool reports ok, 1 when not, 2 for an unknown tool or bad JSON.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
 
 from ctxagent.agent.arguments import parse_arguments
+from ctxagent.agent.toolcalls import redacted_arguments
 from ctxagent.agent.toolset import build_registry
+from ctxagent.cli.safe_text import safe_json, visible
 from ctxagent.cli.run_cmd import repo_option
 from ctxagent.config import load_settings
+from ctxagent.redaction import redact
 
 
 def register(cli: click.Group) -> None:
@@ -38,9 +42,9 @@ def tool_command(name: str, json_args: str, repo: Path, as_json: bool) -> int:
     parsed = parse_arguments(json_args)
     if not parsed.ok:
         raise click.BadParameter(f"not a JSON object: {parsed.problem}", param_hint="'JSON_ARGS'")
-    result = tool.execute(parsed.args)
+    result = tool.execute(redacted_arguments(tool, parsed.args, settings.secrets()))
     if as_json:
-        click.echo(json.dumps(result.to_dict(), ensure_ascii=False))
+        click.echo(safe_json(redact(result.to_dict(), settings.secrets())))
     else:
-        click.echo(result.content, err=not result.ok)
+        click.echo(visible(redact(result.content, settings.secrets())), err=not result.ok)
     return 0 if result.ok else 1

@@ -52,7 +52,7 @@ def read_note(path: Path, note_id: str) -> Note:
     except OSError as exc:
         raise StorageError(f"cannot read note {note_id}: {exc.strerror or exc}") from None
     text = raw.decode("utf-8", errors="replace")
-    meta, body = frontmatter.parse(text, source=f"note file {path.name}")
+    meta, body = frontmatter.parse(text, source=f"note file {path}")
     fallback_time = _mtime_iso(path)
     return Note(
         id=note_id,

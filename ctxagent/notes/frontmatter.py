@@ -83,13 +83,23 @@ def parse(text: str, *, source: str = "note") -> tuple[dict[str, Any], str]:
     try:
         meta = yaml.load("\n".join(lines[1:end]), Loader=_BaseLoader)
     except yaml.YAMLError as exc:
-        raise StorageError(f"{source}: the YAML front matter does not parse: {exc}") from None
+        raise StorageError(f"{source}: the YAML front matter does not parse ({_yaml_problem(exc)})") from None
     if meta is None:
         meta = {}
     if not isinstance(meta, dict):
         raise StorageError(f"{source}: the YAML front matter must be a mapping of keys to values")
     body = "\n".join(lines[end + 1 :]).strip("\r\n")
     return meta, body
+
+
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    """PyYAML's error on one line: `<problem> at line L, column C` (L counted in the whole
+    file, whose first line is the opening `---`), instead of its multi-line dump."""
+    problem = " ".join(str(getattr(exc, "problem", None) or exc).split())
+    mark = getattr(exc, "problem_mark", None)
+    if mark is None:
+        return problem
+    return f"{problem} at line {mark.line + 2}, column {mark.column + 1}"
 
 
 def _closing_line(lines: list[str]) -> int | None:

@@ -58,6 +58,9 @@ class Tool:
     description: ClassVar[str] = ""
     Params: ClassVar[type[BaseModel]]
     needs_approval: ClassVar[bool] = False
+    #: True for tools that keep what they are given under `.ctxagent/` (notes, todo, memory,
+    #: rag, plan): the loop redacts secrets from their arguments first (`redacted_arguments`).
+    writes_state: ClassVar[bool] = False
 
     def schema(self) -> dict[str, Any]:
         """The OpenAI `tools` entry: {"type": "function", "function": {name, description, parameters}}."""

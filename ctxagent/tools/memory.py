@@ -102,6 +102,7 @@ class MemoryTool(TextbookExecute, Tool):
                    "0-1), search them by meaning of words in any language, summarise, update, remove, "
                    "forget old or unimportant ones, consolidate working memories into episodic ones.")
     Params = MemoryParams
+    writes_state = True
 
     def __init__(self, user_id: str = DEFAULT_USER, memory_types: list[str] | None = None, *,
                  db_path: str | Path | None = None, workspace: str | Path | None = None,

@@ -60,6 +60,7 @@ class NoteTool(Tool):
         "blockers, next actions and references; find them later with list or search."
     )
     Params = NoteParams
+    writes_state = True
 
     def __init__(self, workspace: str | Path = "./notes", auto_backup: bool = True, max_notes: int = 1000) -> None:
         self.workspace = Path(workspace)

@@ -88,6 +88,7 @@ class PlanTool(Tool):
         "for a goal before starting a larger change; optionally load the steps onto the todo board."
     )
     Params = PlanParams
+    writes_state = True
 
     def __init__(self, client: ChatClient | None = None, *, board: Any = None) -> None:
         self.client = client

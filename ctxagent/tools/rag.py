@@ -73,6 +73,7 @@ class RAGTool(TextbookExecute, Tool):
     description = ("A local knowledge base of documents (text, Markdown, code, PDF): add files or text, then "
                    "search it; each result cites its source, lines and page.")
     Params = RAGParams
+    writes_state = True
 
     def __init__(self, knowledge_base_path: str | Path = "./knowledge_base", collection_name: str = "rag_knowledge_base",
                  rag_namespace: str = "default", *, workspace: str | Path | None = None,

@@ -53,6 +53,7 @@ class TodoTool(Tool):
         "you work on it, mark it completed when done, list the board to see what is left."
     )
     Params = TodoParams
+    writes_state = True
 
     def __init__(self, path: str | Path = "./.ctxagent/todos.json") -> None:
         self.board = TodoBoard(path)

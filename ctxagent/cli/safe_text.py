@@ -1,0 +1,89 @@
+"""Text from the model, a tool or a file, made safe to show on a terminal.
+
+A terminal obeys control characters: `ESC [2K` erases a line, `\\r` returns to its
+start, `ESC ]0;...BEL` retitles the window, OSC 52 sets the clipboard. A model (or a
+file it reads) that can send them can show the user one patch and have them approve
+another (breaker report F8). Unicode bidirectional overrides do the same inside a line
+(Trojan Source, CVE-2021-42574). So every string that did not come from ctxagent itself
+goes through `visible()` before it is printed: each such character is replaced by a
+visible escape (`\\x1b`, `\\r`, `\\u202e`), and `\\n`, `\\t` and a `\\r` that ends a
+CRLF line are kept.
+
+The same text must never be read as rich markup (`[bold red]`, `[link=...]`): print it
+as a `rich.text.Text` (`plain(...)`), or through `markup(...)` inside a markup string.
+This module is the one place that knows which characters are unsafe; callers never
+write their own patterns.
+
+`safe_json()` does the same for JSON written to stdout: JSON already escapes C0
+controls; the C1 controls, DEL and bidi overrides are written as `\\uXXXX`, which any
+JSON reader decodes to the same value.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from rich.markup import escape
+from rich.text import Text
+
+#: C0 controls except \t \n \r, DEL, C1 controls, bidi marks/embeddings/overrides/isolates,
+#: Unicode line and paragraph separators; plus a \r that does not end a CRLF line.
+_UNSAFE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e"
+                     "\u2066-\u2069]|\r(?!\n)")
+_NAMED = {"\r": "\\r", "\x0b": "\\v", "\x0c": "\\f", "\x00": "\\0"}
+#: Characters JSON leaves raw that a terminal may obey.
+_JSON_RAW_UNSAFE = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+#: The line shown above a preview that holds control characters (approval diffs, `ctxagent apply`).
+CONTROL_WARNING = ("warning: this patch contains control characters (shown escaped, e.g. \\x1b); "
+                   "the file gets them as written")
+
+
+def _escape_char(match: re.Match[str]) -> str:
+    char = match.group()
+    if char in _NAMED:
+        return _NAMED[char]
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def visible(text: str) -> str:
+    """`text` with every unsafe character (see the module doc) replaced by a visible
+    escape; \\n, \\t, a CRLF line end and all printable text are unchanged. Non-strings
+    are converted with `str()` first."""
+    if not isinstance(text, str):
+        text = str(text)
+    return _UNSAFE.sub(_escape_char, text)
+
+
+def has_controls(text: str) -> bool:
+    """True when `visible(text)` would change something (the text holds unsafe characters)."""
+    return bool(_UNSAFE.search(text))
+
+
+def plain(text: str, style: str = "") -> Text:
+    """`text` as a rich Text: control characters made visible, never parsed as markup."""
+    return Text(visible(text), style=style)
+
+
+def markup(text: str) -> str:
+    """`text` for use inside a rich markup string: control characters made visible and
+    square brackets escaped, so `[bold]` or `[link=...]` in it is shown, not obeyed.
+    (Rich still turns emoji codes such as `:smile:` into emoji there; `plain` does not.)"""
+    return escape(visible(text))
+
+
+def one_line(text: str) -> str:
+    """`visible(text)` on a single line: lines stripped and joined with a space (for
+    warnings and error messages whose source text spans lines, e.g. a YAML parser's)."""
+    return " ".join(part.strip() for part in visible(text).splitlines() if part.strip())
+
+
+def safe_json(value: Any, **kwargs: Any) -> str:
+    """`json.dumps(value, ensure_ascii=False, **kwargs)` with the characters JSON leaves
+    raw but a terminal may obey (C1 controls, DEL, bidi overrides) written as `\\uXXXX`.
+    They can only occur inside JSON strings, so the text decodes to the same value."""
+    text = json.dumps(value, ensure_ascii=False, **kwargs)
+    return _JSON_RAW_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
