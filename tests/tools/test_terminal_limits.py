@@ -64,8 +64,10 @@ def test_F3_runaway_sort_is_stopped_with_scratch_usage_bounded(ws):
     tool = TerminalTool(workspace=ws, timeout=120, sandbox=False, limits=SMALL)
     with PeakUsage(ws.parent / "runs") as usage:
         result = tool.execute({"command": RUNAWAY_SORT})
-    assert not result.ok and "was stopped" in result.content and "timed out" not in result.content
-    assert "more than 16 MiB of temporary files to its scratch directory" in result.content
+    assert "timed out" not in result.content
+    stopped = "was stopped: it wrote more than 16 MiB of temporary files to its scratch directory"
+    too_big = "SIGXFSZ: a file it wrote reached the size limit"  # if one spill file outran the watchdog
+    assert (not result.ok and stopped in result.content) or too_big in result.content, result.content
     assert usage.peak <= SMALL.scratch_bytes + SMALL.file_bytes  # the breaker saw 20 GB
     assert list((ws.parent / "runs").iterdir()) == []  # the scratch directory is gone
 
