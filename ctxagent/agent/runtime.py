@@ -57,7 +57,7 @@ def open_agent(repo: Path, settings: Settings, *, resume: str | None = None, sin
                       approval=ApprovalPolicy(auto_approve=settings.agent.auto_approve, ask=ask), sinks=sinks)
         attach(agent)  # the assembler's compactions go to every sink; memory hits become evidence
         memory = registry.get("memory")
-        if settings.agent.episodic_memory and memory is not None:
+        if settings.agent.episodic_memory and memory is not None and getattr(memory, "available", True):
             agent.sinks.append(EpisodeRecorder(memory, session.id, secrets=session.secrets))  # one episodic memory per turn
         yield agent
 

@@ -25,23 +25,16 @@ from ctxagent.agent.events import STREAMING_TYPES, Event
 from ctxagent.context.messages import repair_pairing
 from ctxagent.errors import NotFoundError
 from ctxagent.redaction import redact
-from ctxagent.storage import append_jsonl, atomic_write_text, read_jsonl, state_dir
+from ctxagent.storage import append_jsonl, ensure_state_dir, read_jsonl, refuse_link, state_dir
+
+__all__ = ["Session", "ensure_state_dir", "find_transcript", "history_from_records", "new_session_id",
+           "sessions_dir"]
 
 
 def new_session_id(now: datetime | None = None) -> str:
     """`YYYYmmdd-HHMMSS-<4 hex>` in local time, e.g. `20260129-184501-a3f9`."""
     now = now or datetime.now()
     return f"{now:%Y%m%d-%H%M%S}-{_secrets.token_hex(2)}"
-
-
-def ensure_state_dir(repo: Path) -> Path:
-    """Create `<repo>/.ctxagent/` if needed, with a `.gitignore` of `*` on creation; return it."""
-    folder = state_dir(repo)
-    folder.mkdir(parents=True, exist_ok=True)
-    ignore = folder / ".gitignore"
-    if not ignore.exists():
-        atomic_write_text(ignore, "*\n")
-    return folder
 
 
 def sessions_dir(repo: Path) -> Path:
@@ -70,7 +63,9 @@ class Session:
 
     @classmethod
     def create(cls, repo: Path, *, secrets: Iterable[str] = (), meta: dict[str, Any] | None = None) -> "Session":
-        """Start a new session in `repo` and write its meta record. Never reuses an id."""
+        """Start a new session in `repo` and write its meta record. Never reuses an id.
+
+        Raises StorageError when `<repo>/.ctxagent` is refused (`ctxagent.storage.ensure_state_dir`)."""
         repo = Path(repo).resolve()
         ensure_state_dir(repo)
         while True:
@@ -82,9 +77,12 @@ class Session:
 
     @classmethod
     def resume(cls, repo: Path, ref: str, *, secrets: Iterable[str] = (), meta: dict[str, Any] | None = None) -> "Session":
-        """Reopen session `ref` (an id, or `last`). Raises NotFoundError listing how to find ids."""
+        """Reopen session `ref` (an id, or `last`). Raises NotFoundError listing how to find ids,
+        StorageError when the state folder or the transcript is a symbolic link."""
         repo = Path(repo).resolve()
+        ensure_state_dir(repo)
         path = find_transcript(repo, ref)
+        refuse_link(path)  # a transcript shipped as a link must not be read or appended to
         records = read_jsonl(path)
         session = cls(id=path.stem, repo=repo, secrets=list(secrets))
         session.history = history_from_records(records)

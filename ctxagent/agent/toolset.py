@@ -9,7 +9,8 @@
 - `plan`: a validated 5-12 step plan from the model (through `client`), loadable onto
   the todo board;
 - `memory`: long-term memory in `<repo>/.ctxagent/memory.db`;
-- `rag`: the knowledge base in `<repo>/.ctxagent/knowledge/` (docs/memory-rag.md).
+- `rag`: the knowledge base in `<repo>/.ctxagent/knowledge/` (docs/memory-rag.md);
+  either one stands in as an `UnavailableTool` when its database cannot be opened.
 
 Each tool is added by one `register` line, never by if/elif on names. Every name
 matches OpenAI's `^[a-zA-Z0-9_-]{1,64}$` and is unique (`ToolRegistry.register` refuses
@@ -18,11 +19,14 @@ a second tool of the same name).
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ctxagent.config import Settings
-from ctxagent.tools.base import ToolRegistry
+from ctxagent.errors import StorageError
+from ctxagent.tools.base import Tool, ToolRegistry
+from ctxagent.tools.unavailable import UnavailableTool
 
 
 def build_registry(workspace: Path, settings: Settings, *, session_id: str | None = None,
@@ -32,8 +36,11 @@ def build_registry(workspace: Path, settings: Settings, *, session_id: str | Non
     `session_id`: recorded in the metadata of memories the agent adds. `client`: the
     model client (`LLMClient`) the `plan` tool asks (None, as in `ctxagent tool`: asking
     for a plan is refused with a ConfigError, loading a given plan still works).
-    Raises StorageError when `<workspace>/.ctxagent/memory.db` or the knowledge base
-    cannot be opened (the message says to move the damaged file aside).
+    A damaged `<workspace>/.ctxagent/memory.db` or knowledge base is set aside and
+    recreated (with a warning); one that cannot be opened at all (a newer schema, an
+    unwritable folder) becomes an `UnavailableTool` with a warning, so a run is never
+    blocked by it. Raises StorageError when `<workspace>/.ctxagent` itself is refused
+    (a symbolic link: `ctxagent.storage.ensure_state_dir`).
     """
     from ctxagent.tools.context_fetch import ContextFetchTool
     from ctxagent.tools.memory import MemoryTool
@@ -56,6 +63,16 @@ def build_registry(workspace: Path, settings: Settings, *, session_id: str | Non
     todo = TodoTool.for_repo(workspace)
     registry.register(todo)
     registry.register(PlanTool(client, board=todo))
-    registry.register(MemoryTool.for_repo(workspace, session_id=session_id))
-    registry.register(RAGTool.for_repo(workspace))
+    registry.register(_opened(MemoryTool, lambda: MemoryTool.for_repo(workspace, session_id=session_id)))
+    registry.register(_opened(RAGTool, lambda: RAGTool.for_repo(workspace)))
     return registry
+
+
+def _opened(tool_cls: type[Tool], open_tool: Callable[[], Tool]) -> Tool:
+    """`open_tool()`, or, when its database cannot be opened even after recovery, an
+    `UnavailableTool` in its place and one UserWarning: the run goes on without it."""
+    try:
+        return open_tool()
+    except StorageError as exc:
+        warnings.warn(f"{tool_cls.name} is unavailable in this session: {exc}", stacklevel=3)
+        return UnavailableTool(tool_cls, str(exc))

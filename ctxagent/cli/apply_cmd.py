@@ -23,6 +23,7 @@ from ctxagent.errors import ConfigError, CtxAgentError
 from ctxagent.patch import apply_changes, parse_patch, plan_patch, unified_diff
 from ctxagent.patch.paths import workspace_root
 from ctxagent.patch.plan import PatchLimits
+from ctxagent.storage import ensure_state_dir
 
 
 def register(cli: click.Group) -> None:
@@ -55,7 +56,7 @@ def _apply(patch_file: str, repo: Path, yes: bool, err: Console) -> None:
     if not yes:
         _confirm(err)
     root = workspace_root(repo)
-    result = apply_changes(changes, root, root / ".ctxagent" / "backups")
+    result = apply_changes(changes, root, ensure_state_dir(root) / "backups" if changes else None)
     click.echo(visible(result.summary()))
     if result.backup_dir is not None:
         click.echo(f"Originals backed up in {result.backup_dir}")

@@ -17,7 +17,7 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
-from ctxagent.agent.session import ensure_state_dir
+from ctxagent.storage import ensure_state_dir
 from ctxagent.cli.main import write_crash_log
 from ctxagent.cli.render import RichRenderer
 from ctxagent.cli.run_cmd import model_options, repo_option, stdin_asker

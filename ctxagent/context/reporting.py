@@ -156,8 +156,11 @@ def write_request_snapshot(state: dict, call: int, request: dict, report: dict, 
     if not enabled or not repo or not session:
         return None
     from ctxagent.context.snapshot import write_snapshot
-    from ctxagent.storage import state_dir
+    from ctxagent.context.snapshot import snapshot_path
+    from ctxagent.storage import ensure_state_dir, refuse_links_below
 
-    path = write_snapshot(state_dir(Path(repo)), str(session), call, request, report, secrets=secrets)
+    state = ensure_state_dir(Path(repo))
+    refuse_links_below(state, snapshot_path(state, str(session), call))  # snapshots/<session>/ may not be a link
+    path = write_snapshot(state, str(session), call, request, report, secrets=secrets)
     report["snapshot"] = str(path)
     return str(path)

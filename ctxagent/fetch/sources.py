@@ -23,7 +23,7 @@ class SourceUnavailable(Exception):
 def search_notes(root: Path, query: str, limit: int) -> list[dict[str, Any]]:
     """Notes in `<root>/.ctxagent/notes` matching `query`, best first (NoteTool search
     rows: note_id, title, type, tags, content, updated_at, score)."""
-    folder = state_dir(root) / "notes"
+    folder = _state(root) / "notes"
     try:
         from ctxagent.tools.notes import NoteTool
     except ImportError as exc:
@@ -39,7 +39,7 @@ def search_notes(root: Path, query: str, limit: int) -> list[dict[str, Any]]:
 def search_memory(root: Path, query: str, limit: int) -> list[dict[str, Any]]:
     """Memories in `<root>/.ctxagent/memory.db` matching `query`, best first (rows: id,
     content, memory_type, importance, timestamp, ..., score)."""
-    db = state_dir(root) / "memory.db"
+    db = _state(root) / "memory.db"
     try:
         from ctxagent.memory.store import MemoryStore
     except ImportError as exc:
@@ -51,6 +51,14 @@ def search_memory(root: Path, query: str, limit: int) -> list[dict[str, Any]]:
             return [item.to_dict(score) for item, score in store.search(query, limit=limit)]
     except CtxAgentError as exc:
         raise SourceUnavailable(f"memory could not be searched: {exc}") from None
+
+
+def _state(root: Path) -> Path:
+    """`<root>/.ctxagent`, or SourceUnavailable when it is refused (a symbolic link...)."""
+    try:
+        return state_dir(root)
+    except CtxAgentError as exc:
+        raise SourceUnavailable(str(exc)) from None
 
 
 def collect_test_artifacts(root: Path) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """`MemoryStore`: memories in one SQLite file (`<repo>/.ctxagent/memory.db`).
 
-SQLite in WAL mode with a busy timeout (`ctxagent.storage.connect_sqlite`), so several
+SQLite in WAL mode with a busy timeout (`ctxagent.storage_sqlite.connect_sqlite`), so several
 sessions, threads and processes share one file (case S04): readers never block the
 writer, writers queue on the busy timeout, and every write runs in one
 `BEGIN IMMEDIATE` transaction, so a crash leaves each memory wholly there or wholly
@@ -30,9 +30,16 @@ from ctxagent.memory.migrations import MEMORY, MEMORY_FTS as FTS_TABLE
 from ctxagent.memory.model import (
     DEFAULT_IMPORTANCE, MemoryItem, check_content, check_id, check_importance, check_modality, check_type,
 )
-from ctxagent.storage import LOCK_TIMEOUT_S, connect_sqlite
+from ctxagent.storage import LOCK_TIMEOUT_S
+from ctxagent.storage_sqlite import open_sqlite
 
 DEFAULT_USER = "default_user"
+
+
+def _setup(conn: sqlite3.Connection) -> None:
+    """Migrate the schema and rebuild the FTS index if its tokenizer changed."""
+    MEMORY.apply(conn)
+    fts.ensure_current(conn, FTS_TABLE, "SELECT seq, content FROM memories")
 
 
 class MemoryStore:
@@ -41,7 +48,10 @@ class MemoryStore:
     `user_id`: whose memories this store reads and writes (textbook's isolation per user).
     `embedder`: optional local embedding model (`ctxagent.memory.embeddings`); when set,
     new and changed memories also get a vector and search blends vector similarity in.
-    Raises StorageError when the file is not a usable SQLite database.
+    A damaged file (garbage, truncated) is moved aside as `<name>.corrupt-<stamp>` with a
+    warning and a new database is created (`ctxagent.storage_sqlite.open_sqlite`).
+    Raises StorageError when the file cannot be opened otherwise (a database of a newer
+    ctxagent, a symbolic link, an unwritable folder).
     """
 
     def __init__(self, path: str | Path, *, user_id: str = DEFAULT_USER, embedder: Embedder | None = None,
@@ -50,14 +60,7 @@ class MemoryStore:
         self.user_id = user_id
         self.embedder = embedder
         self._lock = threading.RLock()
-        try:
-            self._conn = connect_sqlite(self.path, timeout=timeout_s)
-            self._conn.isolation_level = None  # autocommit; writes use BEGIN IMMEDIATE
-            MEMORY.apply(self._conn)
-            fts.ensure_current(self._conn, FTS_TABLE, "SELECT seq, content FROM memories")
-        except sqlite3.DatabaseError as exc:
-            raise StorageError(f"cannot open the memory database {self.path}: {exc}. If the file is "
-                               "damaged, move it aside and a new one will be created") from None
+        self._conn = open_sqlite(self.path, _setup, what="the memory database", timeout=timeout_s)
 
     # ------------------------------------------------------------ plumbing
 

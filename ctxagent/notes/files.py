@@ -115,10 +115,12 @@ def scan(folder: Path) -> dict[str, os.stat_result]:
 STALE_TMP_S = 60.0
 
 
-def sweep_stale_temp_files(folder: Path, prefix: str = ".", *, min_age_s: float = STALE_TMP_S) -> int:
+def sweep_stale_temp_files(folder: Path, prefix: str | tuple[str, ...] = ".", *,
+                           min_age_s: float = STALE_TMP_S) -> int:
     """Remove `<prefix>*.tmp` files older than `min_age_s` seconds in `folder`; return how many.
 
-    `ctxagent.storage.atomic_write_bytes` names its temporary files `.<target>.<random>.tmp`;
+    `prefix`: one prefix or a tuple of them. `ctxagent.storage.atomic_write_bytes` names
+    its temporary files `.ctxtmp-<random>.tmp` (`.<target>.<random>.tmp` before);
     a writer killed mid-write leaves one behind. Call with the store's lock held, so no
     live writer of this store is using one (the age limit covers writers that are not).
     """

@@ -22,7 +22,7 @@ from ctxagent.errors import CtxAgentError, PatchError
 from ctxagent.patch import paths
 from ctxagent.patch.parser import parse_patch
 from ctxagent.patch.plan import FileChange, PatchLimits, plan_patch
-from ctxagent.storage import atomic_write_bytes
+from ctxagent.storage import atomic_write_bytes, ensure_state_dir
 
 __all__ = ["ApplyResult", "apply_changes", "apply_patch_text", "plan_patch", "FileChange", "PatchLimits"]
 
@@ -70,20 +70,24 @@ def apply_patch_text(
     limits = PatchLimits(max_files=max_files, max_changed_lines=max_changed_lines)
     changes = plan_patch(parse_patch(text), workspace, limits)
     root = paths.workspace_root(workspace)
-    return apply_changes(changes, root, root / ".ctxagent" / "backups" if backup else None)
+    return apply_changes(changes, root, ensure_state_dir(root) / "backups" if backup and changes else None)
 
 
 def apply_changes(changes: list[FileChange], workspace: Path | str, backup_root: Path | None) -> ApplyResult:
     """Write `changes` (from `plan_patch`) into `workspace`, all or nothing.
 
     backup_root: folder under which a fresh `<stamp>/` folder receives the originals
-    (None: no backup). Raises PatchError if a file changed since planning (nothing
-    written) or if a write fails (everything restored).
+    (None: no backup). Raises PatchError if a file changed since planning or cannot be
+    read or backed up (nothing written), or if a write fails (everything restored);
+    StorageError if the backup folder is refused (`ctxagent.storage`).
     """
     root = paths.workspace_root(workspace)
     targets = [(c, root / c.path) for c in changes]
-    _check_unchanged(targets)
-    backup_dir = _backup(targets, Path(backup_root)) if backup_root and changes else None
+    try:
+        _check_unchanged(targets)
+        backup_dir = _backup(targets, Path(backup_root)) if backup_root and changes else None
+    except OSError as exc:
+        raise PatchError(f"apply_patch: {exc.strerror or exc} ({exc.filename}); nothing was written.") from exc
     done: list[tuple[FileChange, Path, list[Path]]] = []
     for change, target in targets:
         try:

@@ -1,6 +1,7 @@
 """Resolve a path named in a patch to a file inside the workspace, or refuse it.
 
-A patch path must be relative, use `/` separators, contain no NUL byte, and stay in the
+A patch path must be relative, use `/` separators, contain no NUL byte, have no name
+longer than 255 bytes (NAME_MAX) nor be longer than 4095 bytes (PATH_MAX), and stay in the
 workspace after `..` and symlinks are resolved (`os.path.realpath`). Nothing under a
 `.git` folder (at any depth: the repository's own metadata, case P06) or under
 `.ctxagent/` (ctxagent's own state and backups) may be touched, whether named directly
@@ -20,6 +21,10 @@ from ctxagent.errors import PatchError
 PROTECTED_DIRS = (".git", ".ctxagent")
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
+#: Longest file or folder name, in bytes (NAME_MAX of Linux, macOS and Windows file systems).
+NAME_MAX = 255
+#: Longest path, in bytes (Linux PATH_MAX, including the terminating NUL: 4096 - 1).
+PATH_MAX = 4095
 
 
 def workspace_root(workspace: Path | str) -> Path:
@@ -37,6 +42,10 @@ def resolve(root: Path, raw: str) -> tuple[str, Path]:
     that was broken.
     """
     norm = _lexical(raw)
+    size = len(os.fsencode(str(root / norm)))
+    if size > PATH_MAX:
+        raise _refuse(raw, f"would be {size} bytes long inside the workspace: path too long "
+                      f"(max {PATH_MAX} bytes)")
     real = Path(os.path.realpath(root / norm))
     try:
         rel = real.relative_to(root).as_posix()
@@ -58,12 +67,24 @@ def _lexical(raw: str) -> str:
     if "\\" in raw:
         raise _refuse(raw, "contains '\\'; separate folders with '/'")
     norm = posixpath.normpath(raw)
+    _check_lengths(raw, norm)
     if norm == ".." or norm.startswith("../"):
         raise _refuse(raw, "leaves the workspace through '..'; use a path inside the workspace")
     if norm in ("", "."):
         raise _refuse(raw, "names the workspace folder itself, not a file")
     _check_protected(raw, norm)
     return norm
+
+
+def _check_lengths(raw: str, norm: str) -> None:
+    """Refuse a file or folder name over NAME_MAX bytes (UTF-8) before anything touches
+    the disk (breaker F6); `resolve` checks the whole path against PATH_MAX."""
+    for part in norm.split("/"):
+        size = len(os.fsencode(part))
+        if size > NAME_MAX:
+            shown = part if len(part) <= 40 else f"{part[:20]}...{part[-12:]}"
+            raise _refuse(raw, f"has a file or folder name of {size} bytes ({shown!r}): file name too long "
+                          f"(max {NAME_MAX} bytes per component)")
 
 
 def is_symlink(root: Path, raw: str) -> bool:

@@ -96,11 +96,16 @@ def plan_patch(patch: Patch, workspace: Path | str, limits: PatchLimits | None =
     """Validate and locate the whole patch against `workspace`; return the net changes.
 
     Pure with respect to the filesystem (reads only). Raises PatchError naming the file
-    and hunk that failed, or the limit that was exceeded.
+    and hunk that failed, or the limit that was exceeded; an OSError from the file system
+    (a name too long, a permission) also becomes a PatchError naming the file.
     """
     view = _View(paths.workspace_root(workspace))
     for op in patch.ops:
-        _apply_op(view, op)
+        try:
+            _apply_op(view, op)
+        except OSError as exc:  # the file system refused a look-up: a clear error, not a crash
+            raise PatchError(f"apply_patch: cannot check {op.path}: {exc.strerror or exc}; nothing was "
+                             "changed.", path=op.path) from exc
     changes = _changes(view)
     _check_limits(changes, limits or PatchLimits())
     return changes

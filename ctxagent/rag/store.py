@@ -1,6 +1,6 @@
 """`KnowledgeBase`: documents cut into chunks, indexed for full-text search in SQLite.
 
-One SQLite file (WAL, busy timeout: `ctxagent.storage.connect_sqlite`) with numbered
+One SQLite file (WAL, busy timeout: `ctxagent.storage_sqlite.connect_sqlite`) with numbered
 migrations (`ctxagent.memory.migrations`) and the CJK-aware FTS5 index shared with
 memory (`ctxagent.memory.fts`). A document is known by its key (the resolved file path,
 or the caller's document id) within a namespace. Adding it again replaces its chunks in
@@ -24,7 +24,8 @@ from ctxagent.errors import StorageError
 from ctxagent.memory import fts
 from ctxagent.memory.migrations import Migrations
 from ctxagent.rag.chunking import Chunk
-from ctxagent.storage import LOCK_TIMEOUT_S, connect_sqlite
+from ctxagent.storage import LOCK_TIMEOUT_S
+from ctxagent.storage_sqlite import open_sqlite
 
 RAG = Migrations("rag")
 FTS_TABLE = "chunks_fts"
@@ -72,22 +73,26 @@ def m002_fts_state(conn: sqlite3.Connection) -> None:
     conn.execute(fts.STATE_SQL)
 
 
+def _setup(conn: sqlite3.Connection) -> None:
+    """Migrate the schema and rebuild the FTS index if its tokenizer changed."""
+    RAG.apply(conn)
+    fts.ensure_current(conn, FTS_TABLE, "SELECT c.id, d.title, coalesce(c.heading, ''), c.content"
+                       " FROM chunks c JOIN documents d ON d.id = c.document")
+
+
 class KnowledgeBase:
-    """The knowledge base in SQLite file `path`, seen through `namespace`."""
+    """The knowledge base in SQLite file `path`, seen through `namespace`.
+
+    A damaged file is moved aside (`<name>.corrupt-<stamp>`, with a warning) and a new,
+    empty knowledge base is created: add the documents again. Raises StorageError when
+    the file cannot be opened otherwise (`ctxagent.storage_sqlite.open_sqlite`).
+    """
 
     def __init__(self, path: str | Path, *, namespace: str = "default", timeout_s: float = LOCK_TIMEOUT_S) -> None:
         self.path = Path(path)
         self.namespace = namespace
         self._lock = threading.RLock()
-        try:
-            self._conn = connect_sqlite(self.path, timeout=timeout_s)
-            self._conn.isolation_level = None
-            RAG.apply(self._conn)
-            fts.ensure_current(self._conn, FTS_TABLE, "SELECT c.id, d.title, coalesce(c.heading, ''), c.content"
-                               " FROM chunks c JOIN documents d ON d.id = c.document")
-        except sqlite3.DatabaseError as exc:
-            raise StorageError(f"cannot open the knowledge base {self.path}: {exc}. If the file is damaged, "
-                               "move it aside and add the documents again") from None
+        self._conn = open_sqlite(self.path, _setup, what="the knowledge base", timeout=timeout_s)
 
     def close(self) -> None:
         with self._lock:

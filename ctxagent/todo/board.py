@@ -7,7 +7,8 @@ pending, in_progress or completed, and at most one item is in progress at any ti
 the board stays as it was. Every change is a read-modify-write under
 `ctxagent.storage.file_lock`, saved with `write_json_with_backup`; reading uses
 `read_json_with_fallback`, so an empty or corrupt file falls back to `.bak` (or an
-empty board) with a warning, after being copied aside (case S01a).
+empty board) with one warning, after being copied aside once (case S01a); a board the
+`.bak` restores is written back, so the corrupt file does not linger (breaker F12).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any, Callable, Iterable
 from ctxagent.errors import NotFoundError, ToolInputError
 from ctxagent.notes.files import sweep_stale_temp_files
 from ctxagent.notes.model import now_iso
-from ctxagent.storage import file_lock, read_json_with_fallback, write_json_with_backup
+from ctxagent.storage import TMP_PREFIX, file_lock, read_json_with_fallback, write_json_with_backup
 
 STATUSES: tuple[str, ...] = ("pending", "in_progress", "completed")
 PRIORITIES: tuple[str, ...] = ("high", "medium", "low")
@@ -211,7 +212,7 @@ class TodoBoard:
             board = self._load()
             result = change(board)
             check_one_in_progress(board.items)
-            sweep_stale_temp_files(self.path.parent, f".{self.path.name}.")
+            sweep_stale_temp_files(self.path.parent, (f".{self.path.name}.", TMP_PREFIX))
             write_json_with_backup(self.path, _dump(board))
         return result
 

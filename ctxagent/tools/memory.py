@@ -29,7 +29,7 @@ from ctxagent.memory import upkeep
 from ctxagent.memory.embeddings import detect_embedder
 from ctxagent.memory.model import MEMORY_TYPES, check_type
 from ctxagent.memory.store import DEFAULT_USER, MemoryStore
-from ctxagent.storage import state_dir
+from ctxagent.storage import ensure_state_dir
 from ctxagent.tools.base import Tool, ToolResult
 from ctxagent.memory.render import render_item_rows, render_stats, render_summary, short
 
@@ -108,7 +108,7 @@ class MemoryTool(TextbookExecute, Tool):
                  db_path: str | Path | None = None, workspace: str | Path | None = None,
                  max_capacity: int = 10_000, embedder: Any = "auto", session_id: str | None = None) -> None:
         if db_path is None:
-            db_path = state_dir(Path(workspace if workspace is not None else ".")) / "memory.db"
+            db_path = ensure_state_dir(Path(workspace if workspace is not None else ".")) / "memory.db"
         self.user_id = user_id
         self.memory_types = tuple(check_type(t) for t in (memory_types or MEMORY_TYPES))
         self.max_capacity = max_capacity

@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 
 from ctxagent.notes.model import NOTE_TYPES, Note
 from ctxagent.notes.store import DEFAULT_LIST_LIMIT, DEFAULT_SEARCH_LIMIT, NoteStore
-from ctxagent.storage import state_dir
+from ctxagent.storage import ensure_state_dir
 from ctxagent.tools.base import Tool, ToolResult
 
 #: Characters of a note body shown per row in list/search text for the model.
@@ -71,7 +71,7 @@ class NoteTool(Tool):
     @classmethod
     def for_repo(cls, repo: str | Path, **kwargs: Any) -> "NoteTool":
         """The tool over `<repo>/.ctxagent/notes` (DESIGN.md section 4)."""
-        return cls(workspace=state_dir(Path(repo)) / "notes", **kwargs)
+        return cls(workspace=ensure_state_dir(Path(repo)) / "notes", **kwargs)
 
     def _run(self, params: NoteParams) -> ToolResult:
         return getattr(self, f"_{params.action}")(params)

@@ -30,7 +30,7 @@ from ctxagent.memory.render import short
 from ctxagent.rag.chunking import DEFAULT_OVERLAP, DEFAULT_SIZE, check_sizes, chunk_document
 from ctxagent.rag.extract import Extracted, Segment, extract
 from ctxagent.rag.store import KnowledgeBase
-from ctxagent.storage import state_dir
+from ctxagent.storage import ensure_state_dir
 from ctxagent.tools.base import Tool, ToolResult
 from ctxagent.tools.memory import TextbookExecute
 
@@ -91,7 +91,7 @@ class RAGTool(TextbookExecute, Tool):
     @classmethod
     def for_repo(cls, repo: str | Path, **kwargs: Any) -> "RAGTool":
         """The tool over `<repo>/.ctxagent/knowledge/`, reading files inside `repo` only."""
-        return cls(state_dir(Path(repo)) / "knowledge", workspace=Path(repo), **kwargs)
+        return cls(ensure_state_dir(Path(repo)) / "knowledge", workspace=Path(repo), **kwargs)
 
     def _run(self, params: RAGParams) -> ToolResult:
         return getattr(self, f"_{params.action}")(params)

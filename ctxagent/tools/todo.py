@@ -15,7 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from ctxagent.errors import ToolInputError
-from ctxagent.storage import state_dir
+from ctxagent.storage import ensure_state_dir
 from ctxagent.todo.board import PRIORITIES, STATUSES, TodoBoard, TodoItem, check_status
 from ctxagent.tools.base import Tool, ToolResult
 
@@ -61,7 +61,7 @@ class TodoTool(Tool):
     @classmethod
     def for_repo(cls, repo: str | Path) -> "TodoTool":
         """The tool over `<repo>/.ctxagent/todos.json` (DESIGN.md section 4)."""
-        return cls(state_dir(Path(repo)) / "todos.json")
+        return cls(ensure_state_dir(Path(repo)) / "todos.json")
 
     def _run(self, params: TodoParams) -> ToolResult:
         action = "set" if params.action == "write" else params.action

@@ -98,9 +98,13 @@ def test_database_from_a_newer_version_is_refused_clearly(tmp_path: Path) -> Non
         MemoryStore(db)
 
 
-def test_a_file_that_is_not_a_database_is_reported_not_overwritten(tmp_path: Path) -> None:
+def test_F10_a_file_that_is_not_a_database_is_set_aside_not_overwritten(tmp_path: Path) -> None:
+    """Breaker F10 changed "refuse" into "recover": the damaged bytes are never
+    overwritten, they are moved aside whole and reported; a new database replaces them."""
     db = tmp_path / "memory.db"
     db.write_bytes(b"this is not sqlite" * 100)
-    with pytest.raises(StorageError, match="move it aside"):
-        MemoryStore(db)
-    assert db.read_bytes() == b"this is not sqlite" * 100
+    with pytest.warns(UserWarning, match=r"damaged.*memory\.db\.corrupt-"):
+        MemoryStore(db).close()
+    [aside] = tmp_path.glob("memory.db.corrupt-*")
+    assert aside.read_bytes() == b"this is not sqlite" * 100
+    assert applied(connect_sqlite(db)) == MEMORY.names()
