@@ -83,11 +83,11 @@ def scan(cmd: str, spec: Spec, words: list[Word], ctx: PathContext) -> Scan:
             i = _long_flag(cmd, spec, words, i, result)
         else:
             i = _short_cluster(cmd, spec, words, i, result)
-    _confine_paths(cmd, spec, result, ctx)
+    _confine_paths(cmd, result, ctx)
     return result
 
 
-def _confine_paths(cmd: str, spec: Spec, result: Scan, ctx: PathContext) -> None:
+def _confine_paths(cmd: str, result: Scan, ctx: PathContext) -> None:
     """Check every PATH value and put its absolute path into `result.words`."""
     for flag, value, index, prefix in result.path_values:
         ctx.check_path(f"{cmd} {flag}", value)
