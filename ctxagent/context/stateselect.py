@@ -96,8 +96,9 @@ def selection_config(context: Any = None) -> ContextConfig:
 
 
 def scoring_query(state: dict, convo: list[dict]) -> str:
-    """The text relevance is scored against: the current request (the latest user message,
-    else `state["task"]`) and the task (the first user message), each cut to QUERY_CHARS."""
+    """The text relevance is scored against: the current request (the latest user message
+    that is not a compaction summary, and the loop's `state["task"]`) and the task (the
+    first user message), each cut to QUERY_CHARS, repeats left out, one a line."""
     users = [m for m in convo if m.get("role") == "user" and not is_summary_message(m)]
     parts = [_message_text(users[-1]) if users else "", str(state.get("task") or ""),
              _message_text(users[0]) if users else ""]
@@ -121,17 +122,23 @@ def select_state(state: dict, query: str, *, limit: int, counter: Any, config: C
     _choose(out.cands, query, out.budgets, config, counter, now)
     out.used = {layer: sum(c.cost for c in out.cands if c.layer == layer and c.decision != "dropped")
                 for layer in ("evidence", "memory")}
-    memory_files = dict(state_sections({"memory_files": state.get("memory_files")})).get("memory_files")
-    todos = render_todos(state)
-    notes, memories = _render(out.cands, "evidence"), _render(out.cands, "memory")
-    board = f"Todo board:\n{todos}" if todos else ""
-    out.parts = [(name, text) for name, text in (("memory_files", memory_files), ("todos", board),
-                                                 ("notes", notes), ("memory", memories)) if text]
+    out.parts = _parts(state, out.cands)
+    board = dict(out.parts).get("todos")
     out.budgets["state"] = out.used["state"] = counter.count(board) if board else 0
     picked = [c.packet for c in out.cands if c.layer == "evidence" and c.decision != "dropped"]
     out.summary_state = {**state, "notes": [{"id": p.metadata["id"], "title": p.metadata["note_title"],
                                              "type": p.metadata["note_type"], "content": p.content} for p in picked]}
     return out
+
+
+def _parts(state: dict, cands: list[Candidate]) -> list[tuple[str, str]]:
+    """The non-empty (name, text) parts: memory files, the todo board, the selected notes
+    and memories (each rendered in a stable order, see the module doc)."""
+    memory_files = dict(state_sections({"memory_files": state.get("memory_files")})).get("memory_files")
+    todos = render_todos(state)
+    parts = (("memory_files", memory_files), ("todos", f"Todo board:\n{todos}" if todos else ""),
+             ("notes", _render(cands, "evidence")), ("memory", _render(cands, "memory")))
+    return [(name, text) for name, text in parts if text]
 
 
 def note_candidates(notes: Any) -> list[Candidate]:

@@ -13,8 +13,10 @@ from ctxagent.context.fitting import build_request
 from ctxagent.context.packet import ContextConfig
 from ctxagent.context.stateselect import rows, scoring_query, select_state, selection_config
 from ctxagent.context.tokens import TokenCounter
-from ctxagent.errors import ConfigError
+from ctxagent.context.summary import is_summary_message
+from ctxagent.errors import ConfigError, ContextOverflowError
 from ctxagent.llm.settings import ModelSettings
+from tests.context.long_history import call
 
 COUNTER = TokenCounter("gpt-4o-mini")
 NOW = 1_700_000_000.0
@@ -225,3 +227,34 @@ def test_layer_budgets_hold(notes, hits, limit, query_words):
         assert (name in rendered) == bool(live)
         if live:
             assert COUNTER.count(rendered[name]) <= selection.used[layer]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(notes=st.lists(note_st, max_size=12), todos=st.integers(0, 30), request_words=st.integers(1, 400),
+       reads=st.lists(st.integers(0, 4000), max_size=6), window=st.sampled_from([1500, 4000, 12000]))
+def test_assembled_requests_with_state_fit_and_keep_the_request(notes, todos, request_words, reads, window):
+    """With notes and a board in play, a request fits the input budget (or the irreducible
+    part does not fit and ContextOverflowError says so), ends with the request verbatim,
+    and every layer stays within its budget."""
+
+    state = {"turn": 1, "todos": [{"content": f"step {i} " + _text(3, i), "status": "pending"} for i in range(todos)],
+             "notes": [{"id": f"n{i}", "title": f"t{i}", "type": kind, "content": _text(n, seed) or "x"}
+                       for i, (n, seed, kind) in enumerate(notes)]}
+    request_text = _text(request_words, 5)
+    history = [{"role": "system", "content": "sys"}, {"role": "user", "content": request_text}]
+    for i, size in enumerate(reads):
+        history += [{"role": "assistant", "content": None, "tool_calls": [call(f"c{i}", command=f"cat f{i}")]},
+                    {"role": "tool", "tool_call_id": f"c{i}", "content": _text(size // 5, i)}]
+    assembler = ContextAssembler(ModelSettings(model="gpt-4o-mini", context_window=window, max_output_tokens=300),
+                                 counter=COUNTER, snapshots=False, load_state=None)
+    try:
+        request = assembler.assemble(history, [], state)
+    except ContextOverflowError:
+        assert COUNTER.count_messages(history[:2]) > assembler.budget()["limit"] * 0.5
+        return
+    assert COUNTER.count_messages(request.messages) <= assembler.budget()["limit"]
+    [user] = [m for m in request.messages if m["role"] == "user" and not is_summary_message(m)]
+    assert user["content"].endswith(request_text)
+    for name, layer in request.report["layers"].items():
+        if name in ("evidence", "memory"):
+            assert layer["used"] <= layer["budget"], name
