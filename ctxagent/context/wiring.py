@@ -69,7 +69,7 @@ def make_assembler(settings: Any, repo: Path, session: Any, *, client: Any = Non
                    emit: Callable[[Any], None] | None = None) -> ContextAssembler:
     """The context engine's assembler for `session` (see the module doc).
 
-    Raises ConfigError when a `[context]` compaction setting is out of range.
+    Raises ConfigError when a `[context]` compaction or selection setting is out of range.
     """
     sink = emit or getattr(session, "record_event", None)
 
