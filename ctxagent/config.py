@@ -19,6 +19,7 @@ from typing import Any, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ctxagent.config_trust import TRUSTED_REPOS_KEY, RepoConfigTrust, RepoTrust
 from ctxagent.errors import ConfigError
 from ctxagent.llm.presets import PRESETS
 from ctxagent.llm.settings import ModelSettings
@@ -84,6 +85,8 @@ class Settings(BaseModel):
     """Where each non-default value came from: "flag --model", "env CTXAGENT_MODEL", a file path, "preset deepseek"."""
     files: list[str] = Field(default_factory=list)
     """Config files that were read, lowest precedence first."""
+    repo_trust: RepoConfigTrust = Field(default_factory=RepoConfigTrust)
+    """Whether `<repo>/.ctxagent/config.toml` was trusted and which of its settings were ignored (F0)."""
 
     def secrets(self) -> list[str]:
         """Secret strings to redact from anything written (the API key)."""
@@ -123,8 +126,12 @@ def repo_config_path(repo: Path) -> Path:
 
 
 def load_settings(repo: Path, flags: dict[str, Any] | None = None, env: Mapping[str, str] | None = None,
-                  *, require_key: bool = True, require_model: bool = True) -> Settings:
+                  *, require_key: bool = True, require_model: bool = True, trust_repo: bool = False) -> Settings:
     """Resolve the settings for `repo`. `flags`: CLI values (None = not given); `env`: default os.environ.
+
+    The repository's config file is untrusted unless `trust_repo` (--trust-repo-config) or
+    the user file's `trusted_repos` lists the repo: `ctxagent.config_trust` then drops the
+    settings it may not set, with one warning (F0); `Settings.repo_trust` says what it did.
 
     Raises ConfigError (naming the file or variable and the fix) for unreadable TOML, unknown
     keys, invalid values, an unknown provider, no provider at all (unless `require_model`
@@ -134,9 +141,11 @@ def load_settings(repo: Path, flags: dict[str, Any] | None = None, env: Mapping[
     env = os.environ if env is None else env
     values: dict[str, Value] = {}
     files = []
+    trust = RepoTrust(repo, user_config_path(env), flag=trust_repo, sections=_SECTIONS)
     for path, rank in ((user_config_path(env), _USER), (repo_config_path(repo), _REPO)):
         if path.is_file():
-            _merge(values, _file_layer(path), rank)
+            layer = _file_layer(path)
+            _merge(values, trust.filter(layer, values, path) if rank == _REPO else layer, rank)
             files.append(str(path))
     _merge(values, {k: (env[name], f"env {name}") for name, k in _ENV.items() if env.get(name)}, _ENVRANK)
     _merge(values, _flag_layer(flags or {}), _FLAG)
@@ -144,9 +153,9 @@ def load_settings(repo: Path, flags: dict[str, Any] | None = None, env: Mapping[
     if not require_model and not _provider_hint(values, env):
         values["model.model"] = ("(none)", "no provider configured", _DEFAULT)
         values["model.provider"] = (CUSTOM_PROVIDER, "no provider configured", _DEFAULT)
-        return _build(values, files)
+        return _build(values, files, trust.report)
     provider = _apply_provider(values, env)
-    settings = _build(values, files)
+    settings = _build(values, files, trust.report)
     if require_key and provider in PRESETS:
         from ctxagent.llm.presets import resolve_api_key
         resolve_api_key(settings.model)
@@ -168,6 +177,8 @@ def _file_layer(path: Path) -> dict[str, tuple[Any, str]]:
         raise ConfigError(f"cannot read {path}: {exc}") from None
     layer: dict[str, tuple[Any, str]] = {}
     for section, table in data.items():
+        if section == TRUSTED_REPOS_KEY:  # read by ctxagent.config_trust
+            continue
         if section not in _SECTIONS or not isinstance(table, dict):
             raise ConfigError(f"{path}: unknown top-level entry {section!r}; use the tables "
                               + ", ".join(f"[{s}]" for s in _SECTIONS), setting=section)
@@ -284,14 +295,14 @@ def _local_unavailable_reason(env: Mapping[str, str]) -> str | None:
     return local_unavailable_reason(env=env)
 
 
-def _build(values: dict[str, Value], files: list[str]) -> Settings:
+def _build(values: dict[str, Value], files: list[str], trust: RepoConfigTrust) -> Settings:
     nested: dict[str, dict[str, Any]] = {s: {} for s in _SECTIONS}
     for dotted, (value, _source, _rank) in values.items():
         section, key = dotted.split(".", 1)
         nested[section][key] = value
     sources = {k: source for k, (_v, source, _r) in sorted(values.items())}
     try:
-        return Settings(**nested, sources=sources, files=files)
+        return Settings(**nested, sources=sources, files=files, repo_trust=trust)
     except ValidationError as exc:
         raise ConfigError(_explain(exc, values)) from None
 

@@ -13,9 +13,10 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from ctxagent.cli.run_cmd import model_options, repo_option
+from ctxagent.cli.run_cmd import model_options, repo_option, trust_option
 from ctxagent.cli.safe_text import markup
 from ctxagent.config import LOCAL_PROVIDER, Settings, load_settings
+from ctxagent.config_trust import RepoConfigTrust
 from ctxagent.errors import ConfigError
 from ctxagent.llm.presets import check_endpoint
 from ctxagent.llm.settings import mask
@@ -30,16 +31,19 @@ def register(cli: click.Group) -> None:
 @repo_option
 @model_options
 @click.option("--offline", is_flag=True, help="skip the endpoint check")
-def doctor_command(repo: Path, model: str | None, base_url: str | None, provider: str | None, offline: bool) -> int:
+@trust_option
+def doctor_command(repo: Path, model: str | None, base_url: str | None, provider: str | None, offline: bool,
+                   trust_repo: bool) -> int:
     """Show the settings ctxagent would use, where each came from, and whether the model endpoint answers."""
     console = Console(highlight=False)
     flags = {"model": model, "base_url": base_url, "provider": provider}
     try:
-        settings = load_settings(repo, flags, require_key=False)
+        settings = load_settings(repo, flags, require_key=False, trust_repo=trust_repo)
     except ConfigError as exc:
         console.print(f"[red]configuration problem:[/] {markup(str(exc))}", soft_wrap=True)
         return 1
     console.print(settings_table(settings))
+    console.print(trust_line(settings.repo_trust), soft_wrap=True)
     for name in ("rg", "bwrap"):
         console.print(f"{name}: {'found' if shutil.which(name) else '[yellow]not found[/]'}")
     if offline:
@@ -62,6 +66,19 @@ def settings_table(settings: Settings) -> Table:
         table.add_row(f"context.{key}", markup(str(value)), markup(settings.sources.get(f"context.{key}", "?")))
     table.caption = "config files read: " + (", ".join(settings.files) or "none")
     return table
+
+
+def trust_line(trust: RepoConfigTrust) -> str:
+    """`repository config: ...` (rich markup): none, trusted (and by what), or the ignored keys (F0)."""
+    if trust.path is None:
+        return "repository config: none"
+    if trust.trusted:
+        return f"repository config: {markup(trust.path)} [green]trusted[/] ({markup(trust.trusted_by or '')})"
+    if not trust.ignored:
+        return f"repository config: {markup(trust.path)} not trusted (none of its settings needs trust)"
+    keys = ", ".join(i.key for i in trust.ignored)
+    return (f"repository config: {markup(trust.path)} [yellow]not trusted; ignored: {markup(keys)}[/]. "
+            f"{markup(trust.how_to_trust)}")
 
 
 def _check(settings: Settings) -> tuple[bool, str]:

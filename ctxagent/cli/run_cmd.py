@@ -40,6 +40,13 @@ def repo_option(func: Callable) -> Callable:
                         show_default=True, help="repository (workspace) to work in")(func)
 
 
+def trust_option(func: Callable) -> Callable:
+    """`--trust-repo-config`: apply `<repo>/.ctxagent/config.toml` whole (docs/configuration.md)."""
+    return click.option("--trust-repo-config", "trust_repo", is_flag=True,
+                        help="apply every setting of the repository's .ctxagent/config.toml, endpoint, key "
+                             "and approval ones too (only for repositories you trust)")(func)
+
+
 def model_options(func: Callable) -> Callable:
     """--model, --base-url, --provider: override the configured model endpoint."""
     func = click.option("--provider", help="provider preset: openai, deepseek, qwen, ollama, vllm, llamacpp, "
@@ -56,13 +63,14 @@ def model_options(func: Callable) -> Callable:
 @click.option("--max-steps", type=int, help="most model calls for this task")
 @click.option("--resume", metavar="ID|last", help="continue a previous session")
 @model_options
+@trust_option
 def run_command(task: str, repo: Path, as_json: bool, yes: bool, max_steps: int | None, resume: str | None,
-                model: str | None, base_url: str | None, provider: str | None) -> int:
+                model: str | None, base_url: str | None, provider: str | None, trust_repo: bool) -> int:
     """Run TASK in the repository until the model answers, then exit."""
     from ctxagent.agent.runtime import open_agent  # imports the model client: only when running
 
     flags = {"model": model, "base_url": base_url, "provider": provider, "max_steps": max_steps, "yes": yes}
-    settings = load_settings(repo, flags)
+    settings = load_settings(repo, flags, trust_repo=trust_repo)
     console = Console(stderr=as_json, highlight=False)
     json_sink = JsonLinesSink(secrets=settings.secrets()) if as_json else None
     renderer = None if as_json else RichRenderer(console, secrets=settings.secrets())

@@ -39,10 +39,10 @@ def test_precedence_flags_over_env_over_repo_over_user(repo: Path, home: dict) -
     env = {**home, "CTXAGENT_BASE_URL": "http://127.0.0.1:9/v1"}
     write(user_config_path(env), '[model]\nmodel = "user-m"\ncontext_window = 1000\ntemperature = 0.5\n'
           "[agent]\nmax_steps = 5\nwall_time_s = 10\n")
-    write(repo_config_path(repo), '[model]\nmodel = "repo-m"\ncontext_window = 2000\n[agent]\nmax_steps = 6\n')
+    write(repo_config_path(repo), '[model]\nmodel = "repo-m"\ncontext_window = 2000\n[agent]\nmax_steps = 4\n')
     s = load_settings(repo, env=env)
     assert (s.model.model, s.model.context_window, s.model.temperature) == ("repo-m", 2000, 0.5)
-    assert (s.agent.max_steps, s.agent.wall_time_s) == (6, 10)
+    assert (s.agent.max_steps, s.agent.wall_time_s) == (4, 10)  # a repo may lower a limit (config_trust)
     assert s.sources["model.model"] == str(repo_config_path(repo))
     assert s.sources["model.temperature"] == str(user_config_path(env))
     s = load_settings(repo, env={**env, "CTXAGENT_MODEL": "env-m"})
@@ -103,7 +103,7 @@ def test_provider_set_higher_replaces_lower_model_url_and_key(repo: Path, home: 
 
 
 def test_api_key_env_names_the_variable(repo: Path, home: dict) -> None:
-    write(repo_config_path(repo), '[model]\nbase_url = "http://127.0.0.1:3/v1"\napi_key_env = "MY_KEY"\n')
+    write(user_config_path(home), '[model]\nbase_url = "http://127.0.0.1:3/v1"\napi_key_env = "MY_KEY"\n')
     s = load_settings(repo, env={**home, "MY_KEY": KEY})
     assert s.model.api_key.get_secret_value() == KEY
     with pytest.raises(ConfigError, match="MY_KEY"):

@@ -1,0 +1,222 @@
+"""Which settings a repository's own `.ctxagent/config.toml` may set (breaker report F0).
+
+A cloned repository is not trusted: its committed config file must not choose where
+requests go, which secret is sent, or how much the agent may do without asking. So the
+repository layer goes through an explicit ALLOW-LIST (a key not listed below is
+trusted-only, new settings included):
+
+- FREE keys choose how to talk to the endpoint the user chose: the model name,
+  temperature, token limits, protocol quirks, and every `[context]` key.
+- AT_MOST / AT_LEAST keys are limits a repository may only tighten: its value is taken
+  when it is at most (at least, for prices: a higher price reaches `max_cost_usd` sooner)
+  the value it would replace (the user file's, else the default).
+- ONLY keys may be set to one value: `agent.auto_approve = false`.
+
+Everything else (`model.provider`, `base_url`, `api_key`, `api_key_env`, `extra_body`,
+`agent.auto_approve = true`, a loosened limit, `trusted_repos`) is ignored, and one
+`UntrustedConfigWarning` names the keys and how to trust the repository (the CLI shows
+it as one `warning:` line per run). Ignoring rather than refusing keeps the agent usable
+on a repository that ships a config for its own maintainers; the warning makes it loud.
+
+A repository is trusted when the user file lists its resolved real path in
+`trusted_repos = ["/abs/path", ...]`, or with `--trust-repo-config`; then its file is
+read whole. Environment variables and flags are always trusted. Reference:
+docs/configuration.md ("Repository config files are not trusted").
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+import warnings
+from pathlib import Path
+from typing import Any, Mapping
+
+from pydantic import BaseModel, Field
+
+from ctxagent.errors import ConfigError
+
+FREE = frozenset({
+    "model.model", "model.context_window", "model.max_output_tokens", "model.max_tokens_field",
+    "model.temperature", "model.send_reasoning_content", "model.empty_content", "agent.episodic_memory",
+})
+"""Keys a repository may set to any valid value."""
+FREE_SECTIONS = frozenset({"context"})
+"""Tables whose every key a repository may set (budget shares, weights, compaction ratios)."""
+AT_MOST = frozenset({
+    "model.timeout_s", "model.max_retries", "agent.max_steps", "agent.max_task_tokens", "agent.max_cost_usd",
+    "agent.wall_time_s", "tools.terminal_timeout_s", "tools.terminal_max_output_bytes", "tools.patch_max_files",
+    "tools.patch_max_changed_lines", "tools.max_result_chars",
+})
+"""Limits a repository may only lower."""
+AT_LEAST = frozenset({"model.price_prompt_per_mtok", "model.price_completion_per_mtok"})
+"""Prices a repository may only raise (None, "not counted", is the loosest)."""
+ONLY = {"agent.auto_approve": False}
+"""Keys a repository may set to this one value only."""
+TRUSTED_REPOS_KEY = "trusted_repos"
+"""Top-level key of the user file listing trusted repositories (read here, skipped by the loader)."""
+TRUST_FLAG = "--trust-repo-config"
+
+_WHY = {"model.provider": "picks the provider and its key", "model.base_url": "decides where requests go",
+        "model.api_key": "sets the key", "model.api_key_env": "picks which secret is sent",
+        "model.extra_body": "adds request fields", "agent.auto_approve": "switches off approval",
+        TRUSTED_REPOS_KEY: "a repository cannot trust itself"}
+
+
+class UntrustedConfigWarning(UserWarning):
+    """Settings of an untrusted repository config file were ignored (message: which, and how to trust)."""
+
+
+class IgnoredSetting(BaseModel):
+    """One repository setting that was not applied."""
+
+    key: str
+    """Dotted key, e.g. "model.base_url" (or "trusted_repos")."""
+    reason: str
+    """Why, in a few words: "decides where requests go", "may only lower 40"."""
+
+
+class RepoConfigTrust(BaseModel):
+    """What the trust rule did with `<repo>/.ctxagent/config.toml` (shown by `ctxagent doctor`)."""
+
+    path: str | None = None
+    """The repository config file, or None when the repository has none."""
+    trusted: bool = False
+    """True when the file was read whole."""
+    trusted_by: str | None = None
+    """"flag --trust-repo-config" or "trusted_repos in <user file>"; None when not trusted."""
+    ignored: list[IgnoredSetting] = Field(default_factory=list)
+    """Settings of the file that were not applied, in file order."""
+    how_to_trust: str = ""
+    """The advice given with the warning."""
+
+    def warning(self) -> str | None:
+        """The one-line warning for the ignored settings, or None when nothing was ignored."""
+        if not self.ignored:
+            return None
+        keys = ", ".join(f"{i.key} ({i.reason})" for i in self.ignored)
+        return f"ignored from the untrusted repository config {self.path}: {keys}. {self.how_to_trust}"
+
+
+class RepoTrust:
+    """Applies the rule to one repository's config layer; `report` says what it did.
+
+    repo: the workspace; user_file: the user config path (may not exist); flag: True for
+    --trust-repo-config; sections: table name -> pydantic settings model (defaults of
+    the limits come from there). Raises ConfigError when the user file's
+    `trusted_repos` is not a list of absolute paths.
+    """
+
+    def __init__(self, repo: Path, user_file: Path, *, flag: bool, sections: Mapping[str, type[BaseModel]]) -> None:
+        self.sections = sections
+        self.report = RepoConfigTrust()
+        self.report.how_to_trust = (f"To trust this repository, add {TRUSTED_REPOS_KEY} = "
+                                    f"[{_toml_str(str(Path(repo).resolve()))}] to {user_file}, or pass {TRUST_FLAG}.")
+        listed = Path(repo).resolve() in trusted_repos(user_file)
+        if flag:
+            self.report.trusted, self.report.trusted_by = True, f"flag {TRUST_FLAG}"
+        elif listed:
+            self.report.trusted, self.report.trusted_by = True, f"{TRUSTED_REPOS_KEY} in {user_file}"
+
+    def filter(self, layer: dict[str, tuple[Any, str]], lower: Mapping[str, tuple[Any, ...]],
+               path: Path) -> dict[str, tuple[Any, str]]:
+        """The part of the repository `layer` (dotted key -> (value, source)) that may apply.
+
+        lower: values already set by lower levels (dotted key -> (value, ...)), which a
+        tighten-only limit is compared with. Warns (UntrustedConfigWarning) once per
+        distinct message when something was ignored.
+        """
+        self.report.path = str(path)
+        if self.report.trusted:
+            return layer
+        if TRUSTED_REPOS_KEY in _read(path):
+            self.report.ignored.append(IgnoredSetting(key=TRUSTED_REPOS_KEY, reason=_WHY[TRUSTED_REPOS_KEY]))
+        kept = {}
+        for key, (value, source) in layer.items():
+            reason = self._refusal(key, value, lower)
+            if reason is None:
+                kept[key] = (value, source)
+            else:
+                self.report.ignored.append(IgnoredSetting(key=key, reason=reason))
+        message = self.report.warning()
+        if message:
+            warnings.warn(message, UntrustedConfigWarning, stacklevel=2)
+        return kept
+
+    def _refusal(self, key: str, value: Any, lower: Mapping[str, tuple[Any, ...]]) -> str | None:
+        """None when an untrusted file may set `key` to `value`, else why not."""
+        if key in FREE or key.split(".", 1)[0] in FREE_SECTIONS:
+            return None
+        if key in ONLY:
+            return None if value is ONLY[key] and type(value) is type(ONLY[key]) else _WHY.get(key, "trusted only")
+        if key not in AT_MOST and key not in AT_LEAST:
+            return _WHY.get(key, "only your own config may set it")
+        new = _number(value)
+        if new is None:
+            return None  # not a number: validation names the file and the key
+        old = lower[key][0] if key in lower else self._default(key)
+        return _limit_refusal(new, old, at_most=key in AT_MOST)
+
+    def _default(self, key: str) -> Any:
+        section, name = key.split(".", 1)
+        field = self.sections[section].model_fields.get(name)
+        return None if field is None else field.get_default(call_default_factory=True)
+
+
+def _limit_refusal(new: float, old: Any, *, at_most: bool) -> str | None:
+    """None when `new` is at most (`at_most`) or at least `old`; None as `old` means no limit."""
+    if math.isnan(new):
+        return "not a number"
+    if old is None:
+        return None
+    old_number = _number(old)
+    if old_number is None:
+        return "the value it would replace is not a number"
+    if at_most:
+        return None if new <= old_number else f"may only lower {old!r}"
+    return None if new >= old_number else f"may only raise {old!r}"
+
+
+def trusted_repos(user_file: Path) -> set[Path]:
+    """The resolved paths in `trusted_repos` of the user config file (empty when absent).
+
+    Raises ConfigError naming the file when the value is not a list of absolute paths
+    (`~` is expanded). The TOML itself was already checked by the settings loader.
+    """
+    entries = _read(user_file).get(TRUSTED_REPOS_KEY, [])
+    if not isinstance(entries, list) or not all(isinstance(e, str) for e in entries):
+        raise ConfigError(f"{user_file}: {TRUSTED_REPOS_KEY} must be a list of paths, e.g. "
+                          f'{TRUSTED_REPOS_KEY} = ["/home/me/src/project"]', setting=TRUSTED_REPOS_KEY)
+    paths = set()
+    for entry in entries:
+        path = Path(entry).expanduser()
+        if not path.is_absolute():
+            raise ConfigError(f"{user_file}: {TRUSTED_REPOS_KEY} entry {entry!r} is not an absolute path; "
+                              "write the repository's full path", setting=TRUSTED_REPOS_KEY)
+        paths.add(path.resolve())
+    return paths
+
+
+def _read(path: Path) -> dict[str, Any]:
+    """The TOML file at `path` as a dict; {} when it is missing or unreadable (the loader reports those)."""
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return {}
+
+
+def _number(value: Any) -> float | None:
+    """`value` as pydantic's lax mode would read a number ("100", 1.5, true), else None."""
+    if isinstance(value, (bool, int, float)):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value.strip())
+        except ValueError:
+            return None
+    return None
+
+
+def _toml_str(text: str) -> str:
+    """`text` as a TOML basic string."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
