@@ -52,7 +52,7 @@ def _apply(patch_file: str, repo: Path, yes: bool, err: Console) -> None:
     changes = plan_patch(parse_patch(text), repo, _limits(repo, err))
     diff = unified_diff(changes)
     if diff:
-        Console(highlight=False).print(approval_preview(diff), end="")
+        Console(highlight=False).print(approval_preview(diff), end="", soft_wrap=True)
     if not yes:
         _confirm(err)
     root = workspace_root(repo)

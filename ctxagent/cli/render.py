@@ -152,7 +152,8 @@ class RichRenderer:
 
     def _on_approval_request(self, event: ApprovalRequest) -> None:
         self._newline()
-        self.console.print(approval_preview(redact(event.preview, self.secrets)), end="")
+        # soft_wrap: a long line is wrapped by the terminal, never split into what looks like two diff lines
+        self.console.print(approval_preview(redact(event.preview, self.secrets)), end="", soft_wrap=True)
         if event.auto:
             self.console.print(Text("  (approved: --yes / all)", style="dim"))
 

@@ -102,3 +102,19 @@ def test_terminal_prompt_yes_and_no(repo: Path, answer: bytes, code: int, conten
     assert returncode == code, output
     assert "Apply this patch?" in output
     assert (repo / "a.txt").read_text() == content
+
+
+@pytest.mark.parametrize("trick", ["\x1b[2K\x1b[1G", "\r", "\x1b]0;title\x07", "\u202e"])
+def test_control_chars_in_apply_diff_are_visible(repo: Path, trick: str) -> None:
+    """F8: `ctxagent apply` shows the same escaped preview, with the warning, as the agent's approval;
+    the file still gets exactly the bytes of the patch."""
+    from ctxagent.cli.safe_text import CONTROL_WARNING, visible
+
+    line = f"evil(){trick}+print('hello')"
+    (repo.parent / "ctl.patch").write_text(f"*** Begin Patch\n*** Add File: shown.py\n+{line}\n*** End Patch\n",
+                                           newline="")
+    result = invoke(["apply", str(repo.parent / "ctl.patch"), "--repo", str(repo), "--yes"])
+    assert result.exit_code == 0, result.output
+    assert CONTROL_WARNING in result.output and f"+{visible(line)}" in result.output
+    assert trick not in result.output
+    assert (repo / "shown.py").read_bytes() == f"{line}\n".encode()

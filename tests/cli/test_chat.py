@@ -78,3 +78,15 @@ def test_exit_commands_end_the_repl(make_agent, line: str) -> None:
     agent, server, _ = make_agent([])
     repl(agent, reader([line, "not read"]), console(), RichRenderer(console()))
     assert server.requests == []
+
+
+def test_secrets_never_reach_the_chat_input_history(tmp_path) -> None:
+    """F7: what you type at the chat prompt is kept in .ctxagent/chat_history with the key redacted."""
+    from ctxagent.cli.chat_cmd import _redacted_history
+
+    key = "sk-CHATSECRET0123456789abcdef"
+    history = _redacted_history(tmp_path / "chat_history", [key])
+    history.append_string(f"my key is {key}")
+    history.append_string("plain line")
+    stored = (tmp_path / "chat_history").read_text(encoding="utf-8")
+    assert key not in stored and "my key is [REDACTED]" in stored and "plain line" in stored
