@@ -52,7 +52,7 @@ AT_MOST = frozenset({
 AT_LEAST = frozenset({"model.price_prompt_per_mtok", "model.price_completion_per_mtok"})
 """Prices a repository may only raise (None, "not counted", is the loosest)."""
 ONLY = {"agent.auto_approve": False}
-"""Keys a repository may set to this one value only."""
+"""Keys a repository may set to this one value only (a singleton, compared with `is`: "false" is not False)."""
 TRUSTED_REPOS_KEY = "trusted_repos"
 """Top-level key of the user file listing trusted repositories (read here, skipped by the loader)."""
 TRUST_FLAG = "--trust-repo-config"
@@ -148,7 +148,7 @@ class RepoTrust:
         if key in FREE or key.split(".", 1)[0] in FREE_SECTIONS:
             return None
         if key in ONLY:
-            return None if value is ONLY[key] and type(value) is type(ONLY[key]) else _WHY.get(key, "trusted only")
+            return None if value is ONLY[key] else _WHY.get(key, "only this value: " + repr(ONLY[key]))
         if key not in AT_MOST and key not in AT_LEAST:
             return _WHY.get(key, "only your own config may set it")
         new = _number(value)
