@@ -20,25 +20,30 @@ from typing import Any, Mapping
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ctxagent.config_trust import TRUSTED_REPOS_KEY, RepoConfigTrust, RepoTrust
-from ctxagent.errors import ConfigError
+from ctxagent.config_check import allowed_range, check_context, context_keys, unknown_key_message
+from ctxagent.errors import ConfigError, StorageError
 from ctxagent.llm.presets import PRESETS
 from ctxagent.llm.settings import ModelSettings
 from ctxagent.storage import state_dir
 
 
 class AgentSettings(BaseModel):
-    """Limits and behaviour of the agent loop; each limit ends a turn with its own TurnEnd reason."""
+    """Limits and behaviour of the agent loop; each limit ends a turn with its own TurnEnd reason.
 
-    model_config = ConfigDict(extra="forbid")
+    Every number must be finite and within the range given in its description (a value
+    outside it is a ConfigError naming the key and the range).
+    """
 
-    max_steps: int = Field(40, gt=0)
-    """Model calls per turn before it stops (TurnEnd reason max_steps)."""
-    max_task_tokens: int = Field(2_000_000, gt=0)
-    """Prompt + completion tokens per turn before it stops (reason max_tokens)."""
-    max_cost_usd: float = Field(2.0, gt=0)
-    """USD per turn before it stops (reason max_cost); counted only when model prices are set."""
-    wall_time_s: float = Field(1800.0, gt=0)
-    """Seconds per turn before it stops (reason wall_time); checked before each model call."""
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    max_steps: int = Field(40, gt=0, le=10_000)
+    """Model calls per turn before it stops (TurnEnd reason max_steps); 1 to 10000."""
+    max_task_tokens: int = Field(2_000_000, gt=0, le=1_000_000_000)
+    """Prompt + completion tokens per turn before it stops (reason max_tokens); 1 to 10^9."""
+    max_cost_usd: float = Field(2.0, gt=0, le=10_000)
+    """USD per turn before it stops (reason max_cost); counted only when model prices are set; (0, 10000]."""
+    wall_time_s: float = Field(1800.0, gt=0, le=86_400)
+    """Seconds per turn before it stops (reason wall_time); checked before each model call; (0, 86400]."""
     auto_approve: bool = False
     """Approve every tool call that needs approval without asking (same as --yes)."""
     episodic_memory: bool = True
@@ -46,24 +51,26 @@ class AgentSettings(BaseModel):
 
 
 class ToolSettings(BaseModel):
-    """Limits passed to the tools."""
+    """Limits passed to the tools (finite, within the range given in each description)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-    terminal_timeout_s: float = Field(30.0, gt=0)
-    """Seconds a terminal command may run before its process group is killed."""
-    terminal_max_output_bytes: int = Field(64_000, gt=0)
-    """Bytes of terminal output kept (head and tail) before it is cut."""
-    patch_max_files: int = Field(50, gt=0)
-    """Files one patch may touch."""
-    patch_max_changed_lines: int = Field(5_000, gt=0)
-    """Added + removed lines one patch may contain."""
-    max_result_chars: int = Field(40_000, gt=0)
-    """Characters of one tool result kept in the history (head and tail, marked; case C05)."""
+    terminal_timeout_s: float = Field(30.0, gt=0, le=3600)
+    """Seconds a terminal command may run before its process group is killed; (0, 3600]."""
+    terminal_max_output_bytes: int = Field(64_000, gt=0, le=10_000_000)
+    """Bytes of terminal output kept (head and tail) before it is cut; 1 to 10^7."""
+    patch_max_files: int = Field(50, gt=0, le=10_000)
+    """Files one patch may touch; 1 to 10000."""
+    patch_max_changed_lines: int = Field(5_000, gt=0, le=1_000_000)
+    """Added + removed lines one patch may contain; 1 to 10^6."""
+    max_result_chars: int = Field(40_000, gt=0, le=10_000_000)
+    """Characters of one tool result kept in the history (head and tail, marked; case C05); 1 to 10^7."""
 
 
 class ContextSettings(BaseModel):
-    """Settings of the context engine (`[context]`); its keys are defined and validated there."""
+    """Settings of the context engine (`[context]`); its keys are defined and validated there
+    (`ctxagent.context.packet.ContextConfig` fields and `compaction_<CompactionConfig field>`);
+    `load_settings` refuses unknown keys and out-of-range values (`ctxagent.config_check`)."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -121,8 +128,12 @@ def user_config_path(env: Mapping[str, str] | None = None) -> Path:
 
 
 def repo_config_path(repo: Path) -> Path:
-    """`<repo>/.ctxagent/config.toml`."""
-    return state_dir(repo) / "config.toml"
+    """`<repo>/.ctxagent/config.toml`. Raises ConfigError when `<repo>/.ctxagent` is refused
+    (a symbolic link, or holding one: `ctxagent.storage.state_dir`)."""
+    try:
+        return state_dir(repo) / "config.toml"
+    except StorageError as exc:
+        raise ConfigError(str(exc), setting="state folder") from None
 
 
 def load_settings(repo: Path, flags: dict[str, Any] | None = None, env: Mapping[str, str] | None = None,
@@ -143,7 +154,7 @@ def load_settings(repo: Path, flags: dict[str, Any] | None = None, env: Mapping[
     files = []
     trust = RepoTrust(repo, user_config_path(env), flag=trust_repo, sections=_SECTIONS)
     for path, rank in ((user_config_path(env), _USER), (repo_config_path(repo), _REPO)):
-        if path.is_file():
+        if os.path.lexists(path):  # a folder or unreadable file in its place is an error, not "no file"
             layer = _file_layer(path)
             _merge(values, trust.filter(layer, values, path) if rank == _REPO else layer, rank)
             files.append(str(path))
@@ -174,7 +185,9 @@ def _file_layer(path: Path) -> dict[str, tuple[Any, str]]:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"cannot parse {path}: {exc}. Fix the TOML syntax (https://toml.io) or move the file away.") from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read {path}: {exc}") from None
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise ConfigError(f"cannot read the config file {path}: {why}. It must be a readable UTF-8 TOML "
+                          "file; fix or remove it.", setting=str(path)) from None
     layer: dict[str, tuple[Any, str]] = {}
     for section, table in data.items():
         if section == TRUSTED_REPOS_KEY:  # read by ctxagent.config_trust
@@ -192,10 +205,13 @@ def _file_layer(path: Path) -> dict[str, tuple[Any, str]]:
 def _check_known(dotted: str, path: Path) -> None:
     section, key = dotted.split(".", 1)
     model = _SECTIONS[section]
-    if model.model_config.get("extra") == "allow" or key in model.model_fields or dotted in _LOADER_KEYS:
+    if key in model.model_fields or dotted in _LOADER_KEYS:
         return
-    valid = ", ".join(sorted(list(model.model_fields) + [k.split(".")[1] for k in _LOADER_KEYS if k.startswith(section)]))
-    raise ConfigError(f"{path}: unknown setting {dotted!r}; valid keys in [{section}]: {valid}", setting=dotted)
+    valid = set(context_keys()) if model is ContextSettings else set(model.model_fields)
+    if key in valid:
+        return
+    valid |= {k.split(".")[1] for k in _LOADER_KEYS if k.startswith(section + ".")}
+    raise ConfigError(unknown_key_message(dotted, valid, path), setting=dotted)
 
 
 def _flag_layer(flags: dict[str, Any]) -> dict[str, tuple[Any, str]]:
@@ -301,6 +317,7 @@ def _build(values: dict[str, Value], files: list[str], trust: RepoConfigTrust) -
         section, key = dotted.split(".", 1)
         nested[section][key] = value
     sources = {k: source for k, (_v, source, _r) in sorted(values.items())}
+    check_context({k.split(".", 1)[1]: (v, s) for k, (v, s, _r) in values.items() if k.startswith("context.")})
     try:
         return Settings(**nested, sources=sources, files=files, repo_trust=trust)
     except ValidationError as exc:
@@ -313,4 +330,7 @@ def _explain(exc: ValidationError, values: dict[str, Value]) -> str:
     value, source, _rank = values.get(dotted, ("(missing)", "defaults", 0))
     shown = "***" if dotted == "model.api_key" else repr(value)
     more = f" (and {len(exc.errors()) - 1} more problem(s))" if len(exc.errors()) > 1 else ""
-    return f"invalid setting {dotted} = {shown} from {source}: {err.get('msg', 'invalid')}. Fix it there{more}."
+    section, _, key = dotted.partition(".")
+    bounds = allowed_range(_SECTIONS[section], key) if section in _SECTIONS else None
+    allowed = f" (allowed: {bounds})" if bounds else ""
+    return f"invalid setting {dotted} = {shown} from {source}: {err.get('msg', 'invalid')}{allowed}. Fix it there{more}."

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr
 class ModelSettings(BaseModel):
     """How to reach one OpenAI-compatible chat-completions endpoint and how to talk to it."""
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, protected_namespaces=())
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, protected_namespaces=(), allow_inf_nan=False)
 
     provider: str = "openai"
     """Preset name: openai, deepseek, qwen, ollama, vllm, llamacpp, local or custom."""
@@ -29,26 +29,26 @@ class ModelSettings(BaseModel):
     """OpenAI-compatible root ending in /v1; None means the preset's URL."""
     api_key: SecretStr | None = None
     """API key; never shown by repr/str/dumps. None: no key (local servers)."""
-    context_window: int = Field(128_000, gt=0)
-    """Tokens the model accepts, prompt and output together."""
-    max_output_tokens: int = Field(4096, gt=0)
-    """Tokens the model may generate per call (sent as `max_tokens`)."""
+    context_window: int = Field(128_000, gt=0, le=100_000_000)
+    """Tokens the model accepts, prompt and output together; 1 to 10^8."""
+    max_output_tokens: int = Field(4096, gt=0, le=10_000_000)
+    """Tokens the model may generate per call (sent as `max_tokens`); 1 to 10^7."""
     max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
     """Request field that carries `max_output_tokens`; OpenAI o-series want max_completion_tokens."""
-    temperature: float | None = 0.2
-    """Sampling temperature; None leaves it out (reasoning models that reject it)."""
-    price_prompt_per_mtok: float | None = Field(None, ge=0)
-    """USD per 1M prompt tokens; with the completion price it turns usage into cost."""
-    price_completion_per_mtok: float | None = Field(None, ge=0)
-    """USD per 1M completion tokens (reasoning tokens included, as providers bill them)."""
+    temperature: float | None = Field(0.2, ge=0, le=2)
+    """Sampling temperature, 0 to 2; None leaves it out (reasoning models that reject it)."""
+    price_prompt_per_mtok: float | None = Field(None, ge=0, le=10_000)
+    """USD per 1M prompt tokens, 0 to 10000; with the completion price it turns usage into cost."""
+    price_completion_per_mtok: float | None = Field(None, ge=0, le=10_000)
+    """USD per 1M completion tokens, 0 to 10000 (reasoning tokens included, as providers bill them)."""
     send_reasoning_content: bool = False
     """Send assistant `reasoning_content` back (DeepSeek thinking mode with tools; case C06)."""
     empty_content: Literal["null", "empty"] = "null"
     """Content sent beside tool_calls when there is no text: null (OpenAI) or "" (case C07)."""
-    timeout_s: float = Field(120.0, gt=0)
-    """Seconds to wait for connect and for each read (the gap between stream chunks)."""
-    max_retries: int = Field(4, ge=0)
-    """Retries after a 429, 5xx, timeout or connection error (attempts = retries + 1)."""
+    timeout_s: float = Field(120.0, gt=0, le=3600)
+    """Seconds to wait for connect and for each read (the gap between stream chunks); (0, 3600]."""
+    max_retries: int = Field(4, ge=0, le=20)
+    """Retries after a 429, 5xx, timeout or connection error (attempts = retries + 1); 0 to 20."""
     extra_body: dict[str, Any] = Field(default_factory=dict)
     """Extra request fields passed through as given (e.g. llama.cpp grammar, DeepSeek thinking)."""
 
