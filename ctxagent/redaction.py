@@ -10,8 +10,10 @@ in which:
 - strings shaped like API keys (`sk-...`, `ghp_...`, `xoxb-...`, `AKIA...`, `hf_...`,
   `Bearer ...`) are replaced even when nobody named them.
 
-One implementation for transcripts, snapshots, `--json` output, crash logs and
-episodic memories.
+One implementation for transcripts, snapshots, `--json` output, crash logs, episodic
+memories, the console renderer and `ctxagent tool` output, and the arguments of the
+tools that store what they are given (`ctxagent.agent.toolcalls.redacted_arguments`).
+`StreamRedactor` applies it to text that arrives in pieces (a streamed answer).
 """
 
 from __future__ import annotations
