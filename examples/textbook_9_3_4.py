@@ -1,9 +1,10 @@
 """Hello-Agents, chapter 9, section 9.3.4 "完整使用示例" (1) 基础使用, run with ctxagent.
 
 The code below the imports is the textbook's, unchanged. Only the imports differ: the
-builder comes from `ctxagent.context`, and memory and retrieval from small offline
-stand-ins (`textbook_tools.py`) that offer the same `run` actions. Run it with
-`python examples/textbook_9_3_4.py`; it needs no model and no network.
+builder comes from `ctxagent.context`, and memory and retrieval are ctxagent's real
+`MemoryTool` and `RAGTool` (through `textbook_tools.py`, which loads the sample documents
+of `knowledge_base/` into the RAG tool). Run it with `python examples/textbook_9_3_4.py`;
+it needs no model and no network, and keeps its memories in `./.ctxagent/memory.db`.
 """
 
 from ctxagent.context import ContextBuilder, ContextConfig

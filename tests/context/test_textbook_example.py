@@ -22,3 +22,18 @@ def test_textbook_9_3_4_runs_offline_and_produces_every_section(tmp_path) -> Non
     assert "Memory: 用户正在开发数据分析工具,使用Python和Pandas" in text  # memory
     assert "user: 我打算使用Python和Pandas,已经完成了CSV读取模块" in text  # history
     assert "请基于以上信息" in text
+
+
+def test_F14_the_example_uses_ctxagents_real_memory_and_rag_tools(tmp_path, monkeypatch) -> None:
+    """The example teaches the real classes, not stand-ins (breaker F14)."""
+    import importlib
+
+    from ctxagent.tools import MemoryTool, RAGTool
+
+    monkeypatch.syspath_prepend(str(EXAMPLE.parent))
+    monkeypatch.chdir(tmp_path)
+    tools = importlib.import_module("textbook_tools")
+    assert tools.MemoryTool is MemoryTool and issubclass(tools.RAGTool, RAGTool)
+    rag = tools.RAGTool(knowledge_base_path="./knowledge_base")
+    assert rag.run({"action": "stats"})["documents"] == len(list(tools.SAMPLES.glob("*.md")))
+    assert (tmp_path / "knowledge_base" / "rag_knowledge_base.db").is_file()
