@@ -65,30 +65,56 @@ _BEARER_TAIL = re.compile(r"(?i:bearer)\s+$")
 class StreamRedactor:
     """`redact` for text that arrives in pieces (a streamed model answer).
 
-    A secret split across two pieces is caught because `feed(piece)` returns only the
-    text that can no longer be the start of one: it holds back the trailing run of
-    printable ASCII without spaces (at most MAX_HELD_CHARS, plus a `Bearer ` before it).
-    Text in other scripts (Chinese...) and text up to each space comes out at once.
-    `flush()` returns what is held (call it when the stream ends or is interrupted).
+    `feed(piece)` returns only the text that can no longer be part of a secret: it holds
+    back the trailing run of printable ASCII without spaces (what keys are made of; at
+    most MAX_HELD_CHARS), and a `Bearer` word with the space after it, so a secret split
+    across pieces is redacted as if the text had come whole. Text in other scripts
+    (Chinese...) and English up to each space comes out at once. `flush()` returns what
+    is held (call it when the stream ends or is interrupted).
     """
 
     def __init__(self, secrets: Iterable[str] = ()) -> None:
         self.secrets = list(secrets)
         self._held = ""
+        self._before = ""  # the last character shown, when it cannot be part of a match (for \b)
 
     def feed(self, piece: str) -> str:
         """Add `piece`; return the redacted text that is ready to show (may be "")."""
         text = self._held + piece
-        cut = len(text)
-        while cut > 0 and text[cut - 1] in _KEY_CHARS and len(text) - cut < MAX_HELD_CHARS:
-            cut -= 1
-        bearer = _BEARER_TAIL.search(text[max(0, cut - 64):cut])
-        if bearer is not None:
-            cut -= len(bearer.group())
+        cut = _safe_cut(text)
         self._held = text[cut:]
-        return redact(text[:cut], self.secrets)
+        return self._emit(text[:cut])
 
     def flush(self) -> str:
         """Return everything held back, redacted, and start empty."""
         text, self._held = self._held, ""
-        return redact(text, self.secrets)
+        return self._emit(text)
+
+    def _emit(self, ready: str) -> str:
+        if not ready:
+            return ""
+        before = self._before
+        self._before = "" if ready[-1] in _KEY_CHARS else ready[-1]
+        return redact(before + ready, self.secrets)[len(before):]
+
+
+def _safe_cut(text: str) -> int:
+    """Where `text` may be cut so that no secret straddles the cut: the start of the
+    trailing key-character run, moved before any `Bearer<space>` (and the run holding
+    that word) that ends there; never more than MAX_HELD_CHARS before the end."""
+    cut = _run_start(text, len(text))
+    while True:
+        bearer = _BEARER_TAIL.search(text, max(0, cut - 64), cut)
+        if bearer is None:
+            return cut
+        start = _run_start(text, bearer.start() + len("bearer"))
+        if start >= cut or len(text) - start > MAX_HELD_CHARS:
+            return cut
+        cut = start
+
+
+def _run_start(text: str, end: int) -> int:
+    i = end
+    while i > 0 and text[i - 1] in _KEY_CHARS and len(text) - (i - 1) <= MAX_HELD_CHARS:
+        i -= 1
+    return i
