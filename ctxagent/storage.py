@@ -177,15 +177,15 @@ def read_json_with_fallback(
             if problems:
                 if candidate == backup and damaged is not None:
                     _restore(path, raw, damaged)
-                warnings.warn(f"{path}: {'; '.join(problems)}; restored from {backup.name}", stacklevel=2)
+                warnings.warn(f"{path.parent}{os.sep}{'; '.join(problems)}; restored from {backup.name}", stacklevel=2)
             return value
         if problem is not None:
             problems.append(problem)
             if candidate == path and raw is not None:
                 damaged = raw
     if problems:
-        warnings.warn(f"{path}: {'; '.join(problems)}; no usable backup, so it reads as empty until it is "
-                      "fixed or rewritten", stacklevel=2)
+        warnings.warn(f"{path.parent}{os.sep}{'; '.join(problems)}; no usable backup, so it reads as empty until it "
+                      "is fixed or rewritten", stacklevel=2)
     return default()
 
 

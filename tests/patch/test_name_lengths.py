@@ -100,3 +100,17 @@ def test_F6_ctxagent_apply_adds_a_254_byte_name(ws: Path, tmp_path: Path) -> Non
     out = invoke(["apply", str(patch), "--repo", str(ws), "--yes"])
     assert out.exit_code == 0, out.output
     assert (ws / ("n" * 254)).read_text() == "n\n"
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads through any permission bits")
+def test_F6_other_file_system_errors_while_planning_are_patch_errors(ws: Path) -> None:
+    locked = ws / "locked"
+    locked.mkdir()
+    (locked / "f.txt").write_text("a\n")
+    locked.chmod(0)
+    try:
+        with pytest.raises(PatchError) as caught:
+            apply_patch_text(P("*** Update File: locked/f.txt\n@@\n-a\n+b\n"), ws)
+        assert caught.value.path == "locked/f.txt" and "nothing was changed" in str(caught.value).lower()
+    finally:
+        locked.chmod(0o755)
