@@ -5,7 +5,8 @@ built from: the system messages at the head of `history`; the conversation, seen
 the compaction done so far in this session; and the session state, re-read every call
 so it comes back after any compaction, and selected for this request
 (`ctxagent.context.stateselect`): the todo board as the state layer, the notes as
-evidence packets and the memory hits as memory packets, each note and memory scored by
+evidence packets and the memory hits as memory packets (memories of other sessions only:
+`own_memory`), each note and memory scored by
 relevance to the current request and the task and by recency, and chosen under its
 layer's budget. They are sent in front of the current request (`fitting.build_request`),
 so the system prompt and the earlier history stay byte-identical between calls. Then:
@@ -199,14 +200,16 @@ class ContextAssembler:
 
     def _gather(self, state: dict, query: str) -> tuple[dict, list[str]]:
         """The session state: what `state` carries over the repository's todo board and notes
-        (`load_state`), plus memory hits for `query` (`memory_search`)."""
+        (`load_state`), plus memory hits for `query` (`memory_search`), without the
+        memories of this session (`own_memory`)."""
         loaded, problems = ({}, [])
         if self.load_state is not None and state.get("repo"):
             loaded, problems = self.load_state(state["repo"], state.get("task") or "")
         full = {**loaded, **state}
         if self.memory_search is not None and "memory" not in state and query:
             try:
-                full["memory"] = list(self.memory_search(query))
+                hits = list(self.memory_search(query))
+                full["memory"] = [h for h in hits if not own_memory(h, state.get("session_id"))]
             except Exception as exc:  # a failing memory source is reported and skipped (issue 4)
                 problems.append(f"memory search failed: {type(exc).__name__}: {exc}")
         return full, problems
@@ -225,6 +228,19 @@ class ContextAssembler:
                 out[i] = {**message, "content": truncate_tool_result(content, chars)}
                 capped.append(i)
         return out, capped
+
+
+def own_memory(hit: Any, session_id: str | None) -> bool:
+    """Whether memory `hit` (a search hit dict) was recorded by session `session_id` (its
+    `metadata["session_id"]`: the episode of one of its turns, or a memory the agent added).
+
+    Such a memory is not evidence for that session: the session's history holds the turn
+    it came from, verbatim or in a compaction summary (whose sections carry progress,
+    decisions, key facts and the files changed), and a resumed session rebuilds that
+    history from its transcript. Memory is the cross-session layer (DESIGN.md section 1);
+    sending it back to its own session would state the same fact twice."""
+    meta = hit.get("metadata") if isinstance(hit, dict) else None
+    return bool(session_id) and isinstance(meta, dict) and meta.get("session_id") == session_id
 
 
 def _split_system(history: list[dict]) -> tuple[list[dict], list[dict]]:

@@ -8,10 +8,11 @@ snapshots with `settings.secrets()` scrubbed, automatic compactions reported as
 
 `attach(agent)` connects an assembler to the agent built around it: compactions go to
 every sink of the agent (renderer, `--json`, transcript) and the agent's `memory` tool
-feeds the memory layer. The notes and the todo board come from the repository on every
-request (`ctxagent.context.sessionstate`); `ctxagent.context.stateselect` sends the
-board as the state layer and the notes and memory hits chosen for the request as
-evidence, in front of the current request.
+feeds the memory layer with the memories of other sessions (the session's own are in its
+history). The notes and the todo board come from the repository on every request
+(`ctxagent.context.sessionstate`); `ctxagent.context.stateselect` sends the board as the
+state layer and the notes and memory hits chosen for the request as evidence, in front
+of the current request.
 """
 
 from __future__ import annotations
@@ -40,14 +41,21 @@ MEMORY_HITS = 5
 MEMORY_MIN_IMPORTANCE = 0.3
 
 
-def memory_search(tool: Any, *, limit: int = MEMORY_HITS,
-                  min_importance: float = MEMORY_MIN_IMPORTANCE) -> Callable[[str], list]:
+def memory_search(tool: Any, *, limit: int = MEMORY_HITS, min_importance: float = MEMORY_MIN_IMPORTANCE,
+                  session_id: str | None = None) -> Callable[[str], list]:
     """`query -> [hit dicts]` over a MemoryTool (anything with the textbook's
-    `run({"action": "search", ...})`), for `ContextAssembler(memory_search=...)`."""
+    `run({"action": "search", ...})`), for `ContextAssembler(memory_search=...)`.
+
+    `session_id`: the session the requests are for. Its own memories (its episodes, and
+    whatever the memory tool recorded with its id) are left out of the search, so they do
+    not take the places of earlier sessions' memories; the assembler drops any that still
+    come back (see `ContextAssembler._gather`)."""
+    args = {"action": "search", "limit": limit, "min_importance": min_importance}
+    if session_id:
+        args["exclude_session_id"] = session_id
 
     def search(query: str) -> list:
-        return list(tool.run({"action": "search", "query": query, "limit": limit,
-                              "min_importance": min_importance}) or [])
+        return list(tool.run({**args, "query": query}) or [])
 
     return search
 
@@ -55,14 +63,15 @@ def memory_search(tool: Any, *, limit: int = MEMORY_HITS,
 def attach(agent: Any) -> None:
     """Connect `agent.assembler` (a ContextAssembler; anything else is left alone) to `agent`:
     automatic compactions become `Compaction` events sent to all of the agent's sinks, and
-    the agent's `memory` tool, if it has one, feeds the memory layer of every request."""
+    the agent's `memory` tool, if it has one, feeds the memory layer of every request with
+    memories of other sessions (this session's own are in its history already)."""
     assembler = agent.assembler
     if not isinstance(assembler, ContextAssembler):
         return
     assembler.on_compaction = lambda record: agent.emit(compaction_event(record))
     tool = agent.registry.get("memory")
     if tool is not None and assembler.memory_search is None:
-        assembler.memory_search = memory_search(tool)
+        assembler.memory_search = memory_search(tool, session_id=agent.session.id)
 
 
 def make_assembler(settings: Any, repo: Path, session: Any, *, client: Any = None,

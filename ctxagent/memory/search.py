@@ -43,14 +43,17 @@ def combined_score(relevance: float, importance: float, created_at: float, now: 
 
 
 def search(store: "MemoryStore", query: str, *, memory_types: list[str] | None = None,
-           min_importance: float = 0.0, limit: int = 5, now: float | None = None) -> list[tuple[MemoryItem, float]]:
+           min_importance: float = 0.0, limit: int = 5, now: float | None = None,
+           exclude_session: str | None = None) -> list[tuple[MemoryItem, float]]:
     """Up to `limit` (memory, score) pairs of `store`'s user, best first.
 
     `memory_types`: keep only these types (None = all). `min_importance`: keep memories
-    at least this important. Raises ToolInputError on an unknown type or bad number.
+    at least this important. `exclude_session`: leave out memories whose metadata
+    `session_id` is this (filtered in SQL, so they never take a place of the `limit`).
+    Raises ToolInputError on an unknown type or bad number.
     """
     now = time.time() if now is None else now
-    where, params = _filters(store.user_id, memory_types, min_importance)
+    where, params = _filters(store.user_id, memory_types, min_importance, exclude_session)
     if not query or not query.strip():
         return _by_importance(store, where, params, limit, now)
     terms = fts.query_terms(query)
@@ -66,7 +69,8 @@ def search(store: "MemoryStore", query: str, *, memory_types: list[str] | None =
     return [(MemoryItem.from_row(r), score) for score, r in scored[:limit]]
 
 
-def _filters(user_id: str, memory_types: list[str] | None, min_importance: float) -> tuple[str, list]:
+def _filters(user_id: str, memory_types: list[str] | None, min_importance: float,
+             exclude_session: str | None = None) -> tuple[str, list]:
     clauses, params = ["m.user_id = ?"], [user_id]
     if memory_types:
         types = [check_type(t) for t in memory_types]
@@ -75,6 +79,9 @@ def _filters(user_id: str, memory_types: list[str] | None, min_importance: float
     if min_importance:
         clauses.append("m.importance >= ?")
         params.append(check_importance(min_importance))
+    if exclude_session:  # CASE: json_extract is only reached on valid JSON, so a damaged row cannot fail the query
+        clauses.append("(CASE WHEN json_valid(m.metadata) THEN json_extract(m.metadata, '$.session_id') END) IS NOT ?")
+        params.append(str(exclude_session))
     return " AND ".join(clauses), params
 
 

@@ -186,12 +186,14 @@ class MemoryStore:
             return conn.execute("SELECT count(*) FROM memories WHERE user_id = ?", (self.user_id,)).fetchone()[0]
 
     def search(self, query: str, *, memory_types: list[str] | None = None, min_importance: float = 0.0,
-               limit: int = 5, now: float | None = None) -> list[tuple[MemoryItem, float]]:
-        """Best matches of `query` as (memory, score), best first; see `ctxagent.memory.search`."""
+               limit: int = 5, now: float | None = None,
+               exclude_session: str | None = None) -> list[tuple[MemoryItem, float]]:
+        """Best matches of `query` as (memory, score), best first; see `ctxagent.memory.search`
+        (`exclude_session`: leave out the memories recorded with this metadata `session_id`)."""
         from ctxagent.memory.search import search
 
         return search(self, query, memory_types=memory_types, min_importance=min_importance,
-                      limit=limit, now=now)
+                      limit=limit, now=now, exclude_session=exclude_session)
 
     # ------------------------------------------------------------ helpers
 

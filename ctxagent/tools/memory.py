@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic.json_schema import SkipJsonSchema
 
 from ctxagent.errors import ToolInputError
 from ctxagent.memory import upkeep
@@ -74,6 +75,10 @@ class MemoryParams(BaseModel):
     types: list[str] | None = Field(None, description="same as memory_types")
     min_importance: float | None = Field(None, ge=0, le=1, description="search: skip less important (0.1)")
     limit: int | None = Field(None, ge=1, le=100, description="most results (search, summary: 5)")
+    #: Not in the model's schema: the context engine's own searches leave out the memories of
+    #: the session they are for (`ctxagent.context.wiring.memory_search`).
+    exclude_session_id: SkipJsonSchema[str | None] = Field(
+        None, description="search: leave out memories recorded with this session_id")
     memory_id: str | None = Field(None, description="id or unique id prefix (update, remove)")
     strategy: Literal["importance_based", "time_based", "capacity_based"] | None = Field(
         None, description="forget: importance_based (default) | time_based | capacity_based")
@@ -94,7 +99,9 @@ class MemoryTool(TextbookExecute, Tool):
     enabled (default all four; others are refused). `max_capacity`: the default
     `capacity_based` forget keeps this many. `embedder`: "auto" uses a local embedding
     model if one is installed (see `ctxagent.memory.embeddings`), None turns it off.
-    `session_id`: recorded in each new memory's metadata when given.
+    `session_id`: recorded in each new memory's metadata when given. A search with
+    `exclude_session_id` (a library/engine argument, not in the model's schema) leaves out
+    the memories recorded with that session id.
     """
 
     name = "memory"
@@ -138,7 +145,7 @@ class MemoryTool(TextbookExecute, Tool):
         types = p.memory_types or p.types or ([p.memory_type] if p.memory_type else None)
         hits = self.store.search(p.query or "", memory_types=[self._enabled(t) for t in types or []] or None,
                                  min_importance=0.1 if p.min_importance is None else p.min_importance,
-                                 limit=p.limit or 5)
+                                 limit=p.limit or 5, exclude_session=p.exclude_session_id)
         rows = [item.to_dict(score) for item, score in hits]
         return ToolResult(True, render_item_rows(rows, f"no memories match {p.query!r}"), rows)
 

@@ -65,6 +65,48 @@ def test_the_episode_comes_back_as_evidence_in_a_later_session(tmp_path, fake_op
     assert request.endswith("[Task]\nRemind me: which test runner plugins?")
 
 
+def test_this_sessions_episode_is_not_evidence_in_its_own_next_turn(tmp_path, fake_openai) -> None:
+    server = fake_openai([text("The tests use pytest-xdist."), text("Still pytest-xdist.")])
+    with open_agent(tmp_path, _settings(server)) as agent:
+        agent.run_turn("Which test runner plugins does the suite use?")
+        agent.run_turn("Remind me: which test runner plugins?")
+    assert len(_episode_rows(tmp_path)) == 2  # both written, for later sessions
+    messages = server.requests[1]["messages"]
+    assert messages[-1]["content"] == "Remind me: which test runner plugins?"  # no [Evidence]: turn 1 is history
+    assert {"role": "assistant", "content": "The tests use pytest-xdist."}.items() <= messages[-2].items()
+
+
+def test_a_memory_the_agent_adds_comes_back_in_later_sessions_not_in_its_own(tmp_path, fake_openai) -> None:
+    add = tool_calls([("memory", json.dumps({"action": "add", "content": "Releases are cut with make release-rc.",
+                                             "memory_type": "semantic", "importance": 0.9}))])
+    server = fake_openai([add, text("Noted."), text("With make release-rc.")])
+    with open_agent(tmp_path, _settings(server, episodic_memory=False)) as agent:
+        agent.run_turn("Remember: releases are cut with make release-rc.")
+        agent.run_turn("How are releases cut?")
+    assert server.requests[2]["messages"][-1]["content"] == "How are releases cut?"
+    later = fake_openai([text("With make release-rc.")])
+    with open_agent(tmp_path, _settings(later, episodic_memory=False)) as agent:
+        agent.run_turn("How are releases cut?")
+    sent = later.requests[0]["messages"][-1]["content"]
+    assert sent.startswith("[Evidence]\nMemory (semantic): Releases are cut with make release-rc.")
+
+
+def test_a_resumed_session_gets_earlier_sessions_episodes_not_its_own(tmp_path, fake_openai) -> None:
+    first = fake_openai([text("The tests use pytest-xdist.")])
+    with open_agent(tmp_path, _settings(first)) as agent:
+        agent.run_turn("Which test runner plugins does the suite use?")
+    second = fake_openai([text("Coverage is measured with pytest-cov."), text("xdist and cov.")])
+    with open_agent(tmp_path, _settings(second)) as agent:
+        agent.run_turn("Which test runner plugin measures coverage?")
+    with open_agent(tmp_path, _settings(second), resume=agent.session.id) as resumed:
+        resumed.run_turn("Remind me: which test runner plugins?")
+    messages = second.requests[-1]["messages"]
+    evidence, task = messages[-1]["content"].split("\n\n[Task]\n")
+    assert task == "Remind me: which test runner plugins?" and "The tests use pytest-xdist." in evidence
+    assert "Coverage is measured" not in evidence  # its own episode: the rebuilt history holds that turn
+    assert any(m.get("content") == "Coverage is measured with pytest-cov." for m in messages[:-1])
+
+
 def test_a_stopped_turn_says_why_and_lists_no_failed_patch(tmp_path, fake_openai) -> None:
     bad = tool_calls([("apply_patch", json.dumps({"patch": "*** Begin Patch\n*** Update File: nope.py\n@@\n-x\n+y\n"
                                                             "*** End Patch\n"}))])

@@ -174,6 +174,28 @@ def test_a_failing_memory_source_is_reported_and_skipped():
     assert request.report["problems"] == ["memory search failed: OSError: memory.db is locked"]
 
 
+OWN_AND_OTHER_MEMORIES = [
+    {"id": "m1", "content": "Task: rename parse_cfg. Outcome: finished: renamed in 40 files", "memory_type": "episodic",
+     "importance": 0.5, "metadata": {"session_id": "s-now", "turn": 1}},
+    {"id": "m2", "content": "parse_cfg must keep a deprecated alias", "memory_type": "semantic", "importance": 0.5,
+     "metadata": {"session_id": "s-before"}},
+    {"id": "m3", "content": "parse_cfg callers live in src/cli", "importance": 0.5}]
+
+
+def test_memories_of_this_session_are_not_sent_back_to_it():
+    """Whatever the memory source: the session's history holds what its own memories say."""
+    history = [SYSTEM, {"role": "user", "content": "rename parse_cfg"}]
+    request = make(memory_search=lambda q: OWN_AND_OTHER_MEMORIES).assemble(
+        history, TOOLS, {"turn": 2, "task": "rename parse_cfg", "session_id": "s-now"})
+    sent = request.messages[-1]["content"]
+    assert "deprecated alias" in sent and "src/cli" in sent and "renamed in 40 files" not in sent
+    assert "memory:m1" not in {row["id"] for row in request.report["packets"]}
+    other = make(memory_search=lambda q: OWN_AND_OTHER_MEMORIES).assemble(
+        history, TOOLS, {"turn": 1, "task": "rename parse_cfg", "session_id": "s-later"})
+    assert "renamed in 40 files" in other.messages[-1]["content"]  # another session's episode comes back
+    assert "memory:m1" in {row["id"] for row in other.report["packets"]}
+
+
 @pytest.mark.parametrize("what", ["task", "system", "tools"])
 def test_overflow_error_when_the_irreducible_part_cannot_fit(what):
     big = "word " * 12_000

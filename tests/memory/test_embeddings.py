@@ -56,3 +56,11 @@ def test_pack_and_cosine_top() -> None:
     top = cosine_top([1, 0], rows, 2)
     assert list(top) == [1, 3] and abs(top[1] - 1.0) < 1e-6
     assert cosine_top([1, 0], [], 3) == {}
+
+
+def test_vector_matches_of_an_excluded_session_stay_out(tmp_path: Path) -> None:
+    store = MemoryStore(tmp_path / "m.db", embedder=ConceptModel())
+    store.add("I bought an automobile", "episodic", 0.5, metadata={"session_id": "s-now"})
+    older = store.add("the car needs new tyres", "episodic", 0.5, metadata={"session_id": "s-before"})
+    assert len(store.search("vehicle", min_importance=0.0)) == 2  # no shared word: only the vectors know
+    assert [m.id for m, _ in store.search("vehicle", min_importance=0.0, exclude_session="s-now")] == [older.id]

@@ -207,3 +207,20 @@ def test_filters_that_remove_most_of_the_best_matches_still_find_the_rest(
     hits = store.search("alpha", memory_types=["semantic"], limit=5)
     assert len(hits) == 3 and {m.memory_type for m, _ in hits} == {"semantic"}
     assert len(store.search("alpha", limit=20)) == 20
+
+
+@pytest.mark.parametrize("pool", [400, 10])
+def test_exclude_session_leaves_out_only_that_sessions_memories(
+        store: MemoryStore, monkeypatch: pytest.MonkeyPatch, pool: int) -> None:
+    """In SQL, so the excluded rows never take a place of the limit: pool 10 is filled by
+    them and the joined query runs; an empty query lists by importance."""
+    from ctxagent.memory import search
+
+    monkeypatch.setattr(search, "POOL", pool)
+    store.add_many([{"content": f"deploy step {i} of the release", "memory_type": "episodic", "importance": 0.9,
+                     "metadata": {"session_id": "s-now"}} for i in range(30)])
+    earlier = store.add("deploy the release with make", "episodic", 0.3, metadata={"session_id": "s-before"}).id
+    plain = store.add("deploy needs the VPN", "semantic", 0.3, metadata={"session": "s-now"}).id
+    for query in ("deploy release", ""):
+        assert {m.id for m, _ in store.search(query, limit=5, exclude_session="s-now")} == {earlier, plain}
+        assert {m.metadata.get("session_id") for m, _ in store.search(query, limit=5)} == {"s-now"}

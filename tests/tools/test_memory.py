@@ -58,6 +58,20 @@ def test_search_filters_by_memory_type_types_or_memory_types(tool: MemoryTool) -
         assert [r["memory_type"] for r in rows] == ["semantic"]
 
 
+def test_search_can_leave_out_one_sessions_memories_a_key_the_model_is_not_shown(tmp_path: Path) -> None:
+    now = MemoryTool(workspace=tmp_path, session_id="s-now")
+    for i in range(6):
+        now.run({"action": "add", "content": f"release checklist item {i}", "importance": 0.9})
+    kept = MemoryTool(workspace=tmp_path, session_id="s-before").run(
+        {"action": "add", "content": "the release checklist is in docs/release.md", "importance": 0.3})
+    rows = now.run({"action": "search", "query": "release checklist", "exclude_session_id": "s-now"})
+    assert [r["id"] for r in rows] == [kept]
+    assert kept not in [r["id"] for r in now.run({"action": "search", "query": "release checklist"})]  # crowded out
+    assert "exclude_session_id" not in now.schema()["function"]["parameters"]["properties"]
+    added = now.store.get(now.run({"action": "add", "content": "x", "exclude_session_id": "s-now"}))
+    assert added.metadata == {"session_id": "s-now"}  # a search option, never metadata
+
+
 def test_search_skips_memories_below_min_importance_default_0_1(tool: MemoryTool) -> None:
     tool.run({"action": "add", "content": "trivial python fact", "importance": 0.05})
     assert tool.run({"action": "search", "query": "python"}) == []
