@@ -135,12 +135,14 @@ class _Run:
         self.mode, self.tools, self.gathered = mode, tools, gathered
         self.counter, self.config, self.now = builder.counter, builder.config, builder.clock()
         self._seps: dict[str, int] = {}
-        packets = gathered.packets
-        self.instructions = [p.content for p in packets if p.layer == "system"]
-        task_extra = [p.content for p in packets if p.layer == "current"]
+        by_layer: dict[str, list[ContextPacket]] = {"system": [], "current": [], "other": []}
+        for packet in gathered.packets:
+            layer = packet.layer
+            by_layer[layer if layer in ("system", "current") else "other"].append(packet)
+        self.instructions = [p.content for p in by_layer["system"]]
         before, self.current, turn = split_current(gathered.history, query)
-        self.task = "\n\n".join([_text_of(self.current), *task_extra])
-        self.cands = self._unit_cands(before, turn) + self._packet_cands([p for p in packets if p.layer not in ("system", "current")])
+        self.task = "\n\n".join([_text_of(self.current), *(p.content for p in by_layer["current"])])
+        self.cands = self._unit_cands(before, turn) + self._packet_cands(by_layer["other"])
         self.report: dict = {}
 
     def execute(self) -> Any:

@@ -87,7 +87,8 @@ class ContextPacket:
     @property
     def type(self) -> str:
         """`metadata["type"]`, default "custom"."""
-        return str(self.metadata.get("type") or "custom")
+        kind = self.metadata.get("type")
+        return kind if kind.__class__ is str and kind else str(kind or "custom")
 
     @property
     def layer(self) -> str:

@@ -76,6 +76,10 @@ def _word_terms(word: str) -> list[str]:
     lower = word.lower()
     if word.isalpha() and (len(word) < 2 or word[1:].islower()):  # no split point: one part (fast path)
         return [] if lower in STOP_WORDS else [stem(lower)]
+    if word.isalnum():  # a word then a number ("utf8", "parser123"): one split point (fast path)
+        base = word.rstrip("0123456789")
+        if base.isalpha() and (len(base) < 2 or base[1:].islower()):
+            return [lower, *(stem(p) for p in (base.lower(), word[len(base):]) if p not in STOP_WORDS)]
     parts = [p.lower() for p in _SPLIT_RE.split(word) if p]
     out = []
     if len(parts) > 1:
@@ -122,8 +126,10 @@ class _ChunkTerms(dict):
 
     def __missing__(self, chunk: bytes) -> tuple[str, ...]:
         text = chunk.decode("utf-8", "surrogatepass")
-        tokens = (text,) if chunk.isascii() and text.isidentifier() else _TOKEN_RE.findall(text)  # one identifier: no regex
-        value = tuple(chain.from_iterable(map(_token_terms, tokens)))
+        if chunk.isascii() and text.isidentifier():  # one identifier, the usual chunk: no regex
+            value = _token_terms(text)
+        else:
+            value = tuple(chain.from_iterable(map(_token_terms, _TOKEN_RE.findall(text))))
         if len(self) >= CHUNK_CACHE_MAX:
             self.clear()
         self[chunk] = value

@@ -125,6 +125,11 @@ def piece_floor(text: str) -> int:
     bound against both encodings on arbitrary Unicode text.
     """
     if text.isascii():
+        if text.isalpha():  # the usual chunk: one word
+            return 1
+        base = text.rstrip("0123456789")
+        if base.isalpha():  # a word then a number ("utf8", "parser123")
+            return 1 + (len(text) - len(base) + 2) // 3
         return len(_ASCII_PIECES_RE.findall(text))
     words = numbers = digits = 0
     letter_in_run = False
