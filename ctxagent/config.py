@@ -15,9 +15,9 @@ from __future__ import annotations
 import os
 import tomllib
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Literal, Mapping
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ctxagent.config_trust import TRUSTED_REPOS_KEY, RepoConfigTrust, RepoTrust
 from ctxagent.config_check import allowed_range, check_context, context_keys, unknown_key_message
@@ -25,6 +25,13 @@ from ctxagent.errors import ConfigError, StorageError
 from ctxagent.llm.presets import PRESETS
 from ctxagent.llm.settings import ModelSettings
 from ctxagent.storage import state_dir
+
+#: Every agent tool, in the order the model sees them (`ctxagent.agent.toolset.build_registry`).
+AGENT_TOOLS = ("terminal", "apply_patch", "context_fetch", "note", "todo", "plan", "memory", "rag")
+#: The tools the bundled offline model gets when `[agent] tools` is not set: SmolLM2-135M,
+#: offered all 8 (about 3,750-5,000 prompt tokens of schemas), mostly calls `todo` for any
+#: task (breaker F15); with these two it looks around with `terminal`.
+LOCAL_TOOLS = ("terminal", "apply_patch")
 
 
 class AgentSettings(BaseModel):
@@ -48,6 +55,31 @@ class AgentSettings(BaseModel):
     """Approve every tool call that needs approval without asking (same as --yes)."""
     episodic_memory: bool = True
     """Write a short episodic memory (task, outcome, files changed, tokens) to memory.db when a turn ends."""
+    tools: list[str] | Literal["all"] | None = None
+    """Tools offered to the model, by name (e.g. ["terminal", "apply_patch"]), or "all"; unset: all of them, except for provider local (the bundled offline model), which gets only terminal and apply_patch."""
+
+    @field_validator("tools")
+    @classmethod
+    def _known_tools(cls, value: list[str] | str | None) -> list[str] | str | None:
+        """A list must name known tools (AGENT_TOOLS), at least one; duplicates are dropped."""
+        if not isinstance(value, list):
+            return value
+        unknown = [name for name in value if name not in AGENT_TOOLS]
+        if unknown:
+            raise ValueError(f"unknown tool name(s) {', '.join(map(repr, unknown))}; "
+                             f"the tools are {', '.join(AGENT_TOOLS)} (or \"all\")")
+        if not value:
+            raise ValueError('name at least one tool, or use "all"')
+        return list(dict.fromkeys(value))
+
+    def tool_names(self, provider: str) -> list[str]:
+        """The tools the agent offers with model `provider`, in AGENT_TOOLS order: `tools`
+        when set ("all": every one), else LOCAL_TOOLS for provider "local", else every one."""
+        if self.tools is None:
+            chosen = LOCAL_TOOLS if provider == LOCAL_PROVIDER else AGENT_TOOLS
+        else:
+            chosen = AGENT_TOOLS if self.tools == "all" else self.tools
+        return [name for name in AGENT_TOOLS if name in chosen]
 
 
 class ToolSettings(BaseModel):

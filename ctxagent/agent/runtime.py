@@ -50,7 +50,8 @@ def open_agent(repo: Path, settings: Settings, *, resume: str | None = None, sin
         meta = {"provider": model.provider, "model": model.model}
         session = (Session.resume(repo, resume, secrets=settings.secrets(), meta=meta) if resume
                    else Session.create(repo, secrets=settings.secrets(), meta=meta))
-        registry = build_registry(repo, settings, session_id=session.id, client=client)
+        registry = build_registry(repo, settings, session_id=session.id, client=client,
+                                  only=settings.agent.tool_names(model.provider))  # `[agent] tools`
         assembler = (assembler_factory or default_assembler)(settings, repo, session, client)
         agent = Agent(client=client, registry=registry, session=session, settings=settings,
                       system=system_prompt(repo, registry.names()), assembler=assembler,

@@ -234,7 +234,8 @@ def test_allow_list_covers_every_setting_on_purpose() -> None:
              for k in m.model_fields}
     allowed = FREE | AT_MOST | AT_LEAST | set(ONLY)
     assert allowed <= every
-    assert every - allowed == {"model.provider", "model.base_url", "model.api_key", "model.extra_body"}
+    assert every - allowed == {"model.provider", "model.base_url", "model.api_key", "model.extra_body",
+                               "agent.tools"}  # the user, not a cloned repo, picks the model's tools
 
 
 def test_docs_list_the_allow_list() -> None:

@@ -14,7 +14,8 @@ from pydantic import SecretStr
 from ctxagent.agent.loop import Agent
 from ctxagent.agent.session import Session
 from ctxagent.agent.toolset import build_registry
-from ctxagent.config import AgentSettings, Settings
+from ctxagent.config import AGENT_TOOLS, LOCAL_PROVIDER, LOCAL_TOOLS, AgentSettings, Settings, load_settings
+from ctxagent.errors import ConfigError
 from ctxagent.llm.client import LLMClient
 from ctxagent.llm.settings import ModelSettings
 from tests.support.fake_openai import text, tool_calls
@@ -107,3 +108,65 @@ def test_a_patch_refreshes_context_fetch_results(tmp_path, fake_openai) -> None:
     before, patched, after = [m["content"] for m in agent.session.history if m["role"] == "tool"]
     assert "app.py" not in before and patched.startswith("Patch applied")
     assert "app.py" in after and "bonjour_salutation" in after
+
+
+def _local_settings(base_url: str) -> Settings:
+    """Settings as the bundled offline model gets them (ctxagent.llm.local.local_model_settings)."""
+    return Settings(model=ModelSettings(provider=LOCAL_PROVIDER, model="smollm2-135m-instruct", base_url=base_url,
+                                        max_retries=0, timeout_s=10, empty_content="empty"))
+
+
+def _offered(tmp_path, fake_openai, settings: Settings) -> list[str]:
+    """The tool names the loop sends in its first request, wired as `open_agent` wires them."""
+    server = fake_openai([text("ok")])
+    settings = settings.model_copy(update={"model": settings.model.model_copy(update={"base_url": server.base_url})})
+    client = LLMClient(settings.model)
+    session = Session.create(tmp_path, secrets=settings.secrets())
+    registry = build_registry(tmp_path, settings, session_id=session.id, client=client,
+                              only=settings.agent.tool_names(settings.model.provider))
+    Agent(client=client, registry=registry, session=session, settings=settings, system="t").run_turn("hi")
+    return [t["function"]["name"] for t in server.requests[0]["tools"]]
+
+
+def test_the_offline_model_is_offered_only_terminal_and_apply_patch(tmp_path, fake_openai) -> None:
+    assert _offered(tmp_path, fake_openai, _local_settings("http://127.0.0.1:9/v1")) == ["terminal", "apply_patch"]
+    assert not (tmp_path / ".ctxagent" / "memory.db").exists(), "a tool left out is never opened"
+
+
+def test_a_real_provider_is_offered_every_tool(tmp_path, fake_openai) -> None:
+    assert _offered(tmp_path, fake_openai, _settings()) == ALL_TOOLS == list(AGENT_TOOLS)
+
+
+@pytest.mark.parametrize(("provider", "tools", "expected"), [
+    ("local", "all", ALL_TOOLS),
+    ("local", ["note", "terminal"], ["terminal", "note"]),  # always in AGENT_TOOLS order
+    ("custom", ["terminal", "apply_patch"], ["terminal", "apply_patch"]),
+    ("deepseek", ["rag", "rag"], ["rag"]),
+    ("custom", None, ALL_TOOLS),
+    ("local", None, list(LOCAL_TOOLS)),
+])
+def test_agent_tools_setting_chooses_the_tools(provider, tools, expected) -> None:
+    assert AgentSettings(tools=tools).tool_names(provider) == expected
+
+
+def _user_config(tmp_path, toml: str) -> dict[str, str]:
+    """An environment whose user config file (`$XDG_CONFIG_HOME/ctxagent/config.toml`) holds `toml`."""
+    (tmp_path / "xdg" / "ctxagent").mkdir(parents=True)
+    (tmp_path / "xdg" / "ctxagent" / "config.toml").write_text(toml, encoding="utf-8")
+    return {"HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "xdg"), "CTXAGENT_BASE_URL": "http://127.0.0.1:9/v1"}
+
+
+@pytest.mark.parametrize("tools", [["terminal", "bogus_tool"], ["bogus_tool"]])
+def test_an_unknown_tool_name_is_a_config_error_naming_it(tmp_path, tools) -> None:
+    env = _user_config(tmp_path, f"[agent]\ntools = {json.dumps(tools)}\n")
+    with pytest.raises(ConfigError, match=r"agent\.tools.*'bogus_tool'.*the tools are terminal, apply_patch") as info:
+        load_settings(tmp_path, env=env, require_key=False)
+    assert "config.toml" in str(info.value)
+    with pytest.raises(ConfigError, match="'bogus_tool'"):
+        build_registry(tmp_path, _settings(), only=tools)
+
+
+def test_an_empty_tool_list_is_refused(tmp_path) -> None:
+    env = _user_config(tmp_path, "[agent]\ntools = []\n")
+    with pytest.raises(ConfigError, match='at least one tool, or use "all"'):
+        load_settings(tmp_path, env=env, require_key=False)

@@ -49,6 +49,7 @@ def test_run_on_this_repository_with_the_offline_model_makes_tool_calls_and_fini
     results = [e for e in events if e["type"] == "tool_result"]
     assert calls and len(results) == len(calls)
     assert all(json.loads(c["arguments"]) for c in calls)  # well-formed arguments
+    assert {c["name"] for c in calls} <= {"terminal", "apply_patch"}  # the only tools it is offered
     end = [e for e in events if e["type"] == "turn_end"][-1]
     assert end["reason"] == "finished" and end["answer"]
     result = events[-1]
