@@ -135,6 +135,7 @@ class _Run:
         self.mode, self.tools, self.gathered = mode, tools, gathered
         self.counter, self.config, self.now = builder.counter, builder.config, builder.clock()
         self._seps: dict[str, int] = {}
+        self._last: tuple[tuple[str, ...], Any, int] | None = None
         by_layer: dict[str, list[ContextPacket]] = {"system": [], "current": [], "other": []}
         for packet in gathered.packets:
             layer = packet.layer
@@ -158,9 +159,8 @@ class _Run:
         self._score()
         truncate = compress.make_truncator(self.counter, self._cost, structure.packet_text)
         figures = select(self.cands, available, cfg, self.task, truncate=truncate, recount=self._cost)
-        dropped = compress.enforce_budget(lambda: self._measure(self._render()), self.cands, cfg.input_budget)
-        result = self._render()
-        used = self._measure(result)
+        dropped = compress.enforce_budget(lambda: self._rendered()[1], self.cands, cfg.input_budget)
+        result, used = self._rendered()
         if used > cfg.input_budget:
             raise ContextOverflowError(f"the pinned context needs {used} tokens, over the input budget of {cfg.input_budget}")
         self.report = self._report(figures, fixed, used, dropped)
@@ -188,11 +188,14 @@ class _Run:
         """Candidates for packets; their cost is the separator until `_score` adds a lower
         bound of the text's tokens (`select` counts exactly only those that might fit)."""
         cands = []
+        kinds: dict[str, tuple[str, int]] = {}  # type -> (layer, separator tokens)
         for i, packet in enumerate(packets):
             meta, kind = packet.metadata, packet.type
+            layer, sep = kinds.get(kind) or kinds.setdefault(kind, (TYPE_LAYER.get(kind, "evidence"),
+                                                                    self._sep_tokens(structure.section_of(kind))))
             cands.append(Candidate(
-                id=str(meta.get("id") or f"{kind}-{i}"), layer=TYPE_LAYER.get(kind, "evidence"), type=kind,
-                text=structure.packet_text(packet), cost=self._sep_tokens(structure.section_of(kind)), exact=False,
+                id=str(meta.get("id") or f"{kind}-{i}"), layer=layer, type=kind,
+                text=structure.packet_text(packet), cost=sep, exact=False,
                 timestamp=packet.epoch, packet=packet, order=i, pinned=bool(meta.get("pinned")),
                 source=str(meta.get("source") or "custom"),
             ))
@@ -254,6 +257,14 @@ class _Run:
         else:
             msg["content"] = structure.render_block(sections, self.task)
         return msg
+
+    def _rendered(self) -> tuple[Any, int]:
+        """The request as the candidates' decisions stand, and its tokens (kept until a decision changes)."""
+        key = tuple(c.decision for c in self.cands)
+        if self._last is None or self._last[0] != key:
+            rendered = self._render()
+            self._last = (key, rendered, self._measure(rendered))
+        return self._last[1], self._last[2]
 
     def _measure(self, rendered: Any) -> int:
         if self.mode == "text":

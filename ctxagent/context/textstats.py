@@ -12,8 +12,7 @@ and no tokenizer piece crosses a chunk boundary), so `analyse` works chunk by ch
   figures, and intersecting them with the chunks that hold a query term (found among
   the build's distinct chunks, also at C speed), so only those are counted term by term;
 - a text seen before costs a dictionary lookup, and from its second sighting on, its
-  term counts are kept (`scoring.TermStats`), as an agent loop sends the same packets
-  call after call.
+  term counts are kept, as an agent loop sends the same packets call after call.
 
 The scores are those of `scoring.query_scores(query_terms, [terms(t) for t in texts],
 normalize=False)`, to the last bit (the same arithmetic, `scoring.bm25_from_tfs`).
@@ -26,7 +25,7 @@ from itertools import chain, compress
 from operator import not_
 from typing import NamedTuple, Sequence
 
-from ctxagent.context.scoring import TermStats, bm25_from_tfs
+from ctxagent.context.scoring import bm25_from_tfs
 from ctxagent.context.terms import chunk_terms, chunks
 from ctxagent.context.tokens import PER_ALNUM, PER_PUNCT, estimate_value, piece_floor
 
@@ -65,8 +64,10 @@ class _ChunkFigures(dict):
 
 
 _FIGURES = _ChunkFigures()
-_FACTS: dict[str, TextFacts] = {}
-_COUNTS: dict[str, TermStats] = {}
+# Plain dicts of ints (packed figures) and of term -> count dicts: the garbage collector
+# need not track them, so large caches do not slow its full passes down.
+_FACTS: dict[str, int] = {}
+_COUNTS: dict[str, dict[str, int]] = {}
 
 
 def analyse(texts: Sequence[str], query_terms: Sequence[str]) -> tuple[list[float], list[TextFacts]]:
@@ -78,15 +79,15 @@ def analyse(texts: Sequence[str], query_terms: Sequence[str]) -> tuple[list[floa
     facts: list[TextFacts] = []
     fresh: list[tuple[int, list[bytes]]] = []
     for doc, text in enumerate(texts):
-        known = _FACTS.get(text)
-        if known is None:
+        packed = _FACTS.get(text)
+        if packed is None:
             parts = chunks(text)
-            known = _facts_of(sum(map(figures, parts)))
+            packed = sum(map(figures, parts))
             fresh.append((doc, parts))
-            _remember(_FACTS, FACTS_MAX, text, known)
+            _remember(_FACTS, FACTS_MAX, text, packed)
         else:
             _add_counted(tfs, doc, _COUNTS.get(text) or _count(text))
-        facts.append(known)
+        facts.append(_facts_of(packed))
     if fresh and q_counts:
         _add_chunked(tfs, fresh, _holding(fresh, list(q_counts)))
     return bm25_from_tfs(q_counts, tfs, [f.length for f in facts]), facts
@@ -119,17 +120,14 @@ def _holding(fresh: list[tuple[int, list[bytes]]], query: list[str]) -> dict[byt
     return out
 
 
-def _count(text: str) -> TermStats:
+def _count(text: str) -> dict[str, int]:
     """The term counts of a text seen before (kept from now on)."""
-    parts = chunks(text)
-    counts = Counter(chain.from_iterable(map(chunk_terms, parts)))
-    stats = TermStats(sum(counts.values()), counts)
-    _remember(_COUNTS, COUNTS_MAX, text, stats)
-    return stats
+    counts = dict(Counter(chain.from_iterable(map(chunk_terms, chunks(text)))))
+    _remember(_COUNTS, COUNTS_MAX, text, counts)
+    return counts
 
 
-def _add_counted(tfs: dict[str, list[tuple[int, int]]], doc: int, stats: TermStats) -> None:
-    counts = stats.counts
+def _add_counted(tfs: dict[str, list[tuple[int, int]]], doc: int, counts: dict[str, int]) -> None:
     for term, postings in tfs.items():
         tf = counts.get(term)
         if tf:
