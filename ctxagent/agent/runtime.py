@@ -23,7 +23,6 @@ from ctxagent.agent.toolset import build_registry
 from ctxagent.config import LOCAL_PROVIDER, Settings
 from ctxagent.context.wiring import attach
 from ctxagent.llm.client import LLMClient
-from ctxagent.llm.settings import ModelSettings
 
 #: `(settings, repo, session, client) -> assembler or None`; None means the loop's PassthroughAssembler.
 AssemblerFactory = Callable[[Settings, Path, Session, LLMClient], ContextAssembler | None]
@@ -43,10 +42,9 @@ def open_agent(repo: Path, settings: Settings, *, resume: str | None = None, sin
     """
     repo = Path(repo).resolve()
     with contextlib.ExitStack() as stack:
-        model = stack.enter_context(_model_endpoint(settings, notice))
+        client = stack.enter_context(_model_client(settings, notice))
+        model = client.settings
         settings = settings.model_copy(update={"model": model})
-        client = LLMClient(model)
-        stack.callback(client.close)
         meta = {"provider": model.provider, "model": model.model}
         session = (Session.resume(repo, resume, secrets=settings.secrets(), meta=meta) if resume
                    else Session.create(repo, secrets=settings.secrets(), meta=meta))
@@ -64,17 +62,22 @@ def open_agent(repo: Path, settings: Settings, *, resume: str | None = None, sin
 
 
 @contextlib.contextmanager
-def _model_endpoint(settings: Settings, notice: Callable[[str], None] | None) -> Iterator[ModelSettings]:
-    """The model settings to use; for the `local` provider, start the offline model first."""
+def _model_client(settings: Settings, notice: Callable[[str], None] | None) -> Iterator[LLMClient]:
+    """The model client, closed on exit. For the `local` provider, start the offline model
+    first; its client (`LocalServerClient`) reports a failed request with the server's log,
+    read before the server stops and deletes it (breaker F15)."""
     if settings.model.provider != LOCAL_PROVIDER:
-        yield settings.model
+        with LLMClient(settings.model) as client:
+            yield client
         return
     from ctxagent.llm.local import LocalServer, startup_notice
+    from ctxagent.llm.local_client import LocalServerClient
 
     with LocalServer() as server:
         if notice is not None:
             notice(startup_notice(server.model))
-        yield server.settings()
+        with LocalServerClient(server) as client:
+            yield client
 
 
 def default_assembler(settings: Settings, repo: Path, session: Session, client: LLMClient) -> ContextAssembler | None:

@@ -78,8 +78,33 @@ class LocalServer:
 
     @property
     def log_path(self) -> Path | None:
-        """The server's log file while it runs (removed on stop)."""
+        """The server's log file from start() until stop() removes it; an error from a
+        request (`ctxagent.llm.local_client`) quotes it before the server is stopped."""
         return self._dir / "server.log" if self._dir else None
+
+    @property
+    def exit_code(self) -> int | None:
+        """The process's exit code once it has ended (negative: killed by that signal), else None."""
+        return self.proc.poll() if self.proc is not None else None
+
+    def log_size(self) -> int:
+        """Bytes in the server log now (0 without one): mark it before a request, then
+        `log_text(since=mark)` holds only what the server wrote about that request."""
+        try:
+            return self.log_path.stat().st_size if self.log_path else 0
+        except OSError:
+            return 0
+
+    def log_text(self, since: int = 0) -> str:
+        """The server log from byte offset `since` on ("" when there is no log)."""
+        if self.log_path is None:
+            return ""
+        try:
+            with open(self.log_path, "rb") as log:
+                log.seek(since)
+                return log.read().decode("utf-8", errors="replace")
+        except OSError:
+            return ""
 
     def settings(self) -> ModelSettings:
         """ModelSettings pointing the client at this server."""
