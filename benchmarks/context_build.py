@@ -1,23 +1,31 @@
 """Build time of ContextBuilder against the number of candidate packets.
 
 Usage: python benchmarks/context_build.py [--sizes 100,500,1000,2000,5000,10000,20000]
-       [--runs 5] [--model gpt-4o] [--max-tokens 16000]
+       [--runs 5] [--model gpt-4o] [--max-tokens 16000] [--text synthetic|repo] [--no-first]
 
-Each build gets n packets (memory, rag, note and custom; 80-600 characters of English
-words, code identifiers and Chinese, ~300 on average) plus a 20-message history, and
-selects under a 16,000-token window with exact o200k counting. Two figures per n, the
-median of --runs builds of `build_messages`:
+Each build gets n packets (memory, rag, note and custom) plus a 20-message history, and
+selects under a 16,000-token window with exact o200k counting. The packet texts are
+80-600 characters (~300 on average) of either
 
-- cold: every packet is new (fresh texts each run), so no token count or term list is
-  cached: the worst case;
-- warm: the same packets again, as in an agent loop where memory, notes and history
-  repeat from one model call to the next (counts and term lists come from caches).
+- `synthetic` (default): English words, code identifiers and Chinese mixed, 15% of the
+  words with a random number appended, so nearly every build meets thousands of words
+  never seen before (a harsh case for any per-word cache);
+- `repo`: pieces of this repository's own Markdown and Python files (real vocabulary).
 
-Times are CPU time of this process (`time.process_time`): the machine is shared, and
-wall-clock time would mostly measure the other processes.
+Figures per n (`build_messages`, CPU time of the process: the machine is shared, and
+wall-clock time would mostly measure the other processes):
+
+- first: the first build of a fresh process (nothing cached but the tokenizer and the
+  templates, loaded by a build without packets): a cold start. Median of --runs processes;
+- cold: every packet new (fresh texts each run), in a process that has built contexts
+  before (the smaller sizes run first), median of --runs builds;
+- repeat: the same packets a second time (a text's term counts are kept from its second
+  sighting on, so this one pays for counting them);
+- warm: the same packets again, as from one model call to the next in a session, median
+  of --runs builds.
 
 The growth exponent is the log-log slope of the cold time between the two largest
-sizes (1.0 = linear; n log n between 1,000 and 20,000 gives about 1.1-1.2).
+sizes (1.0 = linear; n log n between 10,000 and 20,000 gives 1.07).
 """
 
 from __future__ import annotations
@@ -26,7 +34,11 @@ import argparse
 import math
 import random
 import statistics
+import subprocess
+import sys
 import time
+from functools import lru_cache
+from pathlib import Path
 
 from ctxagent.context import ContextBuilder, ContextConfig, ContextPacket
 
@@ -37,6 +49,8 @@ CODE = ("parse_cfg ContextBuilder load_settings TokenCounter repair_pairing hist
 CJK = ("内存", "优化", "上下文", "预算", "检索", "笔记", "历史", "工具", "结果", "配置", "数据", "模型")
 TYPES = ("memory", "rag", "note", "custom")
 NOW = 1_700_000_000.0
+QUERY = "How does parse_cfg load the config budget? 内存优化"
+REPO = Path(__file__).resolve().parent.parent
 
 
 def packet_text(rng: random.Random) -> str:
@@ -51,10 +65,29 @@ def packet_text(rng: random.Random) -> str:
     return " ".join(parts)
 
 
-def make_packets(n: int, seed: int) -> list[ContextPacket]:
+@lru_cache(maxsize=1)
+def _repo_pieces() -> list[str]:
+    """This repository's Markdown and Python files cut into 80-600 character pieces."""
+    files = sorted(REPO.glob("docs/*.md")) + sorted(REPO.glob("ctxagent/**/*.py"))
+    rng, pieces = random.Random(0), []
+    for path in files:
+        text = path.read_text(encoding="utf-8", errors="replace")
+        start = 0
+        while start < len(text) - 80:
+            size = rng.randint(80, 600)
+            pieces.append(text[start:start + size])
+            start += size
+    return pieces
+
+
+def make_packets(n: int, seed: int, kind: str = "synthetic") -> list[ContextPacket]:
     rng = random.Random(seed)
-    return [ContextPacket(packet_text(rng), timestamp=NOW - rng.uniform(0, 86_400), metadata={"type": rng.choice(TYPES)})
-            for _ in range(n)]
+    if kind == "synthetic":
+        return [ContextPacket(packet_text(rng), timestamp=NOW - rng.uniform(0, 86_400), metadata={"type": rng.choice(TYPES)})
+                for _ in range(n)]
+    pieces = _repo_pieces()
+    return [ContextPacket(f"{rng.choice(pieces)} #{seed}-{i}",  # the suffix makes every text new
+                          timestamp=NOW - rng.uniform(0, 86_400), metadata={"type": rng.choice(TYPES)}) for i in range(n)]
 
 
 def make_history(seed: int) -> list[dict]:
@@ -62,22 +95,38 @@ def make_history(seed: int) -> list[dict]:
     return [{"role": ("user", "assistant")[i % 2], "content": packet_text(rng)} for i in range(20)]
 
 
+def new_builder(model: str, max_tokens: int) -> ContextBuilder:
+    builder = ContextBuilder(config=ContextConfig(max_tokens=max_tokens), model=model, clock=lambda: NOW)
+    builder.build_messages("warm up the tokenizer")  # loads the tokenizer tables and the templates
+    return builder
+
+
 def timed_build(builder: ContextBuilder, packets: list[ContextPacket], history: list[dict]) -> float:
     start = time.process_time()
-    builder.build_messages("How does parse_cfg load the config budget? 内存优化", history, "You are a coding agent.", packets)
+    builder.build_messages(QUERY, history, "You are a coding agent.", packets)
     return time.process_time() - start
 
 
-def measure(n: int, runs: int, model: str, max_tokens: int) -> tuple[float, float, int]:
-    builder = ContextBuilder(config=ContextConfig(max_tokens=max_tokens), model=model, clock=lambda: NOW)
+def measure(builder: ContextBuilder, n: int, runs: int, kind: str) -> dict:
     cold = []
     packets = history = None
     for run in range(runs):
-        packets, history = make_packets(n, seed=n * 1000 + run), make_history(seed=n * 1000 + run)
+        packets, history = make_packets(n, n * 1000 + run, kind), make_history(seed=n * 1000 + run)
         cold.append(timed_build(builder, packets, history))
+    repeat = timed_build(builder, packets, history)
     warm = [timed_build(builder, packets, history) for _ in range(runs)]
     selected = sum(r["decision"] != "dropped" for r in builder.last_report["packets"])
-    return statistics.median(cold), statistics.median(warm), selected
+    return {"cold": statistics.median(cold), "repeat": repeat, "warm": statistics.median(warm), "selected": selected}
+
+
+def first_build(n: int, runs: int, args: argparse.Namespace) -> float:
+    """Median CPU time of the first build of n packets in `runs` fresh processes."""
+    times = []
+    for run in range(runs):
+        cmd = [sys.executable, __file__, "--first-only", str(n), "--seed", str(run), "--model", args.model,
+               "--max-tokens", str(args.max_tokens), "--text", args.text]
+        times.append(float(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout))
+    return statistics.median(times)
 
 
 def main() -> None:
@@ -86,18 +135,28 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--model", default="gpt-4o")
     parser.add_argument("--max-tokens", type=int, default=16_000)
+    parser.add_argument("--text", choices=("synthetic", "repo"), default="synthetic")
+    parser.add_argument("--no-first", action="store_true", help="skip the fresh-process figures")
+    parser.add_argument("--first-only", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.first_only:
+        builder = new_builder(args.model, args.max_tokens)
+        n = args.first_only
+        print(timed_build(builder, make_packets(n, 7_000_000 + n * 10 + args.seed, args.text), make_history(args.seed)))
+        return
     sizes = [int(s) for s in args.sizes.split(",")]
-    ContextBuilder(model=args.model).build_messages("warm up the tokenizer")
-    print(f"{'packets':>8} {'cold ms':>9} {'warm ms':>9} {'cold us/packet':>15} {'selected':>9}")
+    builder = new_builder(args.model, args.max_tokens)
+    print(f"{'packets':>8} {'first ms':>9} {'cold ms':>9} {'repeat ms':>10} {'warm ms':>9} {'cold us/packet':>15} {'selected':>9}")
     results = {}
     for n in sizes:
-        cold, warm, selected = measure(n, args.runs, args.model, args.max_tokens)
-        results[n] = cold
-        print(f"{n:>8,} {cold * 1000:>9.1f} {warm * 1000:>9.1f} {cold / n * 1e6:>15.1f} {selected:>9}")
+        first = "-" if args.no_first else f"{first_build(n, args.runs, args) * 1000:.1f}"
+        row = results[n] = measure(builder, n, args.runs, args.text)
+        print(f"{n:>8,} {first:>9} {row['cold'] * 1000:>9.1f} {row['repeat'] * 1000:>10.1f} {row['warm'] * 1000:>9.1f} "
+              f"{row['cold'] / n * 1e6:>15.1f} {row['selected']:>9}", flush=True)
     if len(sizes) >= 2:
         a, b = sizes[-2], sizes[-1]
-        slope = math.log(results[b] / results[a]) / math.log(b / a)
+        slope = math.log(results[b]["cold"] / results[a]["cold"]) / math.log(b / a)
         nlogn = math.log(b * math.log(b) / (a * math.log(a))) / math.log(b / a)
         print(f"growth exponent {a:,}->{b:,}: {slope:.2f} (linear 1.00, n log n {nlogn:.2f})")
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from itertools import chain
+from itertools import chain, islice
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _TOKEN_RE = re.compile(rf"[{_CJK}]+|[A-Za-z_][A-Za-z0-9_]*|[0-9]+(?:\.[0-9]+)*")
@@ -105,7 +105,7 @@ def terms(text: str) -> list[str]:
 # (spaces, punctuation) separates chunks and is never part of a token.
 _KEEP = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.'"
 _CHUNK_TABLE = bytes(b if b in _KEEP or b >= 0x80 else 0x20 for b in range(256))
-CHUNK_CACHE_MAX = 262_144  # distinct chunks kept; the cache is emptied when it is full
+CHUNK_CACHE_MAX = 262_144  # distinct chunks kept; the older half goes when it is full
 
 
 def chunks(text: str) -> list[bytes]:
@@ -120,9 +120,18 @@ def chunk_text(chunk: bytes) -> str:
     return chunk.decode("utf-8", "surrogatepass")
 
 
+def evict_oldest(cache: dict, keep: int) -> None:
+    """Drop all but the `keep` newest entries of a dict used as a bounded cache (insertion
+    order, so FIFO). Called with keep = half the bound once the cache is full, it costs
+    O(1) per insertion on average; safe with other threads (the keys are listed in one C
+    call; an entry another thread dropped already is skipped)."""
+    for key in list(islice(cache, max(0, len(cache) - keep))):
+        cache.pop(key, None)
+
+
 class _ChunkTerms(dict):
-    """chunk -> its terms (a tuple), filled on first use; emptied when CHUNK_CACHE_MAX is
-    reached (a concurrent reader then merely recomputes a chunk)."""
+    """chunk -> its terms (a tuple), filled on first use; the older half goes when
+    CHUNK_CACHE_MAX is reached (a concurrent reader then merely recomputes a chunk)."""
 
     def __missing__(self, chunk: bytes) -> tuple[str, ...]:
         text = chunk.decode("utf-8", "surrogatepass")
@@ -131,7 +140,7 @@ class _ChunkTerms(dict):
         else:
             value = tuple(chain.from_iterable(map(_token_terms, _TOKEN_RE.findall(text))))
         if len(self) >= CHUNK_CACHE_MAX:
-            self.clear()
+            evict_oldest(self, CHUNK_CACHE_MAX // 2)
         self[chunk] = value
         return value
 

@@ -26,12 +26,12 @@ from operator import not_
 from typing import NamedTuple, Sequence
 
 from ctxagent.context.scoring import bm25_from_tfs
-from ctxagent.context.terms import chunk_terms, chunks
+from ctxagent.context.terms import chunk_terms, chunks, evict_oldest
 from ctxagent.context.tokens import PER_ALNUM, PER_PUNCT, estimate_value, piece_floor
 
-CHUNKS_MAX = 262_144  # distinct chunks whose figures are kept (emptied when full)
-FACTS_MAX = 65_536  # texts whose figures are kept (emptied when full)
-COUNTS_MAX = 32_768  # texts whose term counts are kept (emptied when full)
+CHUNKS_MAX = 262_144  # distinct chunks whose figures are kept (the older half goes when full)
+FACTS_MAX = 65_536  # texts whose figures are kept (likewise)
+COUNTS_MAX = 32_768  # texts whose term counts are kept (likewise)
 _BITS = 40  # a chunk's three figures packed in one int, 40 bits each: one sum adds them all
 _MASK = (1 << _BITS) - 1
 
@@ -47,8 +47,8 @@ class TextFacts(NamedTuple):
 
 class _ChunkFigures(dict):
     """chunk (bytes) -> its figures packed in one int (terms, token lower bound, 100 x
-    estimate lower bound; 40 bits each), computed on first lookup. Emptied when it holds
-    CHUNKS_MAX chunks (figures depend on the chunk alone, so nothing else goes stale)."""
+    estimate lower bound; 40 bits each), computed on first lookup. The older half goes
+    when it holds CHUNKS_MAX chunks (figures depend on the chunk alone: nothing goes stale)."""
 
     def __missing__(self, chunk: bytes) -> int:
         text = chunk.decode("utf-8", "surrogatepass")
@@ -58,7 +58,7 @@ class _ChunkFigures(dict):
         else:
             value = estimate_value(text)
         if len(self) >= CHUNKS_MAX:
-            self.clear()
+            evict_oldest(self, CHUNKS_MAX // 2)
         figures = self[chunk] = len(chunk_terms(chunk)) << 2 * _BITS | piece_floor(text) << _BITS | int(100 * value)
         return figures
 
@@ -104,7 +104,7 @@ def _facts_of(packed: int) -> TextFacts:
 
 def _remember(cache: dict, limit: int, key: str, value: object) -> None:
     if len(cache) >= limit:
-        cache.clear()
+        evict_oldest(cache, limit // 2)
     cache[key] = value
 
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from ctxagent.context import textstats
 from ctxagent.context.scoring import query_scores
-from ctxagent.context.terms import chunks, terms
+from ctxagent.context.terms import chunks, evict_oldest, terms
 from ctxagent.context.textstats import analyse, text_facts
 from ctxagent.context.tokens import TokenCounter, estimate_value, exact_tokens, piece_floor
 
@@ -57,6 +57,14 @@ def test_caches_are_bounded(monkeypatch) -> None:
     for _ in range(3):
         assert analyse(texts, query)[0] == query_scores(query, [terms(t) for t in texts], normalize=False)
     assert len(textstats._FACTS) <= 2 and len(textstats._COUNTS) <= 1 and len(textstats._FIGURES) <= 3
+
+
+def test_evict_oldest_keeps_the_newest_entries() -> None:
+    cache = {i: str(i) for i in range(10)}
+    evict_oldest(cache, 4)
+    assert list(cache) == [6, 7, 8, 9]
+    evict_oldest(cache, 0)
+    assert cache == {}
 
 
 _TRICKY = st.sampled_from(list("aZ09'_.-/ \t\n\r,;()\"`") + ["内存", "优化", "キャ", "캐시", "é", "e\u0301", "—", "🚀",
