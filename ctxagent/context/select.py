@@ -34,12 +34,12 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import chain
-from typing import Callable
+from typing import Any, Callable
 
 from ctxagent.context.budget import classify_query, layer_budgets
 from ctxagent.context.packet import ContextConfig, ContextPacket
 from ctxagent.context.scoring import recency_score
-from ctxagent.context.terms import terms
+from ctxagent.context.terms import evict_oldest, terms
 from ctxagent.context.textstats import analyse
 
 MIN_TRUNCATED_TOKENS = 48
@@ -90,13 +90,36 @@ PREVIEW_CHARS = 200  # characters of each candidate's text kept in the report
 MAX_POSTING = 24  # sketch hashes shared by more kept texts than this are not used to find pairs
 
 
+class _TermMemo(dict):
+    """term -> fn(term), computed on first use; the older half goes at 65,536 terms."""
+
+    def __init__(self, fn: Callable[[str], Any]) -> None:
+        super().__init__()
+        self.fn = fn
+
+    def __missing__(self, term: str) -> Any:
+        if len(self) >= 65_536:
+            evict_oldest(self, 32_768)
+        value = self[term] = self.fn(term)
+        return value
+
+
+# A bigram (a, b) hashes as CRC-32 of "a\x00b" in UTF-8. CRC-32 runs on, so that is
+# crc32(b, crc32(a + "\x00")): one C call per bigram on two parts cached per term.
+_TERM_BYTES = _TermMemo(lambda term: term.encode("utf-8"))
+_TERM_HEADS = _TermMemo(lambda term: zlib.crc32(term.encode("utf-8") + b"\x00"))
+
+
 @lru_cache(maxsize=32768)
 def sketch(text: str) -> frozenset[int]:
     """Bottom-k MinHash sketch of the text's term bigrams (all of them when fewer than
-    SKETCH_K): Jaccard of two sketches estimates that of the full bigram sets (Broder 1997)."""
+    SKETCH_K): Jaccard of two sketches estimates that of the full bigram sets (Broder 1997).
+    Hashes are CRC-32, stable across runs (unlike hash())."""
     doc = terms(text)
-    pairs = [f"{a}\x00{b}" for a, b in zip(doc, doc[1:])] if len(doc) > 1 else doc
-    shingles = {zlib.crc32(p.encode("utf-8")) for p in pairs}  # stable across runs, unlike hash()
+    if len(doc) > 1:
+        shingles = set(map(zlib.crc32, map(_TERM_BYTES.__getitem__, doc[1:]), map(_TERM_HEADS.__getitem__, doc[:-1])))
+    else:
+        shingles = set(map(zlib.crc32, map(_TERM_BYTES.__getitem__, doc)))
     return frozenset(shingles if len(shingles) <= SKETCH_K else sorted(shingles)[:SKETCH_K])
 
 

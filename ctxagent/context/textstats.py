@@ -136,17 +136,13 @@ def _add_counted(tfs: dict[str, list[tuple[int, int]]], doc: int, counts: dict[s
 
 def _add_chunked(tfs: dict[str, list[tuple[int, int]]], fresh: list[tuple[int, list[bytes]]],
                  holding: dict[bytes, list[tuple[int, int]]]) -> None:
-    """Term frequencies of first-seen texts: only their chunks that hold a query term count."""
-    wanted = set(holding)
+    """Term frequencies of first-seen texts: only their chunks that hold a query term count,
+    each standing for the indexes of the query terms it holds (repeated as often)."""
+    expand = {chunk: tuple(i for i, per_chunk in hits for _ in range(per_chunk)) for chunk, hits in holding.items()}
+    holds, indexes = expand.__contains__, expand.__getitem__
     by_index = list(tfs.values())
     for doc, parts in fresh:
-        found = wanted.intersection(parts)
-        if not found:
-            continue
-        per_term: dict[int, int] = {}
-        for chunk in found:
-            times = parts.count(chunk)
-            for i, per_chunk in holding[chunk]:
-                per_term[i] = per_term.get(i, 0) + times * per_chunk
-        for i, tf in per_term.items():
-            by_index[i].append((doc, tf))
+        found = list(filter(holds, parts))
+        if found:
+            for i, tf in Counter(chain.from_iterable(map(indexes, found))).items():
+                by_index[i].append((doc, tf))

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import random
+import zlib
 
 import pytest
 
 from ctxagent.context.budget import classify_query, layer_budgets
 from ctxagent.context.packet import DEFAULT_SHARES, ContextConfig, ContextPacket
 from ctxagent.context.scoring import BM25Index, query_scores
-from ctxagent.context.select import Candidate, score, select
+from ctxagent.context.select import SKETCH_K, Candidate, score, select, sketch
 from ctxagent.context.terms import terms
 
 NOW = 1_700_000_000.0
@@ -126,3 +127,12 @@ def test_relevance_is_normalised_within_each_layer() -> None:
              cand("mem2", "the user likes tea", 10, layer="memory", kind="memory")]
     score(cands, "parse_cfg config file", config, NOW)
     assert cands[0].relevance == 1.0 and cands[1].relevance == 1.0 and cands[2].relevance == 0.0
+
+
+@pytest.mark.parametrize("text", ["", "parse_cfg", "内存优化 and parse_cfg reads the config " * 5,
+                                  "The release tag is v9-TEST and the build uses parse_config from config.py"])
+def test_sketch_is_the_bottom_k_crc32_of_term_bigrams(text: str) -> None:
+    doc = terms(text)
+    pairs = [f"{a}\x00{b}" for a, b in zip(doc, doc[1:])] if len(doc) > 1 else doc
+    shingles = {zlib.crc32(p.encode("utf-8")) for p in pairs}
+    assert sketch(text) == frozenset(sorted(shingles)[:SKETCH_K])
