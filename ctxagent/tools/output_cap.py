@@ -1,5 +1,5 @@
-"""Capping command output, keeping its head and tail, on character boundaries; showing
-control characters as visible escapes.
+"""Capping command output, keeping its head and tail, on character boundaries (a CR LF
+line end counts as one character); showing control characters as visible escapes.
 
 A command may print gigabytes. `HeadTailBuffer` keeps only the first and last `limit`
 bytes while counting the total, so memory stays bounded. `cap_output` then renders the
@@ -29,6 +29,7 @@ bidirectional embedding/override/isolate characters ("Trojan Source", CVE-2021-4
 _ESCAPES = {code: f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" for code in _CONTROL_CODES}
 _LONE_CR = re.compile("\r(?!\n)")
 _ANY_CONTROL = re.compile("[" + "".join(map(chr, _CONTROL_CODES)) + "\r]")
+_TRAILING_LINE_ENDS = re.compile("(?:\r?\n)+\\Z")
 
 
 def escape_controls(text: str) -> str:
@@ -40,6 +41,12 @@ def escape_controls(text: str) -> str:
     if not _ANY_CONTROL.search(text):
         return text  # the common case, without the slower translate
     return _LONE_CR.sub("\\\\r", text).translate(_ESCAPES)
+
+
+def strip_line_ends(text: str) -> str:
+    """`text` without its trailing line ends, a CR LF taken whole: `rstrip("\\n")` would
+    leave the CR of a final CR LF raw, a lone CR that `escape_controls` did not escape."""
+    return _TRAILING_LINE_ENDS.sub("", text)
 
 
 def decode(data: bytes) -> str:
@@ -128,18 +135,25 @@ def _is_continuation(byte: int) -> bool:
     return byte & 0xC0 == 0x80
 
 
+def _splits_crlf(data: bytes, cut: int) -> bool:
+    """Whether cutting `data` before index `cut` separates a CR from its LF."""
+    return 0 < cut < len(data) and data[cut - 1] == 0x0D and data[cut] == 0x0A
+
+
 def _boundary_back(data: bytes, n: int) -> int:
-    """Largest cut <= n that does not split a UTF-8 character (moves back <= 3 bytes)."""
+    """Largest cut <= n that splits neither a UTF-8 character (moves back <= 3 bytes) nor
+    a CR LF line end (kept whole: a head ending in half of one would show a lone `\\r`)."""
     for cut in range(n, max(n - 4, -1), -1):
         if cut == len(data) or cut == 0 or not _is_continuation(data[cut]):
-            return cut
+            return cut - 1 if _splits_crlf(data, cut) else cut
     return n
 
 
 def _tail_length(data: bytes, n: int) -> int:
-    """Largest length <= n of a suffix of `data` that starts on a character boundary."""
+    """Largest length <= n of a suffix of `data` that starts on a character boundary and
+    not between the CR and the LF of a line end."""
     for length in range(n, max(n - 4, -1), -1):
         start = len(data) - length
         if length == 0 or not _is_continuation(data[start]):
-            return length
+            return length - 1 if _splits_crlf(data, start) else length
     return n

@@ -32,7 +32,7 @@ from pydantic import BaseModel, Field
 from ctxagent.errors import ToolInputError, ToolRefusedError
 from ctxagent.tools.base import Tool, ToolResult
 from ctxagent.tools.bwrap_jail import jail_available, jail_prefix, outside_system_dirs
-from ctxagent.tools.output_cap import escape_controls
+from ctxagent.tools.output_cap import escape_controls, strip_line_ends
 from ctxagent.tools.process import RunResult, resolve_program, run_pipeline, safe_env
 from ctxagent.tools.shell_parse import Word, parse_pipeline
 from ctxagent.tools.terminal_git import git_env
@@ -188,9 +188,9 @@ class TerminalTool(Tool):
 def format_result(result: RunResult) -> str:
     """stdout, then `[stderr]` and its text, then `[exit status N]` when not 0;
     `(no output)` stands in when the command printed nothing."""
-    parts = [result.stdout.rstrip("\n")] if result.stdout.strip() else []
+    parts = [strip_line_ends(result.stdout)] if result.stdout.strip() else []
     if result.stderr.strip():
-        parts.append("[stderr]\n" + result.stderr.rstrip("\n"))
+        parts.append("[stderr]\n" + strip_line_ends(result.stderr))
     if not parts:
         parts.append("(no output)")
     status = _status_line(result.returncodes)

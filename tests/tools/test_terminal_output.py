@@ -9,15 +9,23 @@ import re
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from ctxagent.tools import TerminalTool
-from ctxagent.tools.output_cap import escape_controls, truncate_output
+from ctxagent.tools.terminal import format_result
+from ctxagent.tools.output_cap import HeadTailBuffer, escape_controls, truncate_output
 from ctxagent.tools.process import run_pipeline, safe_env
 from tests.tools.terminal_helpers import make_workspace
 
-RAW_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]|\r(?!\n)")
+#: What must never reach the returned text raw. CR is not in the class (0x0d is left out of
+#: 0x0b-0x1f): only a LONE CR can hide text; a CR LF line end is kept as is.
+RAW_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]|\r(?!\n)")
+LONE_CR = re.compile(rb"\r(?!\n)")
+#: Pieces that make cuts land next to CR LF line ends, escapes and multi-byte characters.
+TRICKY = st.lists(st.sampled_from([b"\r\n", b"\r", b"\n", b"a", b"\x1b", b"\xe4\xb8\xad", b"\xff", b"\\r"]),
+                  max_size=1500).map(b"".join)
+CRLF_RUN = b"\r\n" * 70 + b"a\x1b\x1b\x1b" + b"\r\n" * 150  # hypothesis' find: the cut fell inside a CR LF
 
 
 @pytest.mark.parametrize("char,shown", [
@@ -76,6 +84,33 @@ def test_F4_the_cap_holds_for_the_returned_text(tmp_path, data):
     assert "bytes of output dropped" in content and not RAW_CONTROL.search(content)
 
 
+@pytest.mark.parametrize("limit", range(300, 420, 3))
+def test_F4_a_cut_keeps_crlf_line_ends_whole(limit):
+    buffer = HeadTailBuffer(limit)
+    for start in range(0, len(CRLF_RUN), 7):
+        buffer.feed(CRLF_RUN[start:start + 7])
+    for text in (truncate_output(CRLF_RUN, limit, escape=True), buffer.render(escape=True)):
+        assert "bytes of output dropped" in text and len(text.encode()) <= limit
+        kept = re.sub(r"\n\[\.\.\. .*? \.\.\.\]\n", "", text)
+        assert "\\r" not in kept and not LONE_CR.search(kept.encode()) and "\n\n" not in kept
+
+
+def test_F4_crlf_output_keeps_its_line_ends_and_loses_no_cr_raw(tmp_path):
+    """The final line end is dropped whole: `rstrip("\\n")` left the CR of a final CR LF raw."""
+    ws = make_workspace(tmp_path)
+    (ws / "dos.txt").write_bytes(b"one\r\ntwo\r\n\r\n")
+    (ws / "big.txt").write_bytes(CRLF_RUN * 20)
+    tool = TerminalTool(workspace=ws, timeout=20, max_output_size=2000)
+    assert tool.run({"command": "cat dos.txt"}) == "one\r\ntwo"
+    content = tool.run({"command": "cat big.txt"})
+    assert "bytes of output dropped" in content and len(content.encode()) <= 2000
+    assert "\\r" not in content and "\r\n" in content and not RAW_CONTROL.search(content)
+    env = safe_env(home=str(tmp_path), cwd=str(tmp_path))
+    result = run_pipeline([["sh", "-c", r"printf 'warn\r\n' >&2"]], cwd=str(tmp_path), env=env, timeout=20,
+                          max_output=1000)
+    assert format_result(result) == "[stderr]\nwarn"
+
+
 def test_F4_stdout_and_stderr_share_the_cap_after_escaping(tmp_path):
     env = safe_env(home=str(tmp_path), cwd=str(tmp_path))
     script = r"i=0; while [ $i -lt 2000 ]; do printf '\033\001\377\n'; printf '\033\002\376\n' >&2; i=$((i+1)); done"
@@ -84,13 +119,17 @@ def test_F4_stdout_and_stderr_share_the_cap_after_escaping(tmp_path):
 
 
 @settings(max_examples=300, deadline=None)
-@given(data=st.binary(max_size=3000) | st.text(max_size=1500).map(str.encode), limit=st.integers(300, 5000),
-       escape=st.booleans())
+@given(data=st.binary(max_size=3000) | st.text(max_size=1500).map(str.encode) | TRICKY,
+       limit=st.integers(300, 5000), escape=st.booleans())
+@example(data=b"\r\n", limit=300, escape=True)
+@example(data=CRLF_RUN, limit=372, escape=True)
 def test_F4_any_bytes_fit_the_cap_as_returned_text(data, limit, escape):
     text = truncate_output(data, limit, escape=escape)
     assert len(text.encode()) <= limit
     if escape:
         assert not RAW_CONTROL.search(text.replace("\n[... ", "").replace("...]\n", ""))
+        # a cut never splits a CR LF: every `\r` shown is a lone CR (or a literal `\r`) of the data
+        assert text.count("\\r") <= len(LONE_CR.findall(data)) + data.count(b"\\r")
     if "bytes of output dropped" not in text:
         rendered = data.decode("utf-8", errors="replace")
         assert text == (escape_controls(rendered) if escape else rendered)
