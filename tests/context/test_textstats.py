@@ -30,7 +30,7 @@ def test_scores_equal_query_scores_to_the_bit_on_first_and_later_sightings(seed:
     texts += texts[:50]  # the same text twice in one corpus
     query = terms(random_text(rng)[:60])
     expected = query_scores(query, [terms(t) for t in texts], normalize=False)
-    for _ in range(3):  # first sighting (chunk path), second (counts built), third (counts kept)
+    for _ in range(3):  # first sighting (figures and counts computed), then kept
         raw, facts = analyse(texts, query)
         assert raw == expected
         assert [f.length for f in facts] == [len(terms(t)) for t in texts]
@@ -49,14 +49,13 @@ def test_scores_and_lengths_match_terms_on_arbitrary_text(texts: list[str], quer
 
 
 def test_caches_are_bounded(monkeypatch) -> None:
-    monkeypatch.setattr(textstats, "FACTS_MAX", 2)
-    monkeypatch.setattr(textstats, "COUNTS_MAX", 1)
+    monkeypatch.setattr(textstats, "TEXTS_MAX", 2)
     monkeypatch.setattr(textstats, "CHUNKS_MAX", 3)
     texts = ["one two three", "four five", "six seven eight", "one two three"]
     query = terms("two five")
     for _ in range(3):
         assert analyse(texts, query)[0] == query_scores(query, [terms(t) for t in texts], normalize=False)
-    assert len(textstats._FACTS) <= 2 and len(textstats._COUNTS) <= 1 and len(textstats._FIGURES) <= 3
+    assert len(textstats._TEXTS) <= 2 and len(textstats._FIGURES) <= 3
 
 
 def test_evict_oldest_keeps_the_newest_entries() -> None:
