@@ -16,7 +16,8 @@ import sqlite3
 import time
 import warnings
 from pathlib import Path
-from typing import Callable
+from contextlib import contextmanager
+from typing import Callable, Iterator
 
 from ctxagent.errors import StorageError
 from ctxagent.storage import LOCK_TIMEOUT_S, file_lock, guard_state_path, refuse_link, unique_path
@@ -137,3 +138,17 @@ def set_aside_sqlite(path: Path) -> Path:
     except OSError as exc:
         raise StorageError(f"cannot move the damaged database {path} aside: {exc.strerror or exc}") from exc
     return aside
+
+
+@contextmanager
+def immediate_transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """One `BEGIN IMMEDIATE` transaction on `conn`: committed whole, or rolled back on any
+    error (the error is re-raised). IMMEDIATE takes the write lock up front, so a writer
+    waits in the busy timeout instead of failing half way (case S04)."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise

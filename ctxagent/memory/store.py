@@ -31,7 +31,7 @@ from ctxagent.memory.model import (
     DEFAULT_IMPORTANCE, MemoryItem, check_content, check_id, check_importance, check_modality, check_type,
 )
 from ctxagent.storage import LOCK_TIMEOUT_S
-from ctxagent.storage_sqlite import open_sqlite
+from ctxagent.storage_sqlite import immediate_transaction, open_sqlite
 
 DEFAULT_USER = "default_user"
 
@@ -85,13 +85,8 @@ class MemoryStore:
     def write(self) -> Iterator[sqlite3.Connection]:
         """One `BEGIN IMMEDIATE` transaction: committed whole, or rolled back on any error."""
         with self._lock, _storage_errors(self.path):
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._conn
-                self._conn.execute("COMMIT")
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
+            with immediate_transaction(self._conn) as conn:
+                yield conn
 
     # ------------------------------------------------------------ create, read, update, delete
 

@@ -25,7 +25,7 @@ from ctxagent.memory import fts
 from ctxagent.memory.migrations import Migrations
 from ctxagent.rag.chunking import Chunk
 from ctxagent.storage import LOCK_TIMEOUT_S
-from ctxagent.storage_sqlite import open_sqlite
+from ctxagent.storage_sqlite import immediate_transaction, open_sqlite
 
 RAG = Migrations("rag")
 FTS_TABLE = "chunks_fts"
@@ -106,13 +106,8 @@ class KnowledgeBase:
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
         with self._lock, _errors(self.path):
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._conn
-                self._conn.execute("COMMIT")
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
+            with immediate_transaction(self._conn) as conn:
+                yield conn
 
     def put(self, key: str, *, source: str, title: str, kind: str, content_hash: str, chunks: list[Chunk],
             metadata: dict[str, Any] | None = None) -> dict[str, Any]:
