@@ -191,8 +191,10 @@ def _wait_all(procs: list[subprocess.Popen[bytes]], deadline: float, watch: Scra
 
 
 def _kill_groups(procs: list[subprocess.Popen[bytes]]) -> None:
-    """SIGKILL the process group of every stage (each stage leads its own group)."""
-    for proc in procs:
+    """SIGKILL the process group of every stage (each stage leads its own group), the last
+    stage first: a stage killed before the one feeding it never sees its input end and
+    exits 0 as if the pipeline had finished."""
+    for proc in reversed(procs):
         try:
             os.killpg(proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
