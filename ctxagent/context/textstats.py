@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections import Counter
 from itertools import chain
+from operator import itemgetter
 from typing import NamedTuple, Sequence
 
 from ctxagent.context.scoring import bm25_from_tfs
@@ -44,11 +45,13 @@ class TextFacts(NamedTuple):
 
 
 class _ChunkFigures(dict):
-    """chunk (bytes) -> its figures packed in one int (terms, token lower bound, 100 x
-    estimate lower bound; 40 bits each), computed on first lookup. The older half goes
-    when it holds CHUNKS_MAX chunks (figures depend on the chunk alone: nothing goes stale)."""
+    """chunk (bytes) -> (its figures packed in one int: terms, token lower bound, 100 x
+    estimate lower bound, 40 bits each; its terms), computed on first lookup. The older
+    half goes when it holds CHUNKS_MAX chunks (they depend on the chunk alone: nothing
+    goes stale). One lookup per chunk gives a text everything: large dicts are slow to
+    probe (memory, not instructions), so the text pass touches only this one."""
 
-    def __missing__(self, chunk: bytes) -> int:
+    def __missing__(self, chunk: bytes) -> tuple[int, tuple[str, ...]]:
         text = chunk.decode("utf-8", "surrogatepass")
         if chunk.isascii():  # letters, digits and `_` `.` `'` only (see terms.chunks)
             punct = len(chunk) - len(chunk.translate(None, b"_.'"))
@@ -57,11 +60,13 @@ class _ChunkFigures(dict):
             value = estimate_value(text)
         if len(self) >= CHUNKS_MAX:
             evict_oldest(self, CHUNKS_MAX // 2)
-        figures = self[chunk] = len(chunk_terms(chunk)) << 2 * _BITS | piece_floor(text) << _BITS | int(100 * value)
-        return figures
+        chunk_t = chunk_terms(chunk)
+        info = self[chunk] = (len(chunk_t) << 2 * _BITS | piece_floor(text) << _BITS | int(100 * value), chunk_t)
+        return info
 
 
 _FIGURES = _ChunkFigures()
+_PACKED, _TERMS = itemgetter(0), itemgetter(1)
 # text -> (packed figures, term -> count): plain dicts, tuples and ints, which the garbage
 # collector need not track, so a large cache does not slow its full passes down.
 _TEXTS: dict[str, tuple[int, dict[str, int]]] = {}
@@ -90,8 +95,8 @@ def text_facts(text: str) -> TextFacts:
 
 def _learn(text: str) -> tuple[int, dict[str, int]]:
     """A new text's packed figures and term counts, from its chunks (kept for its next sightings)."""
-    parts = chunks(text)
-    known = sum(map(_FIGURES.__getitem__, parts)), dict(Counter(chain.from_iterable(map(chunk_terms, parts))))
+    infos = list(map(_FIGURES.__getitem__, chunks(text)))
+    known = sum(map(_PACKED, infos)), dict(Counter(chain.from_iterable(map(_TERMS, infos))))
     if len(_TEXTS) >= TEXTS_MAX:
         evict_oldest(_TEXTS, TEXTS_MAX // 2)
     _TEXTS[text] = known
