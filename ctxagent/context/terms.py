@@ -135,8 +135,8 @@ class _ChunkTerms(dict):
 
     def __missing__(self, chunk: bytes) -> tuple[str, ...]:
         text = chunk.decode("utf-8", "surrogatepass")
-        if chunk.isascii() and text.isidentifier():  # one identifier, the usual chunk: no regex
-            value = _token_terms(text)
+        if chunk.isascii() and text.isidentifier():  # one identifier, the usual chunk: no regex, no second cache
+            value = tuple(_word_terms(text))
         else:
             value = tuple(chain.from_iterable(map(_token_terms, _TOKEN_RE.findall(text))))
         if len(self) >= CHUNK_CACHE_MAX:

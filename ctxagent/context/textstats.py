@@ -4,25 +4,29 @@ For each candidate, selection needs its BM25 score for the query (its length in 
 terms and the frequency of each query term) and a lower bound of its token count (so
 that only texts that might fit are counted exactly, see `TokenCounter.floor`). All of
 these come from the text's chunks (`ctxagent.context.terms.chunks`: no index term and
-no tokenizer piece crosses a chunk boundary):
+no tokenizer piece crosses a chunk boundary), and texts share most of their chunks:
 
-- each distinct chunk's figures (terms, token lower bound, estimate lower bound) are
-  computed once and packed in one int (`_ChunkFigures`), and its terms are cached too
-  (`terms.chunk_terms`), so a new text costs C-speed passes over its chunks: one sum
-  of their figures and one count of their terms; no regex and no stemmer run for a
-  chunk seen before;
-- a text seen before costs one dictionary lookup (its figures and term counts are
-  kept), as an agent loop sends the same packets call after call.
+- `_FIGURES` (process-wide): each distinct chunk's terms and its figures (terms, token
+  lower bound, estimate lower bound) packed in one int, computed once; only a chunk
+  never seen before runs the regex and the stemmer;
+- `_QueryChunks` (one query at a time): the same packed figures plus a flag, in a field
+  of its own, that the chunk holds a query term. A new text then costs one C-speed
+  sum over its chunks, which gives its length, both bounds and its number of chunks
+  holding a query term at once. Only when that number is not zero are those chunks'
+  query terms counted (BM25 reads only the query's terms, so no text's full term counts
+  are ever built);
+- `_TEXTS`: a text seen before with the same query costs one dictionary lookup, as an
+  agent loop sends the same packets with the same task call after call.
 
 The scores are those of `scoring.query_scores(query_terms, [terms(t) for t in texts],
-normalize=False)`, to the last bit (the same arithmetic, `scoring.bm25_from_tfs`).
+normalize=False)`, to the last bit (the same arithmetic, `scoring.bm25_from_tfs`;
+`tests/context/test_textstats.py` pins it). Time: `benchmarks/context_build.py`.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from itertools import chain
-from operator import itemgetter
 from typing import NamedTuple, Sequence
 
 from ctxagent.context.scoring import bm25_from_tfs
@@ -30,9 +34,13 @@ from ctxagent.context.terms import chunk_terms, chunks, evict_oldest
 from ctxagent.context.tokens import PER_ALNUM, PER_PUNCT, estimate_value, piece_floor
 
 CHUNKS_MAX = 262_144  # distinct chunks whose figures are kept (the older half goes when full)
-TEXTS_MAX = 32_768  # texts whose figures and term counts are kept (likewise)
-_BITS = 40  # a chunk's three figures packed in one int, 40 bits each: one sum adds them all
+TEXTS_MAX = 65_536  # texts whose figures and query-term counts are kept (likewise)
+_BITS = 40  # each figure has 40 bits of one int, so one sum adds them all
 _MASK = (1 << _BITS) - 1
+_HOLDS = 1 << 3 * _BITS  # the field above the three figures: chunks holding a query term
+_FIGURES_MASK = _HOLDS - 1
+
+Entry = tuple[int, tuple[str, ...], tuple[tuple[str, int], ...]]
 
 
 class TextFacts(NamedTuple):
@@ -48,8 +56,7 @@ class _ChunkFigures(dict):
     """chunk (bytes) -> (its figures packed in one int: terms, token lower bound, 100 x
     estimate lower bound, 40 bits each; its terms), computed on first lookup. The older
     half goes when it holds CHUNKS_MAX chunks (they depend on the chunk alone: nothing
-    goes stale). One lookup per chunk gives a text everything: large dicts are slow to
-    probe (memory, not instructions), so the text pass touches only this one."""
+    goes stale)."""
 
     def __missing__(self, chunk: bytes) -> tuple[int, tuple[str, ...]]:
         text = chunk.decode("utf-8", "surrogatepass")
@@ -60,47 +67,85 @@ class _ChunkFigures(dict):
             value = estimate_value(text)
         if len(self) >= CHUNKS_MAX:
             evict_oldest(self, CHUNKS_MAX // 2)
-        chunk_t = chunk_terms(chunk)
-        info = self[chunk] = (len(chunk_t) << 2 * _BITS | piece_floor(text) << _BITS | int(100 * value), chunk_t)
+        found = chunk_terms(chunk)
+        info = self[chunk] = (len(found) << 2 * _BITS | piece_floor(text) << _BITS | int(100 * value), found)
         return info
 
 
+class _QueryChunks(dict):
+    """chunk -> its packed figures (`_FIGURES`), plus `_HOLDS` if it holds a term of this
+    table's query; filled on first lookup. `holding`: chunk -> the query terms it holds
+    (with repeats), for those chunks only."""
+
+    def __init__(self, key: tuple[str, ...]) -> None:
+        super().__init__()
+        self.key = key
+        self.wanted = frozenset(key)
+        self.holding: dict[bytes, tuple[str, ...]] = {}
+
+    def __missing__(self, chunk: bytes) -> int:
+        packed, found = _FIGURES[chunk]
+        if not self.wanted.isdisjoint(found):
+            self.holding[chunk] = tuple(filter(self.wanted.__contains__, found))
+            packed |= _HOLDS
+        self[chunk] = packed
+        return packed
+
+
 _FIGURES = _ChunkFigures()
-_PACKED, _TERMS = itemgetter(0), itemgetter(1)
-# text -> (packed figures, term -> count): plain dicts, tuples and ints, which the garbage
-# collector need not track, so a large cache does not slow its full passes down.
-_TEXTS: dict[str, tuple[int, dict[str, int]]] = {}
+_TABLE = _QueryChunks(())  # the latest query's table: one query at a time, the loop's case
+# text -> (packed figures, the query's terms as a tuple, ((term, count), ...) of those in
+# the text): plain tuples, strings and ints, which the garbage collector need not track.
+_TEXTS: dict[str, Entry] = {}
 
 
 def analyse(texts: Sequence[str], query_terms: Sequence[str]) -> tuple[list[float], list[TextFacts]]:
     """The raw BM25 score of each text for `query_terms` (equal to `query_scores(...,
     normalize=False)` over `terms(text)`), and each text's `TextFacts`."""
     q_counts = Counter(query_terms)
-    tfs: dict[str, list[tuple[int, int]]] = {term: [] for term in q_counts}
-    facts: list[TextFacts] = []
+    key = tuple(q_counts)
+    entries = {text: entry for text in texts if (entry := _TEXTS.get(text)) is not None and entry[1] == key}
+    if len(entries) < len(texts):
+        entries.update(_learn([text for text in dict.fromkeys(texts) if text not in entries], key))
+    tfs: dict[str, list[tuple[int, int]]] = {term: [] for term in key}
+    packed_all = []
     for doc, text in enumerate(texts):
-        packed, counts = _TEXTS.get(text) or _learn(text)
-        for term, postings in tfs.items():
-            tf = counts.get(term)
-            if tf:
-                postings.append((doc, tf))
-        facts.append(_facts_of(packed))
+        packed, _, found = entries[text]
+        packed_all.append(packed)
+        for term, tf in found:
+            tfs[term].append((doc, tf))
+    facts = list(map(_facts_of, packed_all))
     return bm25_from_tfs(q_counts, tfs, [f.length for f in facts]), facts
 
 
 def text_facts(text: str) -> TextFacts:
     """The `TextFacts` of one text (cached like `analyse`'s)."""
-    return _facts_of((_TEXTS.get(text) or _learn(text))[0])
+    entry = _TEXTS.get(text)
+    if entry is None:
+        return _facts_of(sum(info[0] for info in map(_FIGURES.__getitem__, chunks(text))))
+    return _facts_of(entry[0])
 
 
-def _learn(text: str) -> tuple[int, dict[str, int]]:
-    """A new text's packed figures and term counts, from its chunks (kept for its next sightings)."""
-    infos = list(map(_FIGURES.__getitem__, chunks(text)))
-    known = sum(map(_PACKED, infos)), dict(Counter(chain.from_iterable(map(_TERMS, infos))))
-    if len(_TEXTS) >= TEXTS_MAX:
+def _learn(texts: list[str], key: tuple[str, ...]) -> dict[str, Entry]:
+    """Entries (see `_TEXTS`) of distinct `texts` for the query terms `key`, kept in `_TEXTS`."""
+    global _TABLE
+    table = _TABLE
+    if table.key != key or len(table) >= CHUNKS_MAX:
+        table = _TABLE = _QueryChunks(key)
+    figures_of, holding = table.__getitem__, table.holding
+    learnt = {}
+    for text in texts:
+        parts = chunks(text)
+        packed = sum(map(figures_of, parts))
+        found = ()
+        if packed >= _HOLDS:
+            bag = chain.from_iterable(map(holding.__getitem__, filter(holding.__contains__, parts)))
+            found = tuple(Counter(bag).items())
+        learnt[text] = (packed & _FIGURES_MASK, key, found)
+    _TEXTS.update(learnt)
+    if len(_TEXTS) > TEXTS_MAX:
         evict_oldest(_TEXTS, TEXTS_MAX // 2)
-    _TEXTS[text] = known
-    return known
+    return learnt
 
 
 def _facts_of(packed: int) -> TextFacts:
