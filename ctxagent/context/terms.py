@@ -79,7 +79,8 @@ def _word_terms(word: str) -> list[str]:
     if word.isalnum():  # a word then a number ("utf8", "parser123"): one split point (fast path)
         base = word.rstrip("0123456789")
         if base.isalpha() and (len(base) < 2 or base[1:].islower()):
-            return [lower, *(stem(p) for p in (base.lower(), word[len(base):]) if p not in STOP_WORDS)]
+            head, number = base.lower(), word[len(base):]  # a number is never stemmed nor a stop word
+            return [lower, number] if head in STOP_WORDS else [lower, stem(head), number]
     parts = [p.lower() for p in _SPLIT_RE.split(word) if p]
     out = []
     if len(parts) > 1:

@@ -84,6 +84,11 @@ def test_word_terms_equal_their_definition(word: str) -> None:
     assert terms_module._word_terms(word) == reference_word_terms(word)
 
 
+@pytest.mark.parametrize("word", ["the123", "If2", "a1", "parser123", "Retries42", "x86", "utf8", "ab_12", "HTTP2"])
+def test_word_then_number_fast_path_equals_the_definition(word: str) -> None:
+    assert terms_module._word_terms(word) == reference_word_terms(word)
+
+
 def test_stem_and_has_cjk() -> None:
     assert [stem(w) for w in ("refreshed", "bars", "retries", "class", "stopped", "abc")] == [
         "refresh", "bar", "retry", "class", "stop", "abc"]
