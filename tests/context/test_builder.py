@@ -278,3 +278,23 @@ def test_additional_packets_is_the_textbooks_name_for_custom_packets() -> None:
     messages, report = builder().build_messages("How do I fix the dependency conflict?", additional_packets=[note])
     assert "Pin requests to 2.31." in "".join(str(m["content"]) for m in messages)
     assert [p["decision"] for p in report["packets"] if p["type"] == "note"] == ["selected"]
+
+
+def test_a_build_leaves_the_garbage_collector_as_it_found_it() -> None:
+    """The collector is paused during a build only: on again after it, even after an
+    error, and still off if the caller had turned it off."""
+    import gc
+
+    builder = ContextBuilder(config=ContextConfig(max_tokens=200), model="gpt-4o")
+    assert gc.isenabled()
+    builder.build_messages("short question", [], "You are helpful.")
+    assert gc.isenabled()
+    with pytest.raises(ContextOverflowError):
+        builder.build("x " * 2000, [], "You are helpful.")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        builder.build_messages("short question", [], "You are helpful.")
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
