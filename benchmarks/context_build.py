@@ -18,9 +18,10 @@ wall-clock time would mostly measure the other processes):
 - first: the first build of a fresh process (nothing cached but the tokenizer and the
   templates, loaded by a build without packets): a cold start. Median of --runs processes;
 - cold: every packet new (fresh texts each run), in a process that has built contexts
-  before (the smaller sizes run first), median of --runs builds;
-- repeat: the same packets a second time (a text's term counts are kept from its second
-  sighting on, so this one pays for counting them);
+  before (the smaller sizes run first), with the query of the builds before it (as from
+  one model call to the next within a turn), median of --runs builds;
+- new query: every packet new and a query never asked before (the first call of a turn),
+  median of --runs builds;
 - warm: the same packets again, as from one model call to the next in a session, median
   of --runs builds.
 
@@ -101,22 +102,24 @@ def new_builder(model: str, max_tokens: int) -> ContextBuilder:
     return builder
 
 
-def timed_build(builder: ContextBuilder, packets: list[ContextPacket], history: list[dict]) -> float:
+def timed_build(builder: ContextBuilder, packets: list[ContextPacket], history: list[dict], query: str = QUERY) -> float:
     start = time.process_time()
-    builder.build_messages(QUERY, history, "You are a coding agent.", packets)
+    builder.build_messages(query, history, "You are a coding agent.", packets)
     return time.process_time() - start
 
 
 def measure(builder: ContextBuilder, n: int, runs: int, kind: str) -> dict:
-    cold = []
+    cold, new_query = [], []
     packets = history = None
     for run in range(runs):
         packets, history = make_packets(n, n * 1000 + run, kind), make_history(seed=n * 1000 + run)
         cold.append(timed_build(builder, packets, history))
-    repeat = timed_build(builder, packets, history)
+        fresh = make_packets(n, 10**7 + n * 1000 + run, kind)
+        new_query.append(timed_build(builder, fresh, history, f"{QUERY} Where is retry_{n}_{run} handled?"))
     warm = [timed_build(builder, packets, history) for _ in range(runs)]
     selected = sum(r["decision"] != "dropped" for r in builder.last_report["packets"])
-    return {"cold": statistics.median(cold), "repeat": repeat, "warm": statistics.median(warm), "selected": selected}
+    return {"cold": statistics.median(cold), "new_query": statistics.median(new_query), "warm": statistics.median(warm),
+            "selected": selected}
 
 
 def first_build(n: int, runs: int, args: argparse.Namespace) -> float:
@@ -147,12 +150,12 @@ def main() -> None:
         return
     sizes = [int(s) for s in args.sizes.split(",")]
     builder = new_builder(args.model, args.max_tokens)
-    print(f"{'packets':>8} {'first ms':>9} {'cold ms':>9} {'repeat ms':>10} {'warm ms':>9} {'cold us/packet':>15} {'selected':>9}")
+    print(f"{'packets':>8} {'first ms':>9} {'cold ms':>9} {'new query ms':>13} {'warm ms':>9} {'cold us/packet':>15} {'selected':>9}")
     results = {}
     for n in sizes:
         first = "-" if args.no_first else f"{first_build(n, args.runs, args) * 1000:.1f}"
         row = results[n] = measure(builder, n, args.runs, args.text)
-        print(f"{n:>8,} {first:>9} {row['cold'] * 1000:>9.1f} {row['repeat'] * 1000:>10.1f} {row['warm'] * 1000:>9.1f} "
+        print(f"{n:>8,} {first:>9} {row['cold'] * 1000:>9.1f} {row['new_query'] * 1000:>13.1f} {row['warm'] * 1000:>9.1f} "
               f"{row['cold'] / n * 1e6:>15.1f} {row['selected']:>9}", flush=True)
     if len(sizes) >= 2:
         a, b = sizes[-2], sizes[-1]
