@@ -17,13 +17,13 @@ wall-clock time would mostly measure the other processes):
 
 - first: the first build of a fresh process (nothing cached but the tokenizer and the
   templates, loaded by a build without packets): a cold start. Median of --runs processes;
-- cold: every packet new (fresh texts each run), in a process that has built contexts
-  before (the smaller sizes run first), with the query of the builds before it (as from
-  one model call to the next within a turn), median of --runs builds;
-- new query: every packet new and a query never asked before (the first call of a turn),
-  median of --runs builds;
-- warm: the same packets again, as from one model call to the next in a session, median
-  of --runs builds.
+- new query: every packet new and a query never asked before (the first call of a
+  turn), median of --runs builds;
+- cold: every packet new (fresh texts each run), the query of the call before (the next
+  call of the same turn), in a process that has built contexts before (the smaller sizes
+  run first), median of --runs builds;
+- warm: the same packets and query again, as from one model call to the next when
+  nothing new arrived, median of --runs builds.
 
 The growth exponent is the log-log slope of the cold time between the two largest
 sizes (1.0 = linear; n log n between 10,000 and 20,000 gives 1.07).
@@ -109,14 +109,17 @@ def timed_build(builder: ContextBuilder, packets: list[ContextPacket], history: 
 
 
 def measure(builder: ContextBuilder, n: int, runs: int, kind: str) -> dict:
+    """Each run is one turn: its first call (new packets, a query never asked), then its
+    next call (new packets, the same query); warm repeats the last call."""
     cold, new_query = [], []
-    packets = history = None
+    packets = history = query = None
     for run in range(runs):
-        packets, history = make_packets(n, n * 1000 + run, kind), make_history(seed=n * 1000 + run)
-        cold.append(timed_build(builder, packets, history))
-        fresh = make_packets(n, 10**7 + n * 1000 + run, kind)
-        new_query.append(timed_build(builder, fresh, history, f"{QUERY} Where is retry_{n}_{run} handled?"))
-    warm = [timed_build(builder, packets, history) for _ in range(runs)]
+        query = f"{QUERY} Where is retry_{n}_{run} handled?"
+        history = make_history(seed=n * 1000 + run)
+        new_query.append(timed_build(builder, make_packets(n, 10**7 + n * 1000 + run, kind), history, query))
+        packets = make_packets(n, n * 1000 + run, kind)
+        cold.append(timed_build(builder, packets, history, query))
+    warm = [timed_build(builder, packets, history, query) for _ in range(runs)]
     selected = sum(r["decision"] != "dropped" for r in builder.last_report["packets"])
     return {"cold": statistics.median(cold), "new_query": statistics.median(new_query), "warm": statistics.median(warm),
             "selected": selected}
