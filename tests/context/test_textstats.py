@@ -56,6 +56,16 @@ def test_caches_are_bounded(monkeypatch) -> None:
     for _ in range(3):
         assert analyse(texts, query)[0] == query_scores(query, [terms(t) for t in texts], normalize=False)
     assert len(textstats._TEXTS) <= 2 and len(textstats._FIGURES) <= 3
+    # the query's chunk table starts afresh once full: it never holds more than one call's chunks
+    assert len(textstats._TABLE) <= len({c for t in texts for c in chunks(t)})
+
+
+def test_switching_queries_gives_each_query_its_own_scores() -> None:
+    rng = random.Random(7)
+    texts = [random_text(rng) for _ in range(60)]
+    queries = [terms(q) for q in ("parse_cfg budget", "内存优化 Pandas", "parse_cfg budget", "layer tokens café")]
+    for query in queries * 2:  # alternate: the per-query table and the per-text entries must follow
+        assert analyse(texts, query)[0] == query_scores(query, [terms(t) for t in texts], normalize=False)
 
 
 def test_evict_oldest_keeps_the_newest_entries() -> None:
