@@ -46,9 +46,9 @@ class AgentSettings(BaseModel):
     max_steps: int = Field(40, gt=0, le=10_000)
     """Model calls per turn before it stops (TurnEnd reason max_steps); 1 to 10000."""
     max_task_tokens: int = Field(2_000_000, gt=0, le=1_000_000_000)
-    """Prompt + completion tokens per turn before it stops (reason max_tokens); 1 to 10^9."""
+    """Prompt + completion tokens per turn (the plan tool's and compaction summaries' model calls included) before it stops (reason max_tokens); 1 to 10^9."""
     max_cost_usd: float = Field(2.0, gt=0, le=10_000)
-    """USD per turn before it stops (reason max_cost); counted only when model prices are set; (0, 10000]."""
+    """USD per turn (side calls included, as for max_task_tokens) before it stops (reason max_cost); counted only when model prices are set; (0, 10000]."""
     wall_time_s: float = Field(1800.0, gt=0, le=86_400)
     """Seconds per turn before it stops (reason wall_time); checked before each model call; (0, 86400]."""
     auto_approve: bool = False

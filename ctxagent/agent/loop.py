@@ -5,7 +5,8 @@ One turn (`Agent.run_turn`): record the user's message, then repeat
   -> record the assistant message -> no tool calls? finished : run each call, record results.
 Limits (Settings.agent): max_steps model calls, max_task_tokens, max_cost_usd (when
 prices are known) and wall_time_s, each checked before every model call and reported
-as the TurnEnd reason. A ContextLengthError compacts the history and retries once.
+as the TurnEnd reason. Tokens and cost include the model calls that tools and
+compaction make beside the loop's own (`side_usage`, see `ctxagent.llm.meter`). A ContextLengthError compacts the history and retries once.
 Ctrl-C (KeyboardInterrupt, LLMCancelledError or the `cancel` event) ends the turn as
 "interrupted"; the session survives, and every tool call still gets exactly one result
 (case C02). Model failures (and any other CtxAgentError, such as a request that cannot
@@ -33,6 +34,7 @@ from ctxagent.config import Settings
 from ctxagent.context.messages import INTERRUPTED_RESULT, tool_message, unanswered_calls
 from ctxagent.errors import CtxAgentError
 from ctxagent.llm.errors import ContextLengthError, LLMCancelledError
+from ctxagent.llm.meter import UsageMeter
 from ctxagent.llm.usage import Usage
 from ctxagent.tools.base import ToolRegistry
 
@@ -57,13 +59,17 @@ class Agent:
     client: a ChatModel (LLMClient); registry: the tools; session: history + transcript;
     settings: limits and model settings; system: the system prompt text; assembler:
     builds each request (PassthroughAssembler by default); approval: asks before tools
-    that need it; sinks: event consumers (the session's transcript is always one).
+    that need it; sinks: event consumers (the session's transcript is always one);
+    side_usage: the meter of the model calls tools and compaction make through their
+    own (metered) client, counted in the running turn's usage and limits.
     """
 
     def __init__(self, *, client: ChatModel, registry: ToolRegistry, session: Session, settings: Settings,
                  system: str, assembler: ContextAssembler | None = None, approval: ApprovalPolicy | None = None,
-                 sinks: Sequence[Sink] = ()) -> None:
+                 sinks: Sequence[Sink] = (), side_usage: UsageMeter | None = None) -> None:
         self.client = client
+        self.side_usage = side_usage
+        self._turn: TurnState | None = None
         self.registry = registry
         self.session = session
         self.settings = settings
@@ -86,7 +92,7 @@ class Agent:
     def run_turn(self, task: str, *, cancel: threading.Event | None = None) -> TurnEnd:
         """Run one user request to its end and return the TurnEnd (also emitted)."""
         self.session.turns += 1
-        turn = TurnState(task=task)
+        turn = self._turn = TurnState(task=task)
         self.emit(TurnStart(session_id=self.session.id, turn=self.session.turns, task=task))
         end = TurnEnd(reason="error", message="the turn ended unexpectedly")
         try:
@@ -102,6 +108,8 @@ class Agent:
             end = TurnEnd(reason="error", message=str(exc))
         finally:
             self._close_open_calls()
+            self._count_side_calls(turn)
+            self._turn = None
             end.steps, end.elapsed_s = turn.steps, round(turn.elapsed_s, 3)
             end.tokens, end.cost_usd = turn.usage.total_tokens, turn.usage.cost_usd
             end.limits = limits_dict(self.settings.agent)
@@ -110,6 +118,7 @@ class Agent:
 
     def _steps(self, turn: TurnState, cancel: threading.Event | None) -> str:
         while True:
+            self._count_side_calls(turn)
             check_limits(self.settings.agent, steps=turn.steps, usage=turn.usage, elapsed_s=turn.elapsed_s)
             if cancel is not None and cancel.is_set():
                 raise KeyboardInterrupt
@@ -117,6 +126,7 @@ class Agent:
             response = self._call_model(turn, cancel)
             turn.usage = turn.usage + response.usage
             self.emit(_usage_event(response.usage, turn.usage))
+            self._count_side_calls(turn)  # e.g. the summary of a compaction made for this call
             self.session.add_message(response.assistant_message(self.settings.model), usage=response.usage.to_dict())
             if not response.tool_calls:
                 return response.content or ""
@@ -145,6 +155,16 @@ class Agent:
                 "model": model.model, "context_window": model.context_window,
                 "max_output_tokens": model.max_output_tokens}
 
+    def _count_side_calls(self, turn: TurnState | None) -> None:
+        """Add the side calls' usage since the last count to `turn` (or, outside a turn, as
+        after a manual `/compact`, only report it) with one usage event."""
+        extra = self.side_usage.take() if self.side_usage is not None else Usage()
+        if not extra.total_tokens and not extra.cost_usd:
+            return
+        if turn is not None:
+            turn.usage = turn.usage + extra
+        self.emit(_usage_event(extra, turn.usage if turn is not None else extra))
+
     def _on_delta(self, delta: Any) -> None:
         if delta.kind == "text":
             self.emit(TextDelta(text=delta.text))
@@ -167,6 +187,8 @@ class Agent:
         event = Compaction(reason=reason, method=method, messages_before=len(before), messages_after=len(after) + 1,
                            details=details)
         self.emit(event)
+        if self._turn is None:  # a manual compaction between turns: its summary call belongs to none
+            self._count_side_calls(None)
         return event
 
     def _run_tools(self, response: Any, turn: TurnState, cancel: threading.Event | None) -> None:

@@ -23,6 +23,7 @@ from ctxagent.agent.toolset import build_registry
 from ctxagent.config import LOCAL_PROVIDER, Settings
 from ctxagent.context.wiring import attach
 from ctxagent.llm.client import LLMClient
+from ctxagent.llm.meter import MeteredClient, UsageMeter
 
 #: `(settings, repo, session, client) -> assembler or None`; None means the loop's PassthroughAssembler.
 AssemblerFactory = Callable[[Settings, Path, Session, LLMClient], ContextAssembler | None]
@@ -48,12 +49,15 @@ def open_agent(repo: Path, settings: Settings, *, resume: str | None = None, sin
         meta = {"provider": model.provider, "model": model.model}
         session = (Session.resume(repo, resume, secrets=settings.secrets(), meta=meta) if resume
                    else Session.create(repo, secrets=settings.secrets(), meta=meta))
-        registry = build_registry(repo, settings, session_id=session.id, client=client,
+        side_usage = UsageMeter()  # the plan tool's and compaction's own model calls count in the turn's limits
+        side_client = MeteredClient(client, side_usage)
+        registry = build_registry(repo, settings, session_id=session.id, client=side_client,
                                   only=settings.agent.tool_names(model.provider))  # `[agent] tools`
-        assembler = (assembler_factory or default_assembler)(settings, repo, session, client)
+        assembler = (assembler_factory or default_assembler)(settings, repo, session, side_client)
         agent = Agent(client=client, registry=registry, session=session, settings=settings,
                       system=system_prompt(repo, registry.names()), assembler=assembler,
-                      approval=ApprovalPolicy(auto_approve=settings.agent.auto_approve, ask=ask), sinks=sinks)
+                      approval=ApprovalPolicy(auto_approve=settings.agent.auto_approve, ask=ask), sinks=sinks,
+                      side_usage=side_usage)
         attach(agent)  # the assembler's compactions go to every sink; memory hits become evidence
         memory = registry.get("memory")
         if settings.agent.episodic_memory and memory is not None and getattr(memory, "available", True):

@@ -160,3 +160,44 @@ def test_memory_that_does_not_fit_is_dropped_and_says_why(tmp_path, fake_openai)
         assert row["preview"][:40] not in sent
     assert all(p["reason"].startswith("over memory layer budget: needs ") for p in dropped)
     assert 0 < report["layers"]["memory"]["used"] <= report["layers"]["memory"]["budget"]
+
+
+def test_the_plan_tools_own_model_call_counts_in_the_turns_token_limit(tmp_path, fake_openai) -> None:
+    """The plan tool asks the model through the session's client: its tokens are the
+    turn's too, so max_task_tokens stops the turn before the next call, and the turn's
+    end reports them."""
+    plan = {"goal": "Split the parser", "steps": [{"title": f"Step {i}", "detail": f"do {i}", "validation": f"check {i}"}
+                                                  for i in range(1, 6)],
+            "risks": [{"risk": "imports break", "mitigation": "run the tests"}]}
+    server = fake_openai([
+        tool_calls([("plan", json.dumps({"goal": "Split the parser"}))], usage={"prompt_tokens": 500, "completion_tokens": 20}),
+        text(json.dumps(plan), usage={"prompt_tokens": 4000, "completion_tokens": 300}),  # the plan tool's call
+        text("never asked for"),
+    ])
+    base = settings_for(server)
+    settings = base.model_copy(update={"agent": base.agent.model_copy(update={"max_task_tokens": 3000})})
+    events: list = []
+    with open_agent(tmp_path, settings, sinks=[events.append]) as agent:
+        end = agent.run_turn("Plan the parser split.")
+    assert end.reason == "max_tokens" and end.tokens == 500 + 20 + 4000 + 300
+    assert len(server.requests) == 2, "the third call was never made"
+    usage = [e for e in events if e.type == "usage"]
+    assert [u.prompt_tokens for u in usage] == [500, 4000] and usage[-1].turn_prompt_tokens == 4500
+
+
+def test_a_metered_client_counts_replies_and_not_failures(fake_openai) -> None:
+    from ctxagent.llm.client import LLMClient
+    from ctxagent.llm.errors import ServerError
+    from ctxagent.llm.meter import MeteredClient, UsageMeter
+
+    server = fake_openai([text("a", usage={"prompt_tokens": 7, "completion_tokens": 3}), error(500)])
+    meter = UsageMeter()
+    with LLMClient(settings_for(server).model) as client:
+        metered = MeteredClient(client, meter)
+        assert metered.chat([{"role": "user", "content": "hi"}]).content == "a"
+        with pytest.raises(ServerError):
+            metered.chat([{"role": "user", "content": "again"}])
+        assert metered.settings is client.settings  # everything else is the wrapped client's
+    taken = meter.take()
+    assert (taken.prompt_tokens, taken.completion_tokens) == (7, 3)
+    assert meter.take().total_tokens == 0

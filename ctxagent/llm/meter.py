@@ -1,0 +1,55 @@
+"""Counting the model calls that tools and the context engine make beside the loop's own.
+
+The plan tool asks the model for a plan, and compaction asks it for a summary: both go
+through the session's client, not through the loop, so the loop would not see their
+tokens and cost. `open_agent` hands those parts a `MeteredClient`, and the loop adds
+what its `UsageMeter` gathered to the running turn before every limit check, so
+`max_task_tokens` and `max_cost_usd` hold for everything a turn spends.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from ctxagent.llm.usage import Usage
+
+
+class UsageMeter:
+    """Usage gathered from side calls until the loop takes it (thread-safe)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pending = Usage()
+
+    def add(self, usage: Usage) -> None:
+        """Count one call's usage."""
+        with self._lock:
+            self._pending = self._pending + usage
+
+    def take(self) -> Usage:
+        """The usage gathered since the last `take` (zeros if none), and start again."""
+        with self._lock:
+            taken, self._pending = self._pending, Usage()
+        return taken
+
+
+class MeteredClient:
+    """A model client whose every `chat` reply's usage also goes to `meter`; any other
+    attribute is the wrapped client's. A failed call raises as before and counts nothing
+    (a server that fails sends no usage)."""
+
+    def __init__(self, client: Any, meter: UsageMeter) -> None:
+        self.client = client
+        self.meter = meter
+
+    def chat(self, *args: Any, **kwargs: Any) -> Any:
+        """`client.chat(*args, **kwargs)`, with the reply's usage counted."""
+        response = self.client.chat(*args, **kwargs)
+        usage = getattr(response, "usage", None)
+        if isinstance(usage, Usage):
+            self.meter.add(usage)
+        return response
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.client, name)
