@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from itertools import chain, islice
+from itertools import chain
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _TOKEN_RE = re.compile(rf"[{_CJK}]+|[A-Za-z_][A-Za-z0-9_]*|[0-9]+(?:\.[0-9]+)*")
@@ -124,9 +124,11 @@ def chunk_text(chunk: bytes) -> str:
 def evict_oldest(cache: dict, keep: int) -> None:
     """Drop all but the `keep` newest entries of a dict used as a bounded cache (insertion
     order, so FIFO). Called with keep = half the bound once the cache is full, it costs
-    O(1) per insertion on average; safe with other threads (the keys are listed in one C
-    call; an entry another thread dropped already is skipped)."""
-    for key in list(islice(cache, max(0, len(cache) - keep))):
+    O(1) per insertion on average. Safe with other threads: the keys are listed by one C
+    call, `list(cache)`, which no other thread can interrupt (an iterator made first and
+    consumed later could see another thread's insertion and raise), and an entry another
+    thread dropped already is skipped."""
+    for key in list(cache)[: max(0, len(cache) - keep)]:
         cache.pop(key, None)
 
 
