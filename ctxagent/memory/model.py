@@ -17,6 +17,7 @@ from pathlib import PurePath
 from typing import Any
 
 from ctxagent.errors import NotFoundError, ToolInputError
+from ctxagent.redaction import redact
 
 MEMORY_TYPES = ("working", "episodic", "semantic", "perceptual")
 DEFAULT_IMPORTANCE = 0.5
@@ -92,7 +93,8 @@ def check_importance(value: Any) -> float:
 
 
 def check_content(content: Any) -> str:
-    """Non-blank text of at most MAX_CONTENT_CHARS characters; ToolInputError otherwise."""
+    """Non-blank text of at most MAX_CONTENT_CHARS characters, API-key-shaped strings
+    replaced (`ctxagent.redaction`: whoever adds it, a memory is stored state); ToolInputError otherwise."""
     if not isinstance(content, str) or not content.strip():
         raise ToolInputError("content is required: the text to remember (a non-empty string)")
     if "\x00" in content:
@@ -100,7 +102,7 @@ def check_content(content: Any) -> str:
     if len(content) > MAX_CONTENT_CHARS:
         raise ToolInputError(f"content is {len(content)} characters; a memory holds at most "
                              f"{MAX_CONTENT_CHARS}. Store long documents with the rag tool instead")
-    return content
+    return redact(content)
 
 
 def check_modality(modality: str | None, file_path: str | None) -> str | None:

@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any, Callable, Iterable
 
 from ctxagent.errors import ToolInputError
+from ctxagent.redaction import redact
 
 NOTE_TYPES: tuple[str, ...] = ("task_state", "conclusion", "blocker", "action", "reference", "general")
 
@@ -118,12 +119,14 @@ def check_title(title: Any) -> str:
 
 
 def check_text(text: str, what: str) -> str:
-    """Return `text` if it can be stored as UTF-8 (no lone surrogates)."""
+    """Return `text`, with API-key-shaped strings replaced (`ctxagent.redaction`: a note is
+    stored state, whether the model or the `notes` command wrote it), if it can be stored
+    as UTF-8 (no lone surrogates)."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
         raise ToolInputError(f"{what} holds characters that are not valid Unicode text") from None
-    return text
+    return redact(text)
 
 
 def normalise_tags(tags: Any) -> list[str]:

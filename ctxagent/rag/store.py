@@ -24,6 +24,7 @@ from ctxagent.errors import StorageError
 from ctxagent.memory import fts
 from ctxagent.memory.migrations import Migrations
 from ctxagent.rag.chunking import Chunk
+from ctxagent.redaction import redact
 from ctxagent.storage import LOCK_TIMEOUT_S
 from ctxagent.storage_sqlite import immediate_transaction, open_sqlite
 
@@ -174,13 +175,17 @@ class KnowledgeBase:
 
 
 def _insert_chunk(conn: sqlite3.Connection, doc_id: int, chunk: Chunk, title: str) -> None:
+    """Store one chunk and its index terms, API-key-shaped strings replaced first
+    (`ctxagent.redaction`): a document read from a file may hold one, and the knowledge
+    base is stored state."""
+    content = redact(chunk.content)
     rowid = conn.execute(
         "INSERT INTO chunks (document, chunk_index, content, start_line, end_line, page, heading, tokens)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        (doc_id, chunk.index, chunk.content, chunk.start_line, chunk.end_line, chunk.page, chunk.heading,
+        (doc_id, chunk.index, content, chunk.start_line, chunk.end_line, chunk.page, redact(chunk.heading),
          chunk.tokens)).lastrowid
     conn.execute(f"INSERT INTO {FTS_TABLE} (rowid, terms) VALUES (?, ?)",
-                 (rowid, fts.index_text(title, chunk.heading or "", chunk.content)))
+                 (rowid, fts.index_text(title, redact(chunk.heading) or "", content)))
 
 
 def _delete_documents(conn: sqlite3.Connection, doc_ids: list[int]) -> None:

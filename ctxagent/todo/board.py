@@ -21,6 +21,7 @@ from typing import Any, Callable, Iterable
 from ctxagent.errors import NotFoundError, ToolInputError
 from ctxagent.notes.files import sweep_stale_temp_files
 from ctxagent.notes.model import now_iso
+from ctxagent.redaction import redact
 from ctxagent.storage import TMP_PREFIX, file_lock, read_json_with_fallback, write_json_with_backup
 
 STATUSES: tuple[str, ...] = ("pending", "in_progress", "completed")
@@ -93,7 +94,8 @@ def check_priority(priority: Any) -> str | None:
 
 
 def check_content(content: Any) -> str:
-    """`content` stripped; ToolInputError if blank, too long or not a string."""
+    """`content` stripped, API-key-shaped strings replaced (`ctxagent.redaction`: the board
+    is stored state); ToolInputError if blank, too long or not a string."""
     if not isinstance(content, str) or not content.strip():
         raise ToolInputError("todo content is required: say what is to be done")
     content = content.strip()
@@ -103,7 +105,7 @@ def check_content(content: Any) -> str:
         content.encode("utf-8")
     except UnicodeEncodeError:
         raise ToolInputError("todo content holds characters that are not valid Unicode text") from None
-    return content
+    return redact(content)
 
 
 def check_one_in_progress(items: Iterable[TodoItem]) -> None:
