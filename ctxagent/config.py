@@ -286,6 +286,11 @@ def _apply_provider(values: dict[str, Value], env: Mapping[str, str]) -> str:
             raise ConfigError(f"provider 'local' (from {source}) cannot run: {reason}. Install it with "
                               "`pip install 'ctxagent[local]'`, or choose another provider.", setting="model.provider")
         values.setdefault("model.model", (name, "default", _DEFAULT))
+        if name == LOCAL_PROVIDER:  # what the offline server allocates, so doctor and `context` show the real window
+            from ctxagent.llm.local import DEFAULT_N_CTX, MAX_OUTPUT_TOKENS
+
+            values.setdefault("model.context_window", (DEFAULT_N_CTX, "offline model", _PRESET))
+            values.setdefault("model.max_output_tokens", (min(MAX_OUTPUT_TOKENS, DEFAULT_N_CTX // 4), "offline model", _PRESET))
         return name
     preset = PRESETS[name]
     for key in _IDENTITY:  # only a provider set on purpose overrides lower levels
@@ -351,9 +356,17 @@ def _build(values: dict[str, Value], files: list[str], trust: RepoConfigTrust) -
     sources = {k: source for k, (_v, source, _r) in sorted(values.items())}
     check_context({k.split(".", 1)[1]: (v, s) for k, (v, s, _r) in values.items() if k.startswith("context.")})
     try:
-        return Settings(**nested, sources=sources, files=files, repo_trust=trust)
+        settings = Settings(**nested, sources=sources, files=files, repo_trust=trust)
     except ValidationError as exc:
         raise ConfigError(_explain(exc, values)) from None
+    model = settings.model
+    if model.max_output_tokens >= model.context_window:
+        out, window = (values.get(f"model.{k}", (None, "defaults", 0))[1] for k in ("max_output_tokens", "context_window"))
+        raise ConfigError(f"model.max_output_tokens = {model.max_output_tokens} (from {out}) leaves no room for the "
+                          f"request in model.context_window = {model.context_window} (from {window}): the reply is "
+                          "reserved out of the window. Lower max_output_tokens or raise context_window.",
+                          setting="model.max_output_tokens")
+    return settings
 
 
 def _explain(exc: ValidationError, values: dict[str, Value]) -> str:

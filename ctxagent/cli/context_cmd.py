@@ -45,6 +45,9 @@ def register(cli: click.Group) -> None:
 @click.option("--json", "as_json", is_flag=True, help="print context, report (and messages) as JSON")
 def context_command(query: str, repo: str, max_tokens: int | None, model: str | None, as_messages: bool, as_json: bool) -> None:
     """Build and print the context for QUERY, with its budget and packet decisions (no model call)."""
+    if not query.strip():
+        raise click.BadParameter("the query is empty; ask what the model would be asked, e.g. "
+                                 "ctxagent context \"how is the config parsed?\"", param_hint="QUERY")
     model, window = _model_and_window(Path(repo), model, max_tokens)
     found = repo_sources(Path(repo), query)
     builder = ContextBuilder(memory_tool=found.memory_tool, config=ContextConfig(max_tokens=window), counter=TokenCounter(model))
@@ -65,14 +68,12 @@ def context_command(query: str, repo: str, max_tokens: int | None, model: str | 
 
 
 def _model_and_window(repo: Path, model: str | None, max_tokens: int | None) -> tuple[str | None, int]:
-    """The model name and window from flags, else the configured model, else (None, 8000)."""
-    try:
-        from ctxagent.config import load_settings
+    """The model name and window from flags, else the configured model, else (None, 8000).
+    A configuration that is there but wrong is a ConfigError (as for `run`), not ignored."""
+    from ctxagent.config import load_settings
 
-        settings = load_settings(repo, require_key=False, require_model=False).model
-        configured, window = (None if settings.model == "(none)" else settings.model), settings.context_window
-    except Exception:  # no usable configuration: this command needs none
-        configured, window = None, 8000
+    settings = load_settings(repo, require_key=False, require_model=False).model
+    configured, window = (None if settings.model == "(none)" else settings.model), settings.context_window
     return model or configured, max_tokens or window
 
 

@@ -67,6 +67,9 @@ def model_options(func: Callable) -> Callable:
 def run_command(task: str, repo: Path, as_json: bool, yes: bool, max_steps: int | None, resume: str | None,
                 model: str | None, base_url: str | None, provider: str | None, trust_repo: bool) -> int:
     """Run TASK in the repository until the model answers, then exit."""
+    if not task.strip():
+        raise click.BadParameter("the task is empty; say what to do, e.g. ctxagent run \"add a --verbose flag\"",
+                                 param_hint="TASK")
     from ctxagent.agent.runtime import open_agent  # imports the model client: only when running
 
     flags = {"model": model, "base_url": base_url, "provider": provider, "max_steps": max_steps, "yes": yes}

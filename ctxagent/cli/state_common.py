@@ -23,7 +23,7 @@ from ctxagent.tools.base import Tool
 def common_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """Add `--repo PATH` (default ".") and `--json` to a command."""
     func = click.option("--json", "as_json", is_flag=True, help="print the result as JSON")(func)
-    return click.option("--repo", type=click.Path(file_okay=False), default=".", show_default=True,
+    return click.option("--repo", type=click.Path(file_okay=False, exists=True), default=".", show_default=True,
                         help="repository whose .ctxagent/ state to use")(func)
 
 

@@ -37,7 +37,7 @@ def write(path: Path, text: str) -> None:
 
 def test_precedence_flags_over_env_over_repo_over_user(repo: Path, home: dict) -> None:
     env = {**home, "CTXAGENT_BASE_URL": "http://127.0.0.1:9/v1"}
-    write(user_config_path(env), '[model]\nmodel = "user-m"\ncontext_window = 1000\ntemperature = 0.5\n'
+    write(user_config_path(env), '[model]\nmodel = "user-m"\ncontext_window = 1000\nmax_output_tokens = 500\ntemperature = 0.5\n'
           "[agent]\nmax_steps = 5\nwall_time_s = 10\n")
     write(repo_config_path(repo), '[model]\nmodel = "repo-m"\ncontext_window = 2000\n[agent]\nmax_steps = 4\n')
     s = load_settings(repo, env=env)
@@ -172,3 +172,20 @@ def test_commands_without_a_model_get_a_placeholder(repo: Path, home: dict) -> N
 def test_explicit_local_provider_that_cannot_run_says_why(repo: Path, home: dict) -> None:
     with pytest.raises(ConfigError, match="ctxagent\\[local\\]"):
         load_settings(repo, env={**home, "CTXAGENT_PROVIDER": "local"})
+
+
+def test_a_reply_reservation_that_fills_the_window_is_a_config_error(repo: Path, home: dict) -> None:
+    """New-user trial finding 9: max_output_tokens >= context_window used to pass `doctor` and
+    then fail every `run` with "input budget of 1 tokens"; now it is refused at load, naming both."""
+    write(user_config_path(home), '[model]\nprovider = "custom"\nbase_url = "http://127.0.0.1:9/v1"\nmodel = "m"\n'
+                                  'context_window = 128000\nmax_output_tokens = 200000\n')
+    with pytest.raises(ConfigError, match=r"model\.max_output_tokens = 200000 .* model\.context_window = 128000"):
+        load_settings(repo, env=home)
+
+
+def test_a_window_below_the_context_engines_smallest_is_a_config_error(repo: Path, home: dict) -> None:
+    write(user_config_path(home), '[model]\nprovider = "custom"\nbase_url = "http://127.0.0.1:9/v1"\nmodel = "m"\n'
+                                  'context_window = 10\nmax_output_tokens = 5\n')
+    with pytest.raises(ConfigError, match=r"model\.context_window = 10 .*64 <= value"):
+        load_settings(repo, env=home)
+
