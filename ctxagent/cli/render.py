@@ -166,9 +166,15 @@ class RichRenderer:
 
     def _on_compaction(self, event: Compaction) -> None:
         self._newline()
-        self.console.print(Text(f"context too long: compacted ({visible(event.method)}, "
-                                f"{event.messages_before} → {event.messages_after} messages), retrying",
-                                style="yellow"))
+        counts = f"({visible(event.method)}, {event.messages_before} → {event.messages_after} messages)"
+        trigger = (event.details or {}).get("trigger")
+        if trigger == "manual":
+            line = f"compacted on request {counts}"
+        elif trigger == "auto":
+            line = f"context near the window: compacted {counts}"
+        else:  # the server said the request was too long: compacted, and the call is sent again
+            line = f"context too long: compacted {counts}, retrying"
+        self.console.print(Text(line, style="yellow"))
 
     def _on_error(self, event: ErrorEvent) -> None:
         self._newline()

@@ -145,3 +145,18 @@ def test_secrets_are_redacted_from_everything_the_renderer_prints(chunk: int) ->
     assert KEY not in out and KEY[3:20] not in out
     assert "I saved your key [REDACTED] in a note.\nAlso: [REDACTED] and 密钥[REDACTED]。" in out
     assert "created note n1 key [REDACTED]" in out and "+API_KEY = '[REDACTED]'" in out
+
+
+@pytest.mark.parametrize("trigger,shown", [
+    ("manual", "compacted on request (assembler, 3 → 3 messages)"),
+    ("auto", "context near the window: compacted (assembler, 3 → 3 messages)"),
+    ("overflow", "context too long: compacted (assembler, 3 → 3 messages), retrying"),
+])
+def test_a_compaction_line_says_why_it_happened(trigger: str, shown: str) -> None:
+    """New-user trial: `/compact` on a short chat printed "context too long ... retrying"."""
+    from ctxagent.agent.events import Compaction
+
+    out = render(Compaction(reason="r", method="assembler", messages_before=3, messages_after=3,
+                            details={"trigger": trigger}))
+    assert shown in out
+    assert ("retrying" in out) == (trigger == "overflow")
