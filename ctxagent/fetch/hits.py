@@ -24,7 +24,8 @@ Hit = dict[str, Any]
 def select_lines(lines: list[str], query: str, chunks: list[tuple[Chunk, float]],
                  literal: list[int], *, limit: int = HITS_PER_FILE) -> list[int]:
     """0-based line indexes to show, best first, at most `limit`, none within
-    CONTEXT_LINES of another (their context would overlap).
+    2 * CONTEXT_LINES of another (their context lines would overlap, and the same lines
+    would be shown twice).
 
     `literal`: 1-based numbers of lines containing the query verbatim; `chunks`: the
     file's best chunks (from the ranking), whose best-matching line is taken.
@@ -33,7 +34,7 @@ def select_lines(lines: list[str], query: str, chunks: list[tuple[Chunk, float]]
     wanted = set(terms(query))
     candidates = [n - 1 for n in literal] + [_best_line(lines, chunk, wanted) for chunk, _ in chunks]
     for index in candidates:
-        if 0 <= index < len(lines) and all(abs(index - c) > CONTEXT_LINES for c in chosen):
+        if 0 <= index < len(lines) and all(abs(index - c) > 2 * CONTEXT_LINES for c in chosen):
             chosen.append(index)
         if len(chosen) >= limit:
             break

@@ -162,3 +162,18 @@ def test_schema_names_the_tool_and_its_sources() -> None:
     schema = ContextFetchTool().schema()["function"]
     assert schema["name"] == "context_fetch"
     assert "files" in json.dumps(schema["parameters"]) and "query" in schema["parameters"]["required"]
+
+
+def test_the_lines_shown_for_a_file_never_repeat_a_line() -> None:
+    """New-user trial: hits on lines 1 and 4 showed lines 2-3 twice (context of both)."""
+    from ctxagent.fetch.hits import CONTEXT_LINES, make_hit, select_lines
+
+    lines = [f"def parse_cfg_{i}(value): return value" if i in (0, 3, 6, 20) else f"x = {i}" for i in range(30)]
+    chosen = select_lines(lines, "parse_cfg", [], [1, 4, 7, 21], limit=5)
+    shown = [n for index in chosen for n in range(max(0, index - CONTEXT_LINES), index + CONTEXT_LINES + 1)]
+    assert len(shown) == len(set(shown)), chosen
+    assert chosen[0] == 0 and 20 in chosen
+    hits = [make_hit(lines, index) for index in chosen]
+    numbers = [h["line"] - len(h["context_before"]) + k for h in hits
+               for k in range(len(h["context_before"]) + 1 + len(h["context_after"]))]
+    assert len(numbers) == len(set(numbers))
