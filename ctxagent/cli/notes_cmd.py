@@ -156,7 +156,7 @@ def _draw_note(con: Console, note: dict[str, Any]) -> None:
 def _draw_summary(con: Console, summary: dict[str, Any]) -> None:
     kinds = ", ".join(f"{_styled_type(k)} {v}" for k, v in summary["type_distribution"].items())
     con.print(f"[bold]{summary['total_notes']} notes[/]  {kinds}")
-    _draw_rows(con, [{**r, "tags": [], "note_id": r["id"]} for r in summary["recent_notes"]])
+    _draw_rows(con, [{"tags": [], **r, "note_id": r["id"]} for r in summary["recent_notes"]])
 
 
 def _styled_type(note_type: str) -> str:

@@ -117,7 +117,8 @@ class NoteStore:
             "total_notes": len(notes),
             "type_distribution": dict(counts.most_common()),
             "recent_notes": [
-                {"id": n.id, "note_id": n.id, "title": n.title, "type": n.type, "updated_at": n.updated_at}
+                {"id": n.id, "note_id": n.id, "title": n.title, "type": n.type, "tags": list(n.tags),
+                 "updated_at": n.updated_at}
                 for n in notes[:recent]
             ],
         }

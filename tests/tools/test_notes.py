@@ -125,7 +125,13 @@ def test_summary_counts_types_and_lists_recent(notes: NoteTool) -> None:
     assert summary["total_notes"] == 7
     assert summary["type_distribution"] == {"action": 4, "blocker": 3}
     assert [r["title"] for r in summary["recent_notes"]] == ["n6", "n5", "n4", "n3", "n2"]
-    assert set(summary["recent_notes"][0]) >= {"id", "title", "type", "updated_at"}
+    assert set(summary["recent_notes"][0]) >= {"id", "title", "type", "tags", "updated_at"}
+
+
+def test_summary_rows_carry_their_tags(notes: NoteTool) -> None:
+    """New-user trial: `notes summary` showed blank tags for a tagged note."""
+    _create(notes, "Perf", "cache the config", "action", ["cfg", "perf"])
+    assert notes.run({"action": "summary"})["recent_notes"][0]["tags"] == ["cfg", "perf"]
 
 
 def test_model_text_is_compact_and_plain(notes: NoteTool) -> None:
