@@ -287,10 +287,10 @@ def _apply_provider(values: dict[str, Value], env: Mapping[str, str]) -> str:
                               "`pip install 'ctxagent[local]'`, or choose another provider.", setting="model.provider")
         values.setdefault("model.model", (name, "default", _DEFAULT))
         if name == LOCAL_PROVIDER:  # what the offline server allocates, so doctor and `context` show the real window
-            from ctxagent.llm.local import DEFAULT_N_CTX, MAX_OUTPUT_TOKENS
+            from ctxagent.llm.local import DEFAULT_N_CTX, local_reply_tokens
 
             values.setdefault("model.context_window", (DEFAULT_N_CTX, "offline model", _PRESET))
-            values.setdefault("model.max_output_tokens", (min(MAX_OUTPUT_TOKENS, DEFAULT_N_CTX // 4), "offline model", _PRESET))
+            values.setdefault("model.max_output_tokens", (local_reply_tokens(), "offline model", _PRESET))
         return name
     preset = PRESETS[name]
     for key in _IDENTITY:  # only a provider set on purpose overrides lower levels

@@ -6,7 +6,8 @@ One turn (`Agent.run_turn`): record the user's message, then repeat
 Limits (Settings.agent): max_steps model calls, max_task_tokens, max_cost_usd (when
 prices are known) and wall_time_s, each checked before every model call and reported
 as the TurnEnd reason. Tokens and cost include the model calls that tools and
-compaction make beside the loop's own (`side_usage`, see `ctxagent.llm.meter`). A ContextLengthError compacts the history and retries once.
+compaction make beside the loop's own (`side_usage`, see `ctxagent.llm.meter`).
+A ContextLengthError compacts the history and retries once.
 Ctrl-C (KeyboardInterrupt, LLMCancelledError or the `cancel` event) ends the turn as
 "interrupted"; the session survives, and every tool call still gets exactly one result
 (case C02). Model failures (and any other CtxAgentError, such as a request that cannot
@@ -108,7 +109,7 @@ class Agent:
             end = TurnEnd(reason="error", message=str(exc))
         finally:
             self._close_open_calls()
-            self._count_side_calls(turn)
+            self._count_side_calls()
             self._turn = None
             end.steps, end.elapsed_s = turn.steps, round(turn.elapsed_s, 3)
             end.tokens, end.cost_usd = turn.usage.total_tokens, turn.usage.cost_usd
@@ -118,7 +119,7 @@ class Agent:
 
     def _steps(self, turn: TurnState, cancel: threading.Event | None) -> str:
         while True:
-            self._count_side_calls(turn)
+            self._count_side_calls()
             check_limits(self.settings.agent, steps=turn.steps, usage=turn.usage, elapsed_s=turn.elapsed_s)
             if cancel is not None and cancel.is_set():
                 raise KeyboardInterrupt
@@ -126,7 +127,7 @@ class Agent:
             response = self._call_model(turn, cancel)
             turn.usage = turn.usage + response.usage
             self.emit(_usage_event(response.usage, turn.usage))
-            self._count_side_calls(turn)  # e.g. the summary of a compaction made for this call
+            self._count_side_calls()  # e.g. the summary of a compaction made for this call
             self.session.add_message(response.assistant_message(self.settings.model), usage=response.usage.to_dict())
             if not response.tool_calls:
                 return response.content or ""
@@ -155,12 +156,13 @@ class Agent:
                 "model": model.model, "context_window": model.context_window,
                 "max_output_tokens": model.max_output_tokens}
 
-    def _count_side_calls(self, turn: TurnState | None) -> None:
-        """Add the side calls' usage since the last count to `turn` (or, outside a turn, as
-        after a manual `/compact`, only report it) with one usage event."""
+    def _count_side_calls(self) -> None:
+        """Add the side calls' usage since the last count to the running turn (or, outside a
+        turn, as after a manual `/compact`, only report it) with one usage event."""
         extra = self.side_usage.take() if self.side_usage is not None else Usage()
         if not extra.total_tokens and not extra.cost_usd:
             return
+        turn = self._turn
         if turn is not None:
             turn.usage = turn.usage + extra
         self.emit(_usage_event(extra, turn.usage if turn is not None else extra))
@@ -188,7 +190,7 @@ class Agent:
                            details=details)
         self.emit(event)
         if self._turn is None:  # a manual compaction between turns: its summary call belongs to none
-            self._count_side_calls(None)
+            self._count_side_calls()
         return event
 
     def _run_tools(self, response: Any, turn: TurnState, cancel: threading.Event | None) -> None:

@@ -164,6 +164,12 @@ def no_model_error(*, env: Mapping[str, str] | None = None) -> ConfigError:
                        setting="model.provider")
 
 
+def local_reply_tokens(n_ctx: int = DEFAULT_N_CTX) -> int:
+    """Tokens the offline model may generate per call in an `n_ctx`-token window: at most
+    MAX_OUTPUT_TOKENS and a quarter of the window (the rest is for the request)."""
+    return min(MAX_OUTPUT_TOKENS, n_ctx // 4)
+
+
 def local_model_settings(base_url: str, *, model: str = "smollm2-135m-instruct",
                          n_ctx: int = DEFAULT_N_CTX) -> ModelSettings:
     """ModelSettings for the offline server at `base_url` (ending in /v1).
@@ -176,7 +182,7 @@ def local_model_settings(base_url: str, *, model: str = "smollm2-135m-instruct",
     """
     return ModelSettings(
         provider="local", model=model, base_url=base_url, api_key=None,
-        context_window=n_ctx, max_output_tokens=min(MAX_OUTPUT_TOKENS, n_ctx // 4),
+        context_window=n_ctx, max_output_tokens=local_reply_tokens(n_ctx),
         temperature=0.2, timeout_s=300.0, max_retries=1, empty_content="empty",
     )
 

@@ -178,14 +178,14 @@ def _insert_chunk(conn: sqlite3.Connection, doc_id: int, chunk: Chunk, title: st
     """Store one chunk and its index terms, API-key-shaped strings replaced first
     (`ctxagent.redaction`): a document read from a file may hold one, and the knowledge
     base is stored state."""
-    content = redact(chunk.content)
+    content, heading = redact(chunk.content), redact(chunk.heading)
     rowid = conn.execute(
         "INSERT INTO chunks (document, chunk_index, content, start_line, end_line, page, heading, tokens)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        (doc_id, chunk.index, content, chunk.start_line, chunk.end_line, chunk.page, redact(chunk.heading),
+        (doc_id, chunk.index, content, chunk.start_line, chunk.end_line, chunk.page, heading,
          chunk.tokens)).lastrowid
     conn.execute(f"INSERT INTO {FTS_TABLE} (rowid, terms) VALUES (?, ?)",
-                 (rowid, fts.index_text(title, redact(chunk.heading) or "", content)))
+                 (rowid, fts.index_text(title, heading or "", content)))
 
 
 def _delete_documents(conn: sqlite3.Connection, doc_ids: list[int]) -> None:
