@@ -20,7 +20,7 @@ from typing import Any, Literal, Mapping
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ctxagent.config_trust import TRUSTED_REPOS_KEY, RepoConfigTrust, RepoTrust
-from ctxagent.config_check import allowed_range, check_context, context_keys, unknown_key_message
+from ctxagent.config_check import allowed_range, check_context, context_keys, shown_value, unknown_key_message
 from ctxagent.errors import ConfigError, StorageError
 from ctxagent.llm.presets import PRESETS
 from ctxagent.llm.settings import ModelSettings
@@ -41,7 +41,7 @@ class AgentSettings(BaseModel):
     outside it is a ConfigError naming the key and the range).
     """
 
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True)  # strict: `true` is not 1
 
     max_steps: int = Field(40, gt=0, le=10_000)
     """Model calls per turn before it stops (TurnEnd reason max_steps); 1 to 10000."""
@@ -85,7 +85,7 @@ class AgentSettings(BaseModel):
 class ToolSettings(BaseModel):
     """Limits passed to the tools (finite, within the range given in each description)."""
 
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True)  # strict: `true` is not 1
 
     terminal_timeout_s: float = Field(30.0, gt=0, le=3600)
     """Seconds a terminal command may run before its process group is killed; (0, 3600]."""
@@ -373,7 +373,7 @@ def _explain(exc: ValidationError, values: dict[str, Value]) -> str:
     err = exc.errors()[0]
     dotted = ".".join(str(p) for p in err.get("loc", ())[:2])
     value, source, _rank = values.get(dotted, ("(missing)", "defaults", 0))
-    shown = "***" if dotted == "model.api_key" else repr(value)
+    shown = "***" if dotted == "model.api_key" else shown_value(value)
     more = f" (and {len(exc.errors()) - 1} more problem(s))" if len(exc.errors()) > 1 else ""
     section, _, key = dotted.partition(".")
     bounds = allowed_range(_SECTIONS[section], key) if section in _SECTIONS else None

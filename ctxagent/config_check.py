@@ -82,6 +82,11 @@ def check_context(values: dict[str, tuple[Any, str]]) -> None:
         raise _context_error(exc, values) from None
 
 
+def shown_value(value: Any) -> str:
+    """A config value as the TOML file wrote it (`true`, not Python's `True`), for messages."""
+    return str(value).lower() if isinstance(value, bool) else repr(value)
+
+
 def _context_error(exc: Exception, values: dict[str, tuple[Any, str]]) -> ConfigError:
     text = str(exc)
     named = re.search(r"(?:ContextConfig\.|context\.)(\w+)", text)
@@ -90,6 +95,6 @@ def _context_error(exc: Exception, values: dict[str, tuple[Any, str]]) -> Config
         key = COMPACTION_PREFIX + key
     if key in values:
         value, source = values[key]
-        return ConfigError(f"invalid setting context.{key} = {value!r} from {source}: {text}. Fix it there.",
+        return ConfigError(f"invalid setting context.{key} = {shown_value(value)} from {source}: {text}. Fix it there.",
                            setting=f"context.{key}")
     return ConfigError(f"invalid [context] settings: {text}", setting="context")

@@ -206,14 +206,10 @@ def _read(path: Path) -> dict[str, Any]:
 
 
 def _number(value: Any) -> float | None:
-    """`value` as pydantic's lax mode would read a number ("100", 1.5, true), else None."""
-    if isinstance(value, (bool, int, float)):
+    """`value` as a number if the settings accept it as one (an int or a float: they are
+    strict, so `true` and "100" are not numbers), else None."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
         return float(value)
-    if isinstance(value, str):
-        try:
-            return float(value.strip())
-        except ValueError:
-            return None
     return None
 
 

@@ -133,6 +133,33 @@ def test_invalid_value_or_unknown_key_is_a_config_error(repo: Path, home: dict, 
     assert needle in str(info.value) and str(repo_config_path(repo)) in str(info.value)
 
 
+@pytest.mark.parametrize("text, shown", [
+    ("[agent]\nmax_steps = true\n", "agent.max_steps = true"),  # lax pydantic read it as 1 step
+    ("[agent]\nmax_steps = 40.0\n", "agent.max_steps = 40.0"),
+    ("[agent]\nauto_approve = 1\n", "agent.auto_approve = 1"),  # approving every tool call takes a real true
+    ("[tools]\nterminal_timeout_s = false\n", "tools.terminal_timeout_s = false"),
+    ("[model]\ntemperature = true\n", "model.temperature = true"),
+    ("[model]\nmax_output_tokens = \"100\"\n", "model.max_output_tokens = '100'"),
+])
+def test_a_value_of_the_wrong_toml_type_is_a_config_error_not_a_conversion(repo: Path, home: dict, text: str, shown: str) -> None:
+    write(user_config_path(home), text)
+    with pytest.raises(ConfigError) as info:
+        load_settings(repo, env={**home, "OPENAI_API_KEY": KEY})
+    assert shown in str(info.value) and str(user_config_path(home)) in str(info.value)
+
+
+def test_an_untrusted_repo_config_of_the_wrong_type_is_an_error_too(repo: Path, home: dict) -> None:
+    write(repo_config_path(repo), "[agent]\nmax_steps = true\n")
+    with pytest.raises(ConfigError, match="agent.max_steps = true"):
+        load_settings(repo, env={**home, "OPENAI_API_KEY": KEY})
+
+
+def test_numbers_of_either_toml_kind_are_read_where_a_float_is_wanted(repo: Path, home: dict) -> None:
+    write(user_config_path(home), "[tools]\nterminal_timeout_s = 5\n[model]\ntemperature = 1\n")
+    s = load_settings(repo, env={**home, "OPENAI_API_KEY": KEY})
+    assert (s.tools.terminal_timeout_s, s.model.temperature) == (5.0, 1.0)
+
+
 def test_invalid_env_value_names_the_variable(repo: Path, home: dict) -> None:
     with pytest.raises(ConfigError, match="CTXAGENT_PROVIDER"):
         load_settings(repo, env={**home, "CTXAGENT_PROVIDER": "nosuch"})

@@ -125,11 +125,15 @@ LIMITS = [  # key, tighter, looser than the default
 def test_limits_may_only_be_tightened(repo: Path, env: dict, key: str, tighter: float, looser: float) -> None:
     section, name = key.split(".")
     default = getattr(load(repo, env)[0], section).model_dump()[name]
-    for value, expected, ignored in ((tighter, tighter, False), (looser, default, True), (f'"{looser}"', default, True)):
+    for value, expected, ignored in ((tighter, tighter, False), (looser, default, True)):
         write(repo_config_path(repo), f"[{section}]\n{name} = {value}\n")
         s, warned = load(repo, env)
         assert getattr(s, section).model_dump()[name] == expected, value
         assert bool(warned) is ignored and (not ignored or f"may only lower {default!r}" in warned[0])
+    for text in (f'"{looser}"', f'"{tighter}"', "true"):  # not numbers: the settings are strict, so an error
+        write(repo_config_path(repo), f"[{section}]\n{name} = {text}\n")
+        with pytest.raises(ConfigError, match=f"{key} = "):
+            load(repo, env)
 
 
 def test_limits_compare_with_the_user_file(repo: Path, env: dict) -> None:
@@ -146,11 +150,18 @@ def test_limits_compare_with_the_user_file(repo: Path, env: dict) -> None:
     assert s.sources["agent.max_steps"] == str(repo_config_path(repo))
 
 
-@pytest.mark.parametrize("value", ["nan", "inf", '"1e400"', '"nan"'])
+@pytest.mark.parametrize("value", ["nan", "inf"])
 def test_non_finite_limits_are_not_a_way_around(repo: Path, env: dict, value: str) -> None:
     write(repo_config_path(repo), f"[agent]\nmax_cost_usd = {value}\n")
     s, warned = load(repo, env)
     assert s.agent.max_cost_usd == 2.0 and "agent.max_cost_usd" in warned[0]
+
+
+@pytest.mark.parametrize("value", ['"1e400"', '"nan"', '"0.5"'])
+def test_limits_written_as_strings_are_errors(repo: Path, env: dict, value: str) -> None:
+    write(repo_config_path(repo), f"[agent]\nmax_cost_usd = {value}\n")
+    with pytest.raises(ConfigError, match="agent.max_cost_usd = '"):
+        load(repo, env)
 
 
 def test_free_settings_and_safe_values_apply_silently(repo: Path, env: dict) -> None:
