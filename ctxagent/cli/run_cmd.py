@@ -84,7 +84,9 @@ def run_command(task: str, repo: Path, as_json: bool, yes: bool, max_steps: int 
     code = EXIT_BY_REASON.get(end.reason, 1)
     if json_sink is not None:
         json_sink.write({"type": "result", "exit_code": code, "session_id": agent.session.id, **_summary(end)})
-    if code != 0:
+    # the renderer has shown why already; stderr says it again for scripts and logs, not on
+    # a terminal that shows both streams (the same line twice)
+    if code != 0 and not (renderer is not None and console.is_terminal and sys.stderr.isatty()):
         click.echo(f"ctxagent: {end.reason}: {visible(redact(end.message, settings.secrets()))}", err=True)
     return code
 

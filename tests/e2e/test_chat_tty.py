@@ -46,6 +46,20 @@ class Terminal:
                     break
         self.seen = self.seen[self.seen.index(needle) + len(needle):]
 
+    def rest(self, timeout: float = 30) -> str:
+        """What the child writes from now until it closes the terminal."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if select.select([self.fd], [], [], 0.1)[0]:
+                try:
+                    data = os.read(self.fd, 65536)
+                except OSError:
+                    break
+                if not data:
+                    break
+                self.seen += ANSI.sub("", data.decode("utf-8", "replace"))
+        return self.seen
+
     def wait(self, timeout: float = 30) -> int:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -126,3 +140,13 @@ def test_approval_prompt_keys_and_control_chars_are_visible_on_a_terminal(fake_s
     term.expect("left it alone")
     assert term.wait() == 0
     assert not (repo / "shown.py").exists()
+
+
+def test_run_says_why_it_stopped_once_on_a_terminal(fake_server, env, repo: Path) -> None:
+    """The renderer shows the reason; stderr repeats it only for scripts and logs, not on the
+    terminal where both streams land (it printed the same line twice)."""
+    server = fake_server([tool_calls([("terminal", '{"command": "ls"}')])] * 3)
+    term = Terminal([*ctxagent_exe(), "run", "loop", "--repo", str(repo), "--max-steps", "1"], {**env, **model_env(server)})
+    screen = term.rest()
+    assert term.wait() == 3
+    assert screen.count("stopped after 1 model calls") == 1, screen
