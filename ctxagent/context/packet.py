@@ -34,6 +34,8 @@ DEFAULT_SHARES: dict[str, float] = {
 
 def to_epoch(value: datetime | float | int | str | None) -> float:
     """Unix seconds from a datetime, a number, an ISO-8601 string or None (= now)."""
+    if value.__class__ is float:  # the usual case: gather stores Unix seconds
+        return value
     if value is None:
         return time.time()
     if isinstance(value, datetime):

@@ -53,10 +53,11 @@ def separator(section: str) -> str:
     return SEPARATORS.get(section, "\n")
 
 
-def packet_text(packet: ContextPacket) -> str:
-    """One packet as it appears in its section: `Label (title): content`."""
+def packet_text(packet: ContextPacket, kind: str | None = None) -> str:
+    """One packet as it appears in its section: `Label (title): content`. `kind`: the
+    packet's type when the caller has it already (default `packet.type`)."""
     meta = packet.metadata
-    label = LABELS.get(packet.type, "")
+    label = LABELS.get(packet.type if kind is None else kind, "")
     where = meta.get("title") or meta.get("path") or ""
     if label and where:
         return f"{label} ({where}): {packet.content}"
