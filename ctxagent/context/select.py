@@ -142,17 +142,22 @@ def score(cands: list[Candidate], query: str, config: ContextConfig, now: float,
     """
     if raw is None:
         raw = analyse([c.text for c in cands], terms(query))[0]
-    best: dict[str, float] = {}
+    best: dict[str, float] = {}  # layer -> its best raw score, for the layers that have one above 0
     for cand, value in zip(cands, raw):
-        best[cand.layer] = max(best.get(cand.layer, 0.0), value)
+        if value > best.get(cand.layer, 0.0):
+            best[cand.layer] = value
     w_rel, w_rec = config.relevance_weight, config.recency_weight
     recency_score(now, now=now, half_life_s=config.half_life_s)  # validates half_life_s once
     decay = 0.5 ** (1.0 / config.half_life_s)  # per second: the same curve as recency_score
     for cand, value in zip(cands, raw):
         given = cand.packet.relevance_score if cand.packet is not None else None
-        cand.relevance = given if given is not None else (value / best[cand.layer] if value > 0 else 0.0)
-        cand.recency = decay ** max(0.0, now - cand.timestamp)
-        cand.score = w_rel * cand.relevance + w_rec * cand.recency
+        if given is not None:
+            relevance = given
+        else:
+            relevance = value / best[cand.layer] if value > 0 else 0.0
+        age = now - cand.timestamp
+        recency = decay ** age if age > 0 else 1.0  # a timestamp in the future counts as now
+        cand.relevance, cand.recency, cand.score = relevance, recency, w_rel * relevance + w_rec * recency
 
 
 class _Dedup:
