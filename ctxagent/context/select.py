@@ -29,6 +29,7 @@ through an inverted index of their shingles, so the whole stage grows as n log n
 
 from __future__ import annotations
 
+import math
 import zlib
 from collections import Counter
 from dataclasses import dataclass
@@ -225,11 +226,14 @@ def select(
     for cand in sorted((c for c in cands if c.pinned), key=lambda c: c.order):
         if not state.take(cand, "pinned", layer_limited=False) and truncate is not None:
             state.shorten(cand, truncate, "pinned, cut to fit")
-    pool = [c for c in cands if not c.pinned and not _below_min(c, config)]
-    pass1 = sorted(pool, key=lambda c: (-c.order,) if c.layer in HISTORY_LAYERS else (-c.score, c.order))
+    pool = _drop_below_min([c for c in cands if not c.pinned], config)
+    pass1: dict[str, list[Candidate]] = {}  # layer -> its candidates, newest (history) or best first
+    for cand in sorted(pool, key=lambda c: (-c.order,) if c.layer in HISTORY_LAYERS else (-c.score, c.order)):
+        pass1.setdefault(cand.layer, []).append(cand)
     for layer in budgets:
-        for cand in (c for c in pass1 if c.layer == layer):
-            state.take(cand, "recent turn" if layer in HISTORY_LAYERS else "fits its layer budget")
+        why = "recent turn" if layer in HISTORY_LAYERS else "fits its layer budget"
+        for cand in pass1.get(layer, ()):
+            state.take(cand, why)
     leftovers = sorted((c for c in pool if c.decision == "dropped" and c.reason.startswith("over")), key=lambda c: (-c.score, c.order))
     for cand in leftovers:
         state.take(cand, "fits budget left unused by other layers", layer_limited=False)
@@ -241,12 +245,23 @@ def select(
     }
 
 
-def _below_min(cand: Candidate, config: ContextConfig) -> bool:
-    if cand.layer in HISTORY_LAYERS or cand.type in EXEMPT_TYPES or cand.relevance >= config.min_relevance:
-        return False
-    cand.decision = "dropped"
-    cand.reason = f"relevance {cand.relevance:.2f} below min_relevance {config.min_relevance:g}"
-    return True
+def _drop_below_min(cands: list[Candidate], config: ContextConfig) -> list[Candidate]:
+    """`cands` without those below `min_relevance` (history and EXEMPT_TYPES never are),
+    which are marked dropped. Most of those share a relevance (0.0: no query term), so
+    each relevance's reason is written once."""
+    kept = []
+    reasons: dict[tuple[float, float], str] = {}  # (relevance, its sign: -0.0 == 0.0 prints "-0.00") -> reason
+    for cand in cands:
+        relevance = cand.relevance
+        if relevance >= config.min_relevance or cand.layer in HISTORY_LAYERS or cand.type in EXEMPT_TYPES:
+            kept.append(cand)
+            continue
+        key = (relevance, math.copysign(1.0, relevance))
+        reason = reasons.get(key)
+        if reason is None:
+            reason = reasons[key] = f"relevance {relevance:.2f} below min_relevance {config.min_relevance:g}"
+        cand.decision, cand.reason = "dropped", reason
+    return kept
 
 
 class _Fill:

@@ -77,6 +77,16 @@ def test_min_relevance_spares_pinned_state_and_history() -> None:
     assert "min_relevance" in cands[0].reason
 
 
+def test_each_dropped_candidate_gets_the_reason_of_its_own_relevance() -> None:
+    config = ContextConfig(min_relevance=0.5)
+    cands = [cand(f"c{i}", "words", 10, order=i) for i in range(5)]
+    for c, relevance in zip(cands, (0.0, 0.25, 0.0, -0.0, 0.25)):
+        c.relevance = relevance  # set after score(): a caller's candidates may carry anything
+    select(cands, 1000, config, "q")
+    assert [c.reason for c in cands] == [f"relevance {r} below min_relevance 0.5"
+                                         for r in ("0.00", "0.25", "0.00", "-0.00", "0.25")]
+
+
 def test_unused_layer_budget_flows_to_other_layers() -> None:
     config = ContextConfig(adaptive_layers=False)
     # evidence alone would get 30/80 of 1000 tokens; memory and history are empty
