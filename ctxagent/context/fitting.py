@@ -4,12 +4,19 @@ Applied after (optional) compaction, deterministically and without a model call,
 this order until the request fits (DESIGN.md section 2, "compress ... -> hard truncation"):
 
 1. mask old tool results (all but the `keep_tool_results` most recent);
-2. drop whole history units, oldest first (a call and its results go together, case
+2. share the room: when the tool results of the last unit (a parallel read of big
+   files, say) take more than half of the room left beside the parts never given up
+   (system, tool schemas, session state, the task, the latest request, summaries), cut
+   them, as far as the request needs and never below that half, so that one big
+   observation does not push the whole history out;
+3. drop whole history units, oldest first (a call and its results go together, case
    C01), never the pinned task, the latest user message, a summary or the last unit;
-3. drop session-state layers: memory hits, then notes, then the todo board, then memory
+4. drop session-state layers: memory hits, then notes, then the todo board, then memory
    files (each layer whole; `stateselect` already chose what is in them);
-4. drop compaction summaries;
-5. cut the tool results of the last unit (head + tail, marked; case C05).
+5. drop compaction summaries;
+6. cut the tool results of the last unit (head + tail, marked; case C05) to the room left;
+7. put back what fits of what steps 3-5 took out (the cuts leave room): summaries, then
+   the state layers, then history units, newest first.
 
 If the request still does not fit, the irreducible part (system + pinned task + current
 request + tool schemas) is larger than the budget: `ContextOverflowError` says so with
@@ -31,6 +38,8 @@ from ctxagent.errors import ContextOverflowError
 #: Session-state parts in the order they are given up when the request does not fit.
 STATE_DROP_ORDER = ("memory", "notes", "todos", "memory_files")
 _MIN_RESULT_CHARS = 200
+#: Step 2: the last unit's tool results may keep this share of the room beside the parts never given up.
+LATEST_RESULTS_SHARE = 0.5
 
 
 #: Session-state parts sent in front of the current request, and their section there; any
@@ -108,6 +117,8 @@ class _Fitter:
         self.system, self.state, self.tools, self.counter, self.limit = system, list(state), tools, counter, limit
         self.convo, self.origins = list(convo), list(range(len(convo)))
         self.fit = Fit([], [], [], [], 0)
+        self.removed: dict[int, dict] = {}  # view index -> message, of what steps 3 and 5 took out
+        self.dropped_state: list[tuple[str, str]] = []
 
     def tokens(self) -> int:
         return self.counter.count_messages(build_request(self.system, self.state, self.convo), self.tools)
@@ -148,6 +159,7 @@ class _Fitter:
         if not drop:
             return
         self.fit.trimmed += [self.origins[i] for i in sorted(drop)]
+        self.removed.update((self.origins[i], self.convo[i]) for i in drop)
         self.convo = [m for i, m in enumerate(self.convo) if i not in drop]
         self.origins = [o for i, o in enumerate(self.origins) if i not in drop]
         self.fit.actions.append(action.format(n=len(drop)))
@@ -158,6 +170,7 @@ class _Fitter:
             if total <= self.limit:
                 break
             if any(n == name for n, _ in self.state):
+                self.dropped_state += [(n, t) for n, t in self.state if n == name]
                 self.state = [(n, t) for n, t in self.state if n != name]
                 self.fit.actions.append(f"left out the {name} layer")
                 total = self.tokens()
@@ -167,9 +180,85 @@ class _Fitter:
         self._remove({i for i, m in enumerate(self.convo) if is_summary_message(m)}, "dropped {n} summaries")
         return self.tokens()
 
-    def cut_last_unit(self, total: int) -> int:
+    def share_room(self, total: int) -> int:
+        """Step 2: cut the last unit's tool results to what the request needs, but never
+        below LATEST_RESULTS_SHARE of the room beside the parts never given up."""
+        results = self._last_results()
+        if not results:
+            return total
+        now = self._tokens_of(results)
+        keep = self.protected() | set(results)
+        kept = [m for i, m in enumerate(self.convo) if i in keep]
+        others = self.counter.count_messages(build_request(self.system, self.state, kept), self.tools) - now
+        floor = int(LATEST_RESULTS_SHARE * max(0, self.limit - others))
+        target = max(floor, now - (total - self.limit))
+        if target >= now:
+            return total
+        for i in results:
+            content = str(self.convo[i].get("content") or "")
+            chars = max(_MIN_RESULT_CHARS, int(len(content) * target / now * 0.95))
+            if len(content) > chars:
+                self.convo[i] = {**self.convo[i], "content": truncate_tool_result(content, chars)}
+        self.fit.actions.append(f"cut the latest tool results to about {target:,} tokens to leave room for the history")
+        return self.tokens()
+
+    def _last_results(self) -> list[int]:
         start, end = self.units()[-1] if self.convo else (0, 0)
-        results = [i for i in range(start, end) if self.convo[i].get("role") == "tool"]
+        return [i for i in range(start, end) if self.convo[i].get("role") == "tool"]
+
+    def put_back(self, total: int) -> int:
+        """Step 7: put back, while they fit, the summaries, state layers and history units
+        taken out (in that order; units newest first)."""
+        before = len(self.removed) + len(self.dropped_state)
+        summaries = [v for v, m in self.removed.items() if is_summary_message(m)]
+        if summaries:
+            total = self._try_units([summaries], total)
+        for name in reversed(STATE_DROP_ORDER):
+            parts = [(n, t) for n, t in self.dropped_state if n == name]
+            if parts:
+                trial = self.state + parts
+                tokens = self.counter.count_messages(build_request(self.system, trial, self.convo), self.tools)
+                if tokens <= self.limit:
+                    self.state, total = trial, tokens
+                    self.dropped_state = [(n, t) for n, t in self.dropped_state if n != name]
+                    self.fit.actions.append(f"put back the {name} layer")
+        units = _spans(sorted(v for v in self.removed if not is_summary_message(self.removed[v])), self.removed)
+        total = self._try_units(units[::-1], total)
+        restored = before - len(self.removed) - len(self.dropped_state)
+        if restored:
+            put = {v for v in self.fit.trimmed if v not in self.removed}
+            self.fit.trimmed = [v for v in self.fit.trimmed if v not in put]
+        return total
+
+    def _try_units(self, units: list[list[int]], total: int) -> int:
+        """Put back each unit (view indexes) whose messages fit the room left; one recount at
+        the end, and the last ones put back go again should the estimate have been short."""
+        added: list[list[int]] = []
+        for unit in units:
+            cost = sum(self.counter.count_message(self.removed[v]) for v in unit)
+            if total + cost <= self.limit:
+                self._insert(unit)
+                added.append(unit)
+                total += cost
+        if not added:
+            return total
+        total = self.tokens()
+        while total > self.limit and added:
+            unit = added.pop()
+            self._remove({self.origins.index(v) for v in unit}, "took back {n} messages")
+            self.fit.trimmed = self.fit.trimmed[: -len(unit)]
+            total = self.tokens()
+        n = sum(len(u) for u in added)
+        if n:
+            self.fit.actions.append(f"put back {n} of the messages taken out (room left after the cuts)")
+        return total
+
+    def _insert(self, unit: list[int]) -> None:
+        pairs = sorted([*zip(self.origins, self.convo), *((v, self.removed.pop(v)) for v in unit)], key=lambda p: p[0])
+        self.origins, self.convo = [v for v, _ in pairs], [m for _, m in pairs]
+
+    def cut_last_unit(self, total: int) -> int:
+        results = self._last_results()
         if not results:
             return total
         room_chars = max(_MIN_RESULT_CHARS, (self.limit - (total - self._tokens_of(results))) * 2 // len(results))
@@ -199,15 +288,27 @@ def fit_request(system: list[dict], state: list[tuple[str, str]], convo: list[di
     """
     fitter = _Fitter(system, state, convo, tools, counter, limit)
     total = fitter.tokens()
-    steps = (lambda t: (fitter.mask(keep_tool_results), fitter.tokens())[1], fitter.drop_units,
+    steps = (lambda t: (fitter.mask(keep_tool_results), fitter.tokens())[1], fitter.share_room, fitter.drop_units,
              lambda t: fitter.drop_state(), lambda t: fitter.drop_summaries(), fitter.cut_last_unit)
     for step in steps:
         if total <= limit:
-            return fitter.done(total)
+            break
         total = step(total)
     if total <= limit:
-        return fitter.done(total)
+        return fitter.done(fitter.put_back(total))
     raise _overflow(fitter, total)
+
+
+def _spans(views: list[int], removed: dict[int, dict]) -> list[list[int]]:
+    """The removed history units, each as its view indexes: consecutive indexes, a tool
+    call message and the results that follow it staying together (case C01)."""
+    units: list[list[int]] = []
+    for v in views:
+        if units and units[-1][-1] == v - 1 and removed[v].get("role") == "tool":
+            units[-1].append(v)
+        else:
+            units.append([v])
+    return units
 
 
 def _overflow(fitter: _Fitter, total: int) -> ContextOverflowError:
