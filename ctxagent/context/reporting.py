@@ -30,8 +30,10 @@ _PREVIEW_CHARS = 200
 def _preview(message: dict) -> str:
     content = message.get("content")
     text = content if isinstance(content, str) else ""
-    if not text and message.get("tool_calls"):
-        text = "calls " + ", ".join(c.get("function", {}).get("name", "?") for c in message["tool_calls"])
+    if message.get("tool_calls"):  # the arguments too: `inspect --grep utils.py` finds the call that read it
+        calls = "; ".join(f"{c.get('function', {}).get('name', '?')} {c.get('function', {}).get('arguments', '')}"
+                          for c in message["tool_calls"] if isinstance(c, dict))
+        text = f"{text} [calls {calls}]" if text else f"calls {calls}"
     return " ".join(text[:_PREVIEW_CHARS].split())
 
 

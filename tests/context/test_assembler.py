@@ -268,3 +268,14 @@ def test_every_call_writes_a_snapshot_without_secrets(tmp_path):
     assert "sk-test-very-secret-key-123" not in json.dumps(snap)
     dropped = [p for p in snap["report"]["packets"] if p["decision"] == "dropped"]
     assert dropped and all(p["reason"].startswith(("compacted", "trimmed")) for p in dropped)
+
+
+def test_a_tool_call_row_shows_its_arguments_so_grep_finds_it():
+    """Tester finding: a call's row said only `calls terminal`, so `inspect --grep utils.py`
+    could not find the call that read the file."""
+    history = [SYSTEM, {"role": "user", "content": "Read it."},
+               {"role": "assistant", "content": "Reading.", "tool_calls": [call("c1", command="cat click/utils.py")]},
+               {"role": "tool", "tool_call_id": "c1", "content": "def echo(): ..."}]
+    rows = {r["id"]: r for r in make().assemble(history, TOOLS, {"turn": 1}).report["packets"]}
+    assert rows["msg2"]["preview"].startswith("Reading. [calls terminal ")
+    assert "cat click/utils.py" in rows["msg2"]["preview"]
