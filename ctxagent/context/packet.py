@@ -33,19 +33,39 @@ DEFAULT_SHARES: dict[str, float] = {
 
 
 def to_epoch(value: datetime | float | int | str | None) -> float:
-    """Unix seconds from a datetime, a number, an ISO-8601 string or None (= now)."""
-    if value.__class__ is float:  # the usual case: gather stores Unix seconds
+    """Unix seconds from a datetime, a number, an ISO-8601 string or None (= now). Lenient,
+    for the timestamps of history messages and notes: anything else, and a number that is
+    not finite, count as now (`ContextPacket` itself refuses them)."""
+    if value.__class__ is float and math.isfinite(value):  # the usual case: gather stores Unix seconds
         return value
     if value is None:
         return time.time()
     if isinstance(value, datetime):
         return value.timestamp()
     if isinstance(value, (int, float)):
-        return float(value)
+        return float(value) if math.isfinite(value) else time.time()
     try:
         return datetime.fromisoformat(str(value).replace("Z", "+00:00")).timestamp()
     except ValueError:
         return time.time()
+
+
+def _check_timestamp(value: Any) -> None:
+    """Raise ValueError unless `value` is a datetime, finite Unix seconds or an ISO-8601 string."""
+    if isinstance(value, datetime):
+        return
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if not math.isfinite(value):
+            raise ValueError(f"ContextPacket.timestamp must be finite Unix seconds, got {value!r}")
+        return
+    if isinstance(value, str):
+        try:
+            datetime.fromisoformat(value.replace("Z", "+00:00"))
+            return
+        except ValueError:
+            pass
+    raise ValueError("ContextPacket.timestamp must be a datetime, Unix seconds or an ISO-8601 string "
+                     f"(e.g. '2025-01-31T12:00:00'), got {value!r}")
 
 
 @dataclass
@@ -71,11 +91,24 @@ class ContextPacket:
             raise ValueError(f"ContextPacket.content must be a string, got {type(self.content).__name__}")
         if self.timestamp is None:
             self.timestamp = datetime.now()
+        elif not (self.timestamp.__class__ is float and math.isfinite(self.timestamp)):
+            _check_timestamp(self.timestamp)
         if self.metadata is None:
             self.metadata = {}
+        elif not isinstance(self.metadata, dict):
+            if not isinstance(self.metadata, Mapping):
+                raise ValueError(f"ContextPacket.metadata must be a dict (e.g. {{'type': 'note'}}), "
+                                 f"got {type(self.metadata).__name__}")
+            self.metadata = dict(self.metadata)
         if self.relevance_score is not None:
+            if not isinstance(self.relevance_score, (int, float)) or isinstance(self.relevance_score, bool):
+                raise ValueError("ContextPacket.relevance_score must be a number in [0, 1] or None (let the builder "
+                                 f"rank it), got {self.relevance_score!r}")
             score = float(self.relevance_score)
             self.relevance_score = 0.0 if math.isnan(score) else max(0.0, min(1.0, score))
+        if self.token_count is not None and (not isinstance(self.token_count, int) or isinstance(self.token_count, bool)
+                                             or self.token_count < 0):
+            raise ValueError(f"ContextPacket.token_count must be an integer >= 0 or None (estimated), got {self.token_count!r}")
         if self.token_count is None:
             from ctxagent.context.tokens import estimate_tokens
 
@@ -171,6 +204,9 @@ class ContextConfig:
             )
         _check_range("half_life_s", self.half_life_s, 1e-9, 1e9)
         _check_range("dedup_threshold", self.dedup_threshold, 1e-9, 1.0)
+        for name in ("enable_compression", "adaptive_layers"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"ContextConfig.{name} must be True or False, got {getattr(self, name)!r}")
         if not isinstance(self.tool_result_max_chars, int) or self.tool_result_max_chars < 200:
             raise ValueError(f"ContextConfig.tool_result_max_chars must be an integer >= 200, got {self.tool_result_max_chars!r}")
         self.layer_shares = _check_shares(self.layer_shares)

@@ -67,6 +67,33 @@ def test_config_invalid_values_name_field_and_range(kwargs: dict, field: str) ->
     assert "[" in str(info.value) or "must" in str(info.value)
 
 
+@pytest.mark.parametrize("kwargs, needle", [
+    ({"metadata": ["a"]}, "metadata must be a dict"),  # failed later, in build, with an AttributeError
+    ({"timestamp": "yesterday"}, "timestamp must be"),  # was taken as now: recency 1.0
+    ({"timestamp": float("inf")}, "timestamp must be finite"),
+    ({"timestamp": True}, "timestamp must be"),
+    ({"token_count": -5}, "token_count must be an integer >= 0"),
+    ({"token_count": 2.5}, "token_count must be an integer >= 0"),
+    ({"relevance_score": "high"}, "relevance_score must be a number"),
+])
+def test_packet_bad_fields_are_value_errors_naming_the_field(kwargs: dict, needle: str) -> None:
+    with pytest.raises(ValueError, match=needle):
+        ContextPacket("x", **kwargs)
+
+
+def test_packet_metadata_may_be_any_mapping() -> None:
+    from types import MappingProxyType
+
+    packet = ContextPacket("x", metadata=MappingProxyType({"type": "note"}))
+    assert packet.metadata == {"type": "note"} and packet.type == "note"
+
+
+@pytest.mark.parametrize("field", ["enable_compression", "adaptive_layers"])
+def test_config_switches_must_be_booleans(field: str) -> None:
+    with pytest.raises(ValueError, match=f"ContextConfig.{field} must be True or False"):
+        ContextConfig(**{field: "no"})  # a non-empty string was truthy: "no" meant yes
+
+
 def test_config_from_mapping_rejects_unknown_keys() -> None:
     assert ContextConfig.from_mapping({"max_tokens": 4000}).max_tokens == 4000
     with pytest.raises(ValueError, match="unknown context setting"):
