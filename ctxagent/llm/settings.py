@@ -30,7 +30,7 @@ class ModelSettings(BaseModel):
     api_key: SecretStr | None = None
     """API key; never shown by repr/str/dumps. None: no key (local servers)."""
     context_window: int = Field(128_000, ge=64, le=100_000_000)
-    """Tokens the model accepts, prompt and output together; 64 (the context engine's smallest window) to 10^8."""
+    """Tokens the model accepts, prompt and output together; 64 (the context engine's smallest window) to 10^8. The agent's system prompt and all tool schemas take about 4,600 of them: below about 8,000 set [agent] tools to fewer tools."""
     max_output_tokens: int = Field(4096, gt=0, le=10_000_000)
     """Tokens the model may generate per call (sent as `max_tokens`); 1 to 10^7."""
     max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
