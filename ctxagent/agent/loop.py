@@ -186,6 +186,8 @@ class Agent:
         self.session.history = after
         record = getattr(self.assembler, "last_record", None)
         details = record.to_dict() if record is not None else {}
+        if record is not None:  # how it was compacted (masking, llm, extractive), not by whom
+            method = record.method
         event = Compaction(reason=reason, method=method, messages_before=len(before), messages_after=len(after) + 1,
                            details=details)
         self.emit(event)

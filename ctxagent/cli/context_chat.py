@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable
 
-from ctxagent.cli.safe_text import markup
 
 if TYPE_CHECKING:
     from ctxagent.agent.loop import Agent
@@ -46,15 +45,7 @@ def context_command(agent: "Agent") -> dict[str, Any] | None:
 
 
 def _compact(ctx: "ChatContext", arg: str) -> None:
-    result = compact_command(ctx.agent, arg)
-    event, record = result["event"], result["record"]
-    line = f"compacted: {event.messages_before} → {event.messages_after} messages"
-    if record is not None:
-        line = (f"compacted ({record.method}): {record.messages_before} → {record.messages_after} messages, "
-                f"{record.tokens_before:,} → {record.tokens_after:,} tokens")
-        if record.summary_error:
-            line += f" [yellow](model summary not used: {markup(record.summary_error)})[/]"
-    ctx.console.print(line)
+    compact_command(ctx.agent, arg)  # the chat's renderer shows the Compaction event: one line, with the tokens
 
 
 def _context(ctx: "ChatContext", arg: str) -> None:

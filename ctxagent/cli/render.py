@@ -166,8 +166,15 @@ class RichRenderer:
 
     def _on_compaction(self, event: Compaction) -> None:
         self._newline()
-        counts = f"({visible(event.method)}, {event.messages_before} → {event.messages_after} messages)"
-        trigger = (event.details or {}).get("trigger")
+        details = event.details or {}  # the context engine's record: counts of the context the model sees
+        before, after = details.get("messages_before", event.messages_before), details.get("messages_after", event.messages_after)
+        counts = f"{visible(event.method)}, {before} → {after} messages"
+        if isinstance(details.get("tokens_before"), int) and isinstance(details.get("tokens_after"), int):
+            counts += f", {details['tokens_before']:,} → {details['tokens_after']:,} tokens"
+        counts = f"({counts})"
+        if details.get("summary_error"):
+            counts += f" (model summary not used: {self._clean(str(details['summary_error']))})"
+        trigger = details.get("trigger")
         if trigger == "manual":
             line = f"compacted on request {counts}"
         elif trigger == "auto":

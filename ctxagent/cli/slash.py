@@ -84,8 +84,7 @@ def _usage(ctx: ChatContext, arg: str) -> None:
 
 
 def _compact(ctx: ChatContext, arg: str) -> None:
-    event = ctx.agent.compact("requested with /compact", manual=True, focus=arg or None)
-    ctx.console.print(f"compacted ({event.method}): {event.messages_before} → {event.messages_after} messages")
+    ctx.agent.compact("requested with /compact", manual=True, focus=arg or None)  # the renderer shows its event
 
 
 def _context(ctx: ChatContext, arg: str) -> None:

@@ -13,6 +13,7 @@ from rich.console import Console
 from ctxagent.agent.loop import Agent
 from ctxagent.agent.session import Session
 from ctxagent.cli.context_chat import compact_command, context_command
+from ctxagent.cli.render import RichRenderer
 from ctxagent.cli.slash import ChatContext, dispatch
 from ctxagent.config import Settings
 from ctxagent.context.wiring import make_assembler
@@ -100,9 +101,14 @@ def test_context_command_previews_without_changing_anything(agent):
 def test_slash_commands_render(agent):
     agent.run_turn(C03_TASK)
     out = io.StringIO()
-    ctx = ChatContext(agent=agent, console=Console(file=out, width=160))
+    console = Console(file=out, width=160)
+    ctx = ChatContext(agent=agent, console=console)
+    agent.sinks.append(RichRenderer(console))  # as chat does: the renderer shows the compaction event
     dispatch("/context", ctx)
     dispatch("/compact keep the tag", ctx)
     printed = out.getvalue()
     assert "next model call" in printed and "tool_results" in printed
-    assert "compacted (" in printed and "tokens" in printed
+    # one line for the compaction, saying how (tester finding 11: two lines with different counts)
+    lines = [line for line in printed.splitlines() if line.startswith("compacted")]
+    assert len(lines) == 1 and lines[0].startswith("compacted on request (extractive, ") and "tokens)" in lines[0], printed
+    assert _events(agent, "compaction")[-1]["method"] == "extractive"
