@@ -85,7 +85,7 @@ def test_compaction_after_a_context_length_error_records_what_it_dropped(tmp_pat
         end = agent.run_turn("Read the five modules.")
     assert (end.reason, end.answer) == ("finished", "fits now")
     [shown] = [e for e in events if e.type == "compaction"]
-    assert shown.method == "assembler" and shown.details["trigger"] == "overflow"
+    assert shown.method == shown.details["method"] == "masking" and shown.details["trigger"] == "overflow"
     assert len(shown.details["masked"]) == 2, "all but the 3 newest tool results (compaction_keep_tool_results)"
     results = [m["content"] for m in server.requests[-1]["messages"] if m["role"] == "tool"]
     assert "def parse_cfg_0" not in results[0] and "def parse_cfg_4" in results[-1], "the retry sent the masked view"
