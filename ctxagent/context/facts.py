@@ -37,8 +37,14 @@ _NUMBER = re.compile(
 _BACKTICK = re.compile(r"`([^`\n]{2,200})`")
 _DOLLAR = re.compile(r"^\s*\$ (.{2,200})$", re.MULTILINE)
 _ERROR_LINE = re.compile(
-    r"^.*\b(?:[A-Z]\w*(?:Error|Exception)|Traceback|FAILED|FAIL|fatal|panic|error(?:\[\w+\])?:).*$",
+    r"^.*\b(?:[A-Z]\w*(?:Error|Exception)|Traceback\b|FAILED|FAIL|fatal|panic|error(?:\[\w+\])?:).*$",
     re.MULTILINE,
+)
+#: Source code that names an error without reporting one (`except TypeError:`, `from types
+#: import TracebackType`, `raise ValueError(...)`): a file's text, not an error that happened.
+_CODE_LINE = re.compile(
+    r"^\s*(?:except|raise|class|def|from|import|if|elif|return|assert|with|catch|throw|throws|new|@|#|//|/?\*)\b"
+    r"|^\s*(?:\w+\s*=|@|#|//|/?\*)"
 )
 #: Words that label a number but say nothing on their own ("the 3 files" is not a fact).
 _WEAK_LABELS = {"the", "a", "an", "of", "to", "in", "and", "or", "is", "are", "was", "with", "for", "on", "at", "by", "than"}
@@ -87,7 +93,7 @@ def _commands(text: str) -> list[str]:
 
 
 def _errors(text: str, limit: int) -> list[str]:
-    lines = [line.strip() for line in _spans(_ERROR_LINE, text) if line.strip()]
+    lines = [line.strip() for line in _spans(_ERROR_LINE, text) if line.strip() and not _CODE_LINE.match(line)]
     return lines[:limit]
 
 

@@ -50,6 +50,17 @@ def test_small_bare_numbers_and_words_are_not_facts():
     assert found == {}
 
 
+def test_source_code_that_names_an_error_is_not_an_error_line():
+    """Tester finding 9: a `cat` of Python code gave '[error] from types import TracebackType'
+    and '[error] except TypeError:' as key facts of the summary."""
+    code = ("from types import TracebackType\n    except TypeError:\n        raise ValueError('bad')\n"
+            "class ConfigError(Exception):\nretry_on = KeyError\n# a ValueError here means a typo\n")
+    assert extract_facts(code, source="tool") == []
+    output = code + "Traceback (most recent call last):\nKeyError: 'name'\nerror: linker failed\n"
+    assert [f.text for f in extract_facts(output, source="tool")] == [
+        "Traceback (most recent call last):", "KeyError: 'name'", "error: linker failed"]
+
+
 def test_tool_output_yields_only_error_lines():
     output = "src/a.py\nsrc/b.py\nTraceback (most recent call last):\nValueError: bad config\nFAILED tests/t.py::x\n"
     found = texts(output, source="tool")
