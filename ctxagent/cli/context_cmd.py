@@ -3,8 +3,11 @@
 `context` builds a context for a query from the repository (AGENTS.md, todo board,
 notes, memory when available) without calling a model. `inspect` reads the snapshot
 of a past model call (`.ctxagent/snapshots/<session>/<n>.json`) and draws its layers as
-a budget bar chart and every packet's decision in a table; `--grep TEXT` answers "why
-did the model not see TEXT?" in one command.
+a budget bar chart and every packet's decision in a table, after one line each for the
+request's parameters, a redaction and the compaction-summary calls made for it; `--grep
+TEXT` answers "why did the model not see TEXT?" in one command. A damaged snapshot asked
+for by number is an error; for the last call, the newest readable one is shown, with a
+warning naming the damaged file.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from rich.table import Table
 from ctxagent.cli.safe_text import markup
 from ctxagent.context import ContextBuilder, ContextConfig, TokenCounter
 from ctxagent.context.gather import repo_sources
-from ctxagent.context.snapshot import list_calls, read_snapshot, resolve_session
+from ctxagent.context.snapshot import REDACTED, list_calls, read_snapshot, resolve_session
 from ctxagent.storage import state_dir
 
 LAYER_ORDER = ("system", "state", "memory", "evidence", "history", "tool_results", "current")
@@ -101,6 +104,8 @@ def inspect_command(session: str, call: int | None, repo: str, grep: str | None,
     calls = list_calls(root, session_id)
     console.print(f"[bold]session[/] {markup(session_id)}  [bold]call[/] {snap.get('call')} of {calls[0]}..{calls[-1]}"
                   f"  [dim]{markup(str(snap.get('created_at', '')))}[/]")
+    for line in snapshot_lines(snap):
+        console.print(line, soft_wrap=True)
     draw_report(console, report, title=str(report.get("query", ""))[:80])
     if grep:
         seen = request_mentions(snap.get("request", {}), grep)
@@ -108,6 +113,28 @@ def inspect_command(session: str, call: int | None, repo: str, grep: str | None,
         console.print(f"{markup(grep)!s} {verdict} in the request sent to the model; {len(report['packets'])} packet(s) mention it.")
         for line in why_lines(report["packets"]):
             console.print(markup(line), soft_wrap=True)
+
+
+#: Request keys that are not parameters: shown by the layers and packets, not in the parameter line.
+_NOT_PARAMETERS = ("model", "messages", "tools")
+
+
+def snapshot_lines(snap: dict) -> list[str]:
+    """Rich-markup lines on what a snapshot holds beside its report: the request's
+    parameters, whether secrets were replaced, and each compaction-summary call."""
+    request = snap.get("request") or {}
+    params = " ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in request.items()
+                      if k not in _NOT_PARAMETERS)
+    lines = [f"[bold]request[/] model {markup(str(request.get('model')))}" + (f", {markup(params)}" if params else "")]
+    if snap.get("redacted"):
+        lines.append(f"[yellow]secrets in this snapshot were replaced by {markup(REDACTED)}[/]")
+    for call in snap.get("summary_calls") or []:
+        sent = call.get("request") if isinstance(call.get("request"), dict) else {}
+        messages = sent.get("messages") if isinstance(sent.get("messages"), list) else []
+        line = (f"compaction summary call ({call.get('trigger', '?')}): {len(messages)} messages, "
+                f"{call.get('tokens', '?')} tokens")
+        lines.append(markup(line + (f", failed: {call['error']}" if call.get("error") else "")))
+    return lines
 
 
 def filter_packets(rows: list[dict], text: str) -> list[dict]:

@@ -17,7 +17,10 @@ so the system prompt and the earlier history stay byte-identical between calls. 
   kept here, so the loop's history stays the full record;
 - `ctxagent.context.fitting` makes the request fit the input budget
   (`context_window - max_output_tokens`) or raises `ContextOverflowError`;
-- a snapshot of the exact request and its report is written (one per model call).
+- a snapshot of the exact request (with the client's parameters, `request_params`) and
+  its report is written, one per model call, numbered after the session's existing
+  snapshots (a resumed session numbers on); the compaction-summary model calls made
+  since the previous snapshot go in it too (`ctxagent.context.snapshot`).
 
 `compact(history, focus=None)` compacts on demand (after a context-length error from
 the server, or `/compact` in chat) and returns the new history for the loop to keep.
@@ -27,18 +30,21 @@ from __future__ import annotations
 
 import copy
 import time
+from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from ctxagent.agent.protocols import AssembledRequest
 from ctxagent.context.compaction import Budget, CompactionConfig, CompactionRecord, compact_conversation
 from ctxagent.context.fitting import build_request, fit_request
 from ctxagent.context.messages import repair_pairing, truncate_tool_result
-from ctxagent.context.reporting import build_report, write_request_snapshot
+from ctxagent.context.reporting import build_report
 from ctxagent.context.packet import ContextConfig
 from ctxagent.context.sessionstate import gather_state
+from ctxagent.context.snapshot import highest_call, write_call_snapshot
 from ctxagent.context.stateselect import StateSelection, scoring_query, select_state, selection_config
 from ctxagent.context.tokens import TokenCounter
 from ctxagent.context.view import CompactedView
+from ctxagent.storage import state_dir
 
 #: Each context-length error from the server shrinks the budget we count against by this factor.
 OVERFLOW_SHRINK = 0.9
@@ -59,7 +65,13 @@ class ContextAssembler:
     to the session transcript); `secrets`: strings scrubbed from snapshots (API keys);
     `select_config`: the ContextConfig whose min_relevance, weights, half-life, layer
     shares and dedup threshold select notes and memories (default: from `context`, see
-    `stateselect.selection_config`); `clock`: Unix seconds, for recency.
+    `stateselect.selection_config`); `clock`: Unix seconds, for recency;
+    `request_params() -> dict`: what the model client sends beside model, messages and
+    tools, for the snapshots (`request_params_of(client)`; None: not recorded).
+
+    `calls` is the number of the last call this assembler numbered. A call's number is
+    the highest of: `calls + 1`, the session's highest snapshot on disk + 1 (read once
+    per session, so a resumed session numbers on) and the loop's `call_index`.
     """
 
     def __init__(self, model: Any, *, context: Any = None, summarize: Callable[[list[dict]], str] | None = None,
@@ -68,7 +80,8 @@ class ContextAssembler:
                  memory_search: Callable[[str], list] | None = None,
                  on_compaction: Callable[[CompactionRecord], None] | None = None,
                  secrets: Iterable[str] = (), select_config: ContextConfig | None = None,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time,
+                 request_params: Callable[[], dict] | None = None) -> None:
         self.model = model
         self.secrets = list(secrets)
         self.config = config or CompactionConfig.from_settings(context)
@@ -80,11 +93,14 @@ class ContextAssembler:
         self.on_compaction = on_compaction
         self.select_config = select_config or selection_config(context)
         self.clock = clock
+        self.request_params = request_params
         self.view = CompactedView()
         self.records: list[CompactionRecord] = []
         self.compacted_turns: set[Any] = set()
         self.safety = 1.0
         self.calls = 0
+        self._numbered: Any = None  # the session whose snapshots on disk `calls` has caught up with
+        self._summary_calls: list[dict] = []  # compaction-summary calls not yet in a snapshot
         self._last_selection = StateSelection()
         self._last_tools: list[dict] = []
 
@@ -116,6 +132,7 @@ class ContextAssembler:
         twin = copy.copy(self)
         twin.view, twin.records = self.view.copy(), list(self.records)
         twin.compacted_turns = set(self.compacted_turns)
+        twin._summary_calls = []  # a preview's summary call belongs to no snapshot
         return twin._assemble(history, tools or [], state, dry_run=True)
 
     def compact(self, history: list[dict], focus: str | None = None, *, trigger: str = "overflow") -> list[dict]:
@@ -164,17 +181,57 @@ class ContextAssembler:
         fit = fit_request(system, parts, view, tools=tools, counter=self.counter, limit=budget["limit"],
                           keep_tool_results=self.config.keep_tool_results)
         messages = repair_pairing(fit.messages)
-        self.calls += 1
-        call = int(state.get("call_index") or self.calls)
+        call = self._call_number(state)
         report = build_report(call=call, state=state, budget=budget, system=system, selection=selection, fit=fit,
                               tools=tools, counter=self.counter, origins=origins, convo=convo, cut=cut,
                               record=record, problems=problems, n_system=len(system))
         if not dry_run:
-            request = {"model": getattr(self.model, "model", None), "messages": messages, "tools": tools or []}
-            write_request_snapshot(state, call, request, report, enabled=self.snapshots, secrets=self.secrets)
+            self.calls = call
+            self._write_snapshot(state, call, messages, tools, report)
             if record is not None and self.on_compaction is not None:
                 self.on_compaction(record)
         return AssembledRequest(messages=messages, report=report)
+
+    def _call_number(self, state: dict) -> int:
+        """This call's number (see the class doc): the first time a session is seen, its
+        snapshots on disk count, so a resumed session numbers on after them."""
+        session, repo = state.get("session_id"), state.get("repo")
+        if self.snapshots and session and repo and session != self._numbered:
+            self.calls = max(self.calls, highest_call(state_dir(Path(repo)), str(session)))
+            self._numbered = session
+        return max(int(state.get("call_index") or 0), self.calls + 1)
+
+    def _write_snapshot(self, state: dict, call: int, messages: list[dict], tools: list[dict] | None,
+                        report: dict) -> None:
+        """Write this call's snapshot, with the summary calls made since the last one; a
+        taken number gives the next free one, which `calls` and the report then carry."""
+        summaries, self._summary_calls = self._summary_calls, []
+        if not self.snapshots:
+            return
+        params = self.request_params() if self.request_params is not None else {}
+        request = {"model": getattr(self.model, "model", None), "messages": messages, "tools": tools or [], **params}
+        path = write_call_snapshot(state, call, request, report, secrets=self.secrets, summary_calls=summaries)
+        if path is not None:
+            self.calls = int(path.stem)
+
+    def _recorded(self, trigger: str) -> Callable[[list[dict]], str] | None:
+        """`self.summarize`, with each call's request kept for the next snapshot."""
+        summarize = self.summarize
+        if summarize is None or not self.snapshots:
+            return summarize
+
+        def recorded(messages: list[dict]) -> str:
+            params = self.request_params() if self.request_params is not None else {}
+            entry = {"trigger": trigger, "tokens": self.counter.count_messages(messages),
+                     "request": {"model": getattr(self.model, "model", None), "messages": messages, **params}}
+            self._summary_calls.append(entry)
+            try:
+                return summarize(messages)
+            except Exception as exc:
+                entry["error"] = f"{type(exc).__name__}: {exc}"
+                raise
+
+        return recorded
 
     def _compact(self, system, view, origins, tools, selection: StateSelection, *, trigger, focus=None, force=False,
                  turn=None):
@@ -187,7 +244,7 @@ class ContextAssembler:
 
         new, record = compact_conversation(
             view, measure=measure, count_text=self.counter.count, budget=Budget(budget["target"], budget["limit"]),
-            config=self.config, summarize=self.summarize, state=state, focus=focus, force=force, trigger=trigger)
+            config=self.config, summarize=self._recorded(trigger), state=state, focus=focus, force=force, trigger=trigger)
         new_origins = [origins[i] if i is not None else None for i in record.kept]
         n_system = len(system)
         to_history = lambda idx: [origins[i] + n_system for i in idx if i is not None and origins[i] is not None]
@@ -228,6 +285,24 @@ class ContextAssembler:
                 out[i] = {**message, "content": truncate_tool_result(content, chars)}
                 capped.append(i)
         return out, capped
+
+
+def request_params_of(client: Any) -> Callable[[], dict]:
+    """`() -> dict` for `ContextAssembler(request_params=...)`: the body `client` (an
+    `LLMClient`) sends beside model, messages and tools (`max_tokens` or
+    `max_completion_tokens`, `stream`, `stream_options`, `temperature`) and its
+    `extra_body`; asked at every call, so a server that refused stream_options shows.
+    A client without `build_request` gives {}."""
+
+    def params() -> dict:
+        build = getattr(client, "build_request", None)
+        if not callable(build):
+            return {}
+        body = {k: v for k, v in build([], None).items() if k not in ("model", "messages", "tools")}
+        extra = getattr(getattr(client, "settings", None), "extra_body", None)
+        return {**body, "extra_body": dict(extra)} if extra else body
+
+    return params
 
 
 def own_memory(hit: Any, session_id: str | None) -> bool:

@@ -1,4 +1,4 @@
-"""The assembler's per-call report and the snapshot file that records it with the request.
+"""The assembler's per-call report (`ctxagent.context.snapshot` writes it with the request).
 
 The report has the shape of `ContextBuilder.build_messages`'s report (so `ctxagent
 inspect` shows both): "budget", "layers" ({layer: {budget, used}} in tokens) and one
@@ -17,8 +17,7 @@ Assembler-only keys: "compaction" (the record of a compaction done for this call
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from ctxagent.context import stateselect
 from ctxagent.context.masking import is_masked
@@ -147,22 +146,3 @@ def build_report(*, call: int, state: dict, budget: dict, system: list[dict], se
         "compaction": record.to_dict() if record is not None else None,
         "problems": problems,
     }
-
-
-def write_request_snapshot(state: dict, call: int, request: dict, report: dict, *, enabled: bool = True,
-                           secrets: Iterable[str] = ()) -> str | None:
-    """Write `<repo>/.ctxagent/snapshots/<session>/<call>.json` (`ctxagent.context.snapshot`);
-    returns its path (also put in `report["snapshot"]`), or None when disabled or the
-    state names no repo or session. Raises StorageError if it cannot be written."""
-    repo, session = state.get("repo"), state.get("session_id")
-    if not enabled or not repo or not session:
-        return None
-    from ctxagent.context.snapshot import write_snapshot
-    from ctxagent.context.snapshot import snapshot_path
-    from ctxagent.storage import ensure_state_dir, refuse_links_below
-
-    state = ensure_state_dir(Path(repo))
-    refuse_links_below(state, snapshot_path(state, str(session), call))  # snapshots/<session>/ may not be a link
-    path = write_snapshot(state, str(session), call, request, report, secrets=secrets)
-    report["snapshot"] = str(path)
-    return str(path)

@@ -1,29 +1,51 @@
 """Context snapshots: what model call n of a session was sent, and why.
 
 One JSON file per model call, `<state_dir>/snapshots/<session>/<n>.json` (DESIGN.md
-section 4), written atomically:
+section 4):
 
     {"version": 1, "session": id, "call": n, "created_at": ISO-8601 UTC,
-     "request": {"model", "messages", "tools", ...}, "report": builder report}
+     "redacted": bool, "request": {"model", "messages", "tools", "max_tokens", "temperature",
+     "stream", "stream_options"...}, "report": builder report,
+     "summary_calls": [{"trigger", "request", "tokens", "error"?}]  (only when there were any)}
+
+A snapshot is never overwritten: the file is written to a temporary name, fsynced, then
+linked to `<n>.json`, which fails if that name exists; the writer then takes the next
+free number (`call` in the file and in its report say which). So a resumed session, or
+two processes on one session, cannot replace an earlier call's file.
+
+`summary_calls` are the compaction-summary model calls made for this call (an automatic
+compaction) or since the previous call (`/compact`, a context-length error): a summary
+call has no layers or packets of its own, and its outcome (the summary or why it was not
+used) is in the report's `compaction`, so it is part of the call it was made for.
 
 Secrets never reach disk: keys named like credentials (`api_key`, `authorization`,
 `password`, `secret`, `access_token`...) are replaced by "[REDACTED]", and string
 values are scrubbed of API-key shapes (`sk-...`, `Bearer ...`) and of any secret
 strings the caller passes (e.g. `Settings.secrets()`): `ctxagent.redaction.redact`.
+`redacted` is true when that replaced anything, i.e. the file differs from what was sent.
+
+Readers refuse a file that is not JSON or not shaped like a snapshot (StorageError, "it
+may be damaged"); asked for the last call, they show the newest readable one instead,
+with one warning naming the damaged files.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import tempfile
+import warnings
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable
 
 from ctxagent.errors import NotFoundError, StorageError
 from ctxagent.redaction import REDACTED, redact as scrub  # noqa: F401  (re-exported: one redaction for all)
-from ctxagent.storage import atomic_write_text
+from ctxagent.storage import TMP_PREFIX, ensure_state_dir, guard_state_path, refuse_links_below
 
+#: Numbers a writer tries past a taken one before giving up (another writer keeps taking them).
+_MAX_TRIES = 1000
 _SESSION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 
@@ -42,24 +64,128 @@ def snapshot_path(state_dir: Path, session_id: str, n: int) -> Path:
 
 
 def write_snapshot(
-    state_dir: Path, session_id: str, n: int, request: dict, report: dict, *, secrets: Iterable[str] = ()
+    state_dir: Path, session_id: str, n: int, request: dict, report: dict, *, secrets: Iterable[str] = (),
+    summary_calls: list[dict] | None = None,
 ) -> Path:
-    """Write call `n`'s snapshot atomically (secrets scrubbed); returns its path.
+    """Write call `n`'s snapshot (secrets scrubbed), or call n+1's, n+2's... when `n` is
+    taken: an existing file is never overwritten. Returns the path written; its number is
+    the file's `call` (and the report's, when the report has one).
 
     Raises StorageError if the folder cannot be written, ValueError for a bad `n`.
     """
     path = snapshot_path(state_dir, session_id, n)
-    record = {
-        "version": 1, "session": session_id, "call": n,
-        "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "request": scrub(request, secrets), "report": scrub(report, secrets),
-    }
-    atomic_write_text(path, json.dumps(record, ensure_ascii=False, indent=1, default=str))
+    guard_state_path(path)
+    record = {"version": 1, "session": session_id, "call": n,
+              "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "redacted": False,
+              "request": scrub(request, secrets), "report": scrub(report, secrets)}
+    changed = _changed(request, record["request"]) or _changed(report, record["report"])
+    if summary_calls:
+        record["summary_calls"] = scrub(summary_calls, secrets)
+        changed = changed or _changed(summary_calls, record["summary_calls"])
+    record["redacted"] = changed
+    return _write_new(path.parent, n, record)
+
+
+def write_call_snapshot(state: dict, n: int, request: dict, report: dict, *, secrets: Iterable[str] = (),
+                        summary_calls: list[dict] | None = None) -> Path | None:
+    """The assembler's snapshot of call `n`: `write_snapshot` in `<state["repo"]>/.ctxagent`
+    for `state["session_id"]`. Returns the path (also put in `report["snapshot"]`, and its
+    number in `report["call"]`), or None when the state names no repo or session.
+    Raises StorageError if it cannot be written."""
+    repo, session = state.get("repo"), state.get("session_id")
+    if not repo or not session:
+        return None
+    root = ensure_state_dir(Path(repo))
+    refuse_links_below(root, snapshot_path(root, str(session), n))  # snapshots/<session>/ may not be a link
+    path = write_snapshot(root, str(session), n, request, report, secrets=secrets, summary_calls=summary_calls)
+    report["call"], report["snapshot"] = int(path.stem), str(path)
     return path
 
 
+def _write_new(folder: Path, n: int, record: dict) -> Path:
+    """Write `record` as `<folder>/<n>.json`, or under the next free number; never replaces a file."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StorageError(f"could not write snapshots in {folder}: {exc.strerror or exc}") from exc
+    for _ in range(_MAX_TRIES):
+        record["call"] = n
+        if isinstance(record["report"], dict) and "call" in record["report"]:
+            record["report"]["call"] = n
+        target = folder / f"{n}.json"
+        text = json.dumps(record, ensure_ascii=False, indent=1, default=str)
+        if not os.path.lexists(target) and _create(target, text):
+            return target
+        n = max(n, highest_call_in(folder)) + 1
+    raise StorageError(f"could not write a snapshot in {folder}: other writers kept taking the free numbers")
+
+
+def _create(target: Path, text: str) -> bool:
+    """Write `text` to a temporary file beside `target` (fsynced), then give it the name
+    `target` only if that name is free. False when another writer took the name first."""
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=TMP_PREFIX, suffix=".tmp", dir=target.parent)
+    except OSError as exc:
+        raise StorageError(f"could not write {target}: {exc.strerror or exc}") from exc
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(text.encode("utf-8"))
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, 0o644)
+        return _link_if_free(tmp, target)
+    except OSError as exc:
+        raise StorageError(f"could not write {target}: {exc.strerror or exc}") from exc
+    finally:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+
+
+def _link_if_free(tmp: str, target: Path) -> bool:
+    """Give the complete file `tmp` the name `target` unless it exists (atomic either way)."""
+    try:
+        os.link(tmp, target)  # a hard link fails, rather than replaces, when the name is taken
+    except FileExistsError:
+        return False
+    except (OSError, NotImplementedError):  # a file system without hard links: claim the name, then fill it
+        try:
+            os.close(os.open(target, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+        except FileExistsError:
+            return False
+        os.replace(tmp, target)
+    _fsync_dir(target.parent)
+    return True
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _changed(before: Any, after: Any) -> bool:
+    """Whether redaction replaced anything between `before` and its scrubbed copy `after`
+    (tuples became lists: that is no change)."""
+    if isinstance(before, dict):
+        return not isinstance(after, dict) or before.keys() != after.keys() or any(
+            _changed(v, after[k]) for k, v in before.items())
+    if isinstance(before, (list, tuple)):
+        return not isinstance(after, list) or len(before) != len(after) or any(
+            _changed(a, b) for a, b in zip(before, after))
+    return before is not after and before != after
+
+
 def list_sessions(state_dir: Path) -> list[str]:
-    """Session ids that have snapshots, oldest first (ids sort by time: YYYYmmdd-HHMMSS-xxxx)."""
+    """Session ids that have a snapshot folder, by id (ids sort by creation time: YYYYmmdd-HHMMSS-xxxx)."""
     root = Path(state_dir) / "snapshots"
     if not root.is_dir():
         return []
@@ -68,41 +194,106 @@ def list_sessions(state_dir: Path) -> list[str]:
 
 def list_calls(state_dir: Path, session_id: str) -> list[int]:
     """Call numbers with a snapshot in `session_id`, ascending."""
-    folder = Path(state_dir) / "snapshots" / check_session_id(session_id)
+    return _calls_in(Path(state_dir) / "snapshots" / check_session_id(session_id))
+
+
+def _calls_in(folder: Path) -> list[int]:
     if not folder.is_dir():
         return []
     return sorted(int(p.stem) for p in folder.glob("*.json") if p.stem.isdigit())
 
 
+def highest_call(state_dir: Path, session_id: str) -> int:
+    """The highest call number with a snapshot in `session_id`; 0 when there is none."""
+    return highest_call_in(Path(state_dir) / "snapshots" / check_session_id(session_id))
+
+
+def highest_call_in(folder: Path) -> int:
+    """`highest_call` of a session's snapshot folder."""
+    calls = _calls_in(folder)
+    return calls[-1] if calls else 0
+
+
 def resolve_session(state_dir: Path, session: str) -> str:
-    """`session`, or the newest session with snapshots when it is "last". NotFoundError if none."""
+    """`session`, or, for "last", the session whose snapshots were written most recently (a
+    resumed session is newer than one started after it). NotFoundError if there is none."""
     if session != "last":
         return check_session_id(session)
-    sessions = list_sessions(state_dir)
-    if not sessions:
-        raise NotFoundError(f"no snapshots under {Path(state_dir) / 'snapshots'}: run a task first (ctxagent run ...)")
-    return sessions[-1]
+    root = Path(state_dir) / "snapshots"
+    folders = [root / name for name in list_sessions(state_dir)]
+    written = [(folder.stat().st_mtime, folder.name) for folder in folders if _calls_in(folder)]
+    if not written:
+        raise NotFoundError(f"no snapshots under {root}: run a task first (ctxagent run ...)")
+    return max(written)[1]
 
 
 def read_snapshot(state_dir: Path, session: str, n: int | None = None) -> dict:
-    """The snapshot of call `n` (None: the last call) of `session` ("last": newest session).
+    """The snapshot of call `n` (None: the last call) of `session` ("last": see `resolve_session`).
 
-    Raises NotFoundError if the session or call has no snapshot, StorageError if the
-    file is not valid JSON.
+    Raises NotFoundError if the session or call has no snapshot, StorageError if the file
+    is damaged (not JSON, or not shaped like a snapshot). For the last call, damaged files
+    are skipped: the newest readable call is returned, with one UserWarning naming them;
+    StorageError only when none is readable.
     """
     session_id = resolve_session(state_dir, session)
     calls = list_calls(state_dir, session_id)
     if not calls:
         raise NotFoundError(f"session {session_id!r} has no snapshots in {Path(state_dir) / 'snapshots'}")
-    if n is None:
-        n = calls[-1]
-    if n not in calls:
-        raise NotFoundError(f"session {session_id!r} has no call {n}; calls: {_ranges(calls)}")
-    path = snapshot_path(state_dir, session_id, n)
+    if n is not None:
+        if n not in calls:
+            raise NotFoundError(f"session {session_id!r} has no call {n}; calls: {_ranges(calls)}")
+        return _load(snapshot_path(state_dir, session_id, n))
+    damaged: list[str] = []
+    for k in reversed(calls):
+        path = snapshot_path(state_dir, session_id, k)
+        try:
+            snap = _load(path)
+        except StorageError as exc:
+            damaged.append(str(path))
+            problem = exc
+            continue
+        if damaged:
+            warnings.warn(f"snapshot {', '.join(damaged)} cannot be read, it may be damaged; "
+                          f"showing call {k}, the newest readable one", UserWarning, stacklevel=2)
+        return snap
+    if len(damaged) == 1:
+        raise problem
+    raise StorageError(f"no snapshot of session {session_id!r} can be read ({', '.join(damaged)}); they may be damaged")
+
+
+def _load(path: Path) -> dict:
+    """The snapshot in `path`; StorageError naming it when it is not JSON or not shaped like one."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise StorageError(f"snapshot {path} cannot be read ({exc}); it may be damaged") from exc
+    problem = shape_problem(data)
+    if problem:
+        raise StorageError(f"snapshot {path} cannot be read ({problem}); it may be damaged")
+    return data
+
+
+def shape_problem(data: Any) -> str | None:
+    """What is wrong with `data` as a snapshot (the parts `ctxagent inspect` reads), or None."""
+    if not isinstance(data, dict):
+        return f"a JSON {type(data).__name__}, not an object"
+    request, report = data.get("request", {}), data.get("report", {})
+    for name, value, kind in (("request", request, dict), ("report", report, dict),
+                              ("summary_calls", data.get("summary_calls", []), list)):
+        if not isinstance(value, kind):
+            return f'"{name}" is not a JSON {"object" if kind is dict else "list"}'
+    if not isinstance(request.get("messages", []), list):
+        return '"request.messages" is not a list'
+    if not isinstance(report.get("budget", {}), dict) or not isinstance(report.get("sources", {}), dict):
+        return '"report.budget" or "report.sources" is not an object'
+    layers, packets = report.get("layers", {}), report.get("packets", [])
+    if not isinstance(layers, dict) or not all(isinstance(v, dict) for v in layers.values()):
+        return '"report.layers" is not an object of objects'
+    if not isinstance(packets, list) or not all(isinstance(r, dict) for r in packets):
+        return '"report.packets" is not a list of objects'
+    if not all(isinstance(c, dict) for c in data.get("summary_calls", [])):
+        return '"summary_calls" is not a list of objects'
+    return None
 
 
 def _ranges(calls: list[int]) -> str:

@@ -3,8 +3,9 @@
 `make_assembler(settings, repo, session, client=..., emit=...)` returns the
 `ContextAssembler` for a session: budget from `settings.model`, compaction knobs from
 `settings.context`, LLM summaries through `client` (extractive only without one),
-snapshots with `settings.secrets()` scrubbed, automatic compactions reported as
-`Compaction` events through `emit` (default: the session transcript).
+snapshots with `client`'s request parameters and `settings.secrets()` scrubbed,
+automatic compactions reported as `Compaction` events through `emit` (default: the
+session transcript).
 
 `attach(agent)` connects an assembler to the agent built around it: compactions go to
 every sink of the agent (renderer, `--json`, transcript) and the agent's `memory` tool
@@ -21,7 +22,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ctxagent.agent.events import Compaction
-from ctxagent.context.assembler import ContextAssembler
+from ctxagent.context.assembler import ContextAssembler, request_params_of
 from ctxagent.context.compaction import CompactionRecord
 from ctxagent.context.summarizer import llm_summarizer
 
@@ -88,4 +89,5 @@ def make_assembler(settings: Any, repo: Path, session: Any, *, client: Any = Non
 
     return ContextAssembler(settings.model, context=settings.context,
                             summarize=llm_summarizer(client) if client is not None else None,
-                            secrets=settings.secrets(), on_compaction=on_compaction)
+                            secrets=settings.secrets(), on_compaction=on_compaction,
+                            request_params=request_params_of(client) if client is not None else None)

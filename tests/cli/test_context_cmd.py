@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from ctxagent.cli import context_cmd
-from ctxagent.cli.main import cli, register_commands
+from ctxagent.cli.main import cli, register_commands, run_cli
 from ctxagent.context import ContextBuilder, ContextConfig, ContextPacket
 from ctxagent.context.snapshot import write_snapshot
 from ctxagent.storage import state_dir
@@ -87,3 +87,52 @@ def test_inspect_without_snapshots_is_a_clear_error(repo: Path) -> None:
     result = invoke(["inspect", "last", "--repo", str(repo)])
     assert result.exit_code == 1
     assert "no snapshots" in result.output and "Traceback" not in result.output
+
+
+# -- damaged snapshots: a clear error when asked for, a fallback for "last" -----------------------
+
+@pytest.mark.parametrize("content", ["[]", '{"report": []}', '{"report": {"packets": [1]}}', "{trunc"])
+def test_inspect_of_a_damaged_call_is_a_clear_error(repo: Path, capsys, content: str) -> None:
+    snapshot_call(repo, "s1", 1)
+    (state_dir(repo) / "snapshots" / "s1" / "2.json").write_text(content)
+    assert run_cli(["inspect", "s1", "--call", "2", "--repo", str(repo)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: snapshot ") and "2.json" in err and "damaged" in err and err.count("\n") == 1
+    assert "crashed" not in err
+
+
+def test_inspect_last_skips_a_damaged_newest_call_with_one_warning(repo: Path, capsys) -> None:
+    for n in (1, 2, 3):
+        snapshot_call(repo, "s1", n)
+    damaged = state_dir(repo) / "snapshots" / "s1" / "3.json"
+    damaged.write_text(damaged.read_text()[:100])  # cut short, as by a crash or a full disk
+    assert run_cli(["inspect", "last", "--repo", str(repo)]) == 0
+    out, err = capsys.readouterr()
+    assert "call 2 of 1..3" in out and "selected" in out
+    [line] = err.splitlines()
+    assert line.startswith("warning: ") and str(damaged) in line and "call 2" in line
+    assert run_cli(["inspect", "last", "--repo", str(repo), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["call"] == 2
+
+
+# -- what else the snapshot says: parameters, redaction, the compaction's summary call ------------
+
+def test_inspect_shows_the_parameters_redaction_and_summary_calls(repo: Path) -> None:
+    messages, report = ContextBuilder(config=ContextConfig(max_tokens=1000)).build_messages("hi")
+    request = {"model": "gpt-4o", "messages": messages, "tools": [], "max_tokens": 256, "temperature": 0.2,
+               "stream": True, "stream_options": {"include_usage": True}}
+    summary = {"trigger": "manual", "tokens": 1234, "request": {"model": "gpt-4o", "messages": [{}, {}]},
+               "error": "ServerError: boom"}
+    write_snapshot(state_dir(repo), "s1", 1, request, report, summary_calls=[summary])
+    leaky = [*messages[:-1], {**messages[-1], "content": "hi, my key is sk-abcdefghijklmnopqrstuvwxyz0123"}]
+    write_snapshot(state_dir(repo), "s1", 2, {**request, "messages": leaky}, report,
+                   summary_calls=[{**summary, "trigger": "auto", "error": None}])
+    result = invoke(["inspect", "s1", "--call", "1", "--repo", str(repo)])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert 'request model gpt-4o, max_tokens=256 temperature=0.2 stream=true stream_options={"include_usage": true}' in text
+    assert "compaction summary call (manual): 2 messages, 1234 tokens, failed: ServerError: boom" in text
+    assert "[REDACTED]" not in text
+    text = " ".join(invoke(["inspect", "s1", "--call", "2", "--repo", str(repo)]).output.split())
+    assert "secrets in this snapshot were replaced by [REDACTED]" in text
+    assert "compaction summary call (auto): 2 messages, 1234 tokens ─" in text

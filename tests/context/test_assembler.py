@@ -279,3 +279,27 @@ def test_a_tool_call_row_shows_its_arguments_so_grep_finds_it():
     rows = {r["id"]: r for r in make().assemble(history, TOOLS, {"turn": 1}).report["packets"]}
     assert rows["msg2"]["preview"].startswith("Reading. [calls terminal ")
     assert "cat click/utils.py" in rows["msg2"]["preview"]
+
+
+def test_a_new_assembler_numbers_on_after_the_session_s_snapshots(tmp_path):
+    """A resumed session (a new process: a new assembler, the loop counting from 1 again)
+    writes call 7 after calls 1..6, and overwrites none of them."""
+    from ctxagent.context.snapshot import list_calls, read_snapshot, write_snapshot
+    from ctxagent.storage import ensure_state_dir
+
+    root = ensure_state_dir(tmp_path)
+    session = "20260101-000000-abcd"
+    old = {n: write_snapshot(root, session, n, {"messages": [{"role": "user", "content": f"old {n}"}]}, {"call": n})
+           for n in range(1, 7)}
+    before = {n: path.read_bytes() for n, path in old.items()}
+    assembler = make(window=8000, output=1000, snapshots=True)
+    state = {"turn": 1, "session_id": session, "repo": str(tmp_path), "task": "go on"}
+    history = [SYSTEM, {"role": "user", "content": "go on"}]
+    for index in (1, 2):  # the loop's call_index starts again at 1 in the new process
+        request = assembler.assemble(history, TOOLS, {**state, "call_index": index})
+        assert request.report["call"] == 6 + index and request.report["snapshot"].endswith(f"{6 + index}.json")
+    assert list_calls(root, session) == list(range(1, 9))
+    assert {n: path.read_bytes() for n, path in old.items()} == before
+    assert read_snapshot(root, "last")["call"] == 8 and assembler.calls == 8
+    preview = assembler.preview(history, TOOLS, {**state, "call_index": 1})
+    assert preview.report["call"] == 9 and assembler.calls == 8 and list_calls(root, session)[-1] == 8

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from ctxagent.context.assembler import ContextAssembler
+from ctxagent.context.assembler import ContextAssembler, request_params_of
+from ctxagent.context.snapshot import read_snapshot, scrub
 from ctxagent.context.summarizer import llm_summarizer
 from ctxagent.context.summary import SUMMARY_MARKER, is_summary_message, render_summary
 from ctxagent.context.tokens import TokenCounter
 from ctxagent.llm.client import LLMClient
 from ctxagent.llm.settings import ModelSettings
+from ctxagent.storage import state_dir
 from tests.context.long_history import C03_LAST, C03_TASK, USELESS, c03_history
 from tests.support.fake_openai import error, text
 
@@ -82,3 +86,77 @@ def test_C03_two_llm_compactions_carry_the_first_summary(assembler_for):
     assert assembler.last_record.method == "extractive"
     assert "v9-TEST" in summary and "Patch the modules; update the changelog." in summary
     assert history[1]["content"] == C03_TASK and history[-1]["content"] == "Then run the tests."
+
+
+# -- snapshots: the request parameters as sent, and the summary call made for a call ---------------
+
+SECRET = "sk-test-0123456789abcdef"
+SESSION = "20260101-000000-abcd"
+
+
+@pytest.fixture
+def recording(fake_openai, tmp_path):
+    """(assembler writing snapshots under tmp_path, its client, the fake server) for `steps`."""
+    clients: list[LLMClient] = []
+
+    def make(*steps):
+        server = fake_openai(list(steps))
+        settings = ModelSettings(provider="custom", model="fake-model", base_url=server.base_url, api_key=SECRET,
+                                 context_window=8000, max_output_tokens=1000, max_retries=0, temperature=0.3,
+                                 max_tokens_field="max_completion_tokens")
+        client = LLMClient(settings)
+        clients.append(client)
+        assembler = ContextAssembler(settings, summarize=llm_summarizer(client), counter=TokenCounter("gpt-4o-mini"),
+                                     load_state=None, secrets=[SECRET], request_params=request_params_of(client))
+        return assembler, client, server
+
+    yield make
+    for client in clients:
+        client.close()
+
+
+def _snapshot(tmp_path, n):
+    return read_snapshot(state_dir(tmp_path), SESSION, n)
+
+
+def test_the_snapshot_holds_the_parameters_and_the_summary_call_as_sent(recording, tmp_path):
+    assembler, client, server = recording(text(GOOD), text("done"))
+    history = [SYSTEM, *c03_history()]
+    history[1] = {"role": "user", "content": f"{C03_TASK} My key is {SECRET}."}
+    request = assembler.assemble(history, [], {"turn": 1, "session_id": SESSION, "repo": str(tmp_path)})
+    client.chat(request.messages, None)  # as the loop sends it
+    sent_summary, sent_call = server.requests
+    snap = _snapshot(tmp_path, 1)
+    assert snap["request"]["tools"] == [] and "tools" not in sent_call
+    assert {k: v for k, v in snap["request"].items() if k != "tools"} == scrub(sent_call, [SECRET])
+    assert snap["request"]["max_completion_tokens"] == 1000 and snap["request"]["temperature"] == 0.3
+    assert snap["request"]["stream"] is True and snap["request"]["stream_options"] == {"include_usage": True}
+    [summary] = snap["summary_calls"]
+    assert summary["trigger"] == "auto" and summary["request"] == scrub(sent_summary, [SECRET])
+    assert summary["tokens"] > 0 and "error" not in summary
+    assert snap["report"]["compaction"]["method"] == "llm"
+    assert snap["redacted"] is True and SECRET not in json.dumps(snap)
+
+
+def test_a_summary_made_between_calls_goes_with_the_next_call(recording, tmp_path):
+    assembler, _, server = recording(error(500, "boom"))
+    state = {"turn": 1, "session_id": SESSION, "repo": str(tmp_path)}
+    history = [SYSTEM, {"role": "user", "content": "hi"}]
+    assembler.assemble(history, [], state)
+    assert "summary_calls" not in _snapshot(tmp_path, 1)
+    history = assembler.compact([SYSTEM, *c03_history()], trigger="manual")  # /compact; its summary call fails
+    assembler.assemble(history, [], {**state, "turn": 2})
+    [summary] = _snapshot(tmp_path, 2)["summary_calls"]
+    assert summary["trigger"] == "manual" and "500" in summary["error"]
+    assert summary["request"]["messages"] == scrub(server.requests[0]["messages"], [SECRET])
+    assembler.assemble(history, [], {**state, "turn": 3})
+    assert "summary_calls" not in _snapshot(tmp_path, 3), "recorded once"
+
+
+def test_a_preview_s_summary_call_is_not_put_in_a_snapshot(recording, tmp_path):
+    assembler, _, server = recording(text(GOOD), text(GOOD))
+    state = {"turn": 1, "session_id": SESSION, "repo": str(tmp_path)}
+    assembler.preview([SYSTEM, *c03_history()], [], state)  # /context in chat
+    assert len(server.requests) == 1
+    assembler.assemble([SYSTEM, {"role": "user", "content": "hi"}], [], state)
+    assert "summary_calls" not in _snapshot(tmp_path, 1)

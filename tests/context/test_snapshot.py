@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 from ctxagent.context import ContextBuilder, ContextConfig
 from ctxagent.context.snapshot import (
     REDACTED,
+    highest_call,
     list_calls,
     list_sessions,
     read_snapshot,
@@ -17,6 +22,8 @@ from ctxagent.context.snapshot import (
     write_snapshot,
 )
 from ctxagent.errors import NotFoundError, StorageError
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_write_and_read_back_a_builder_report(tmp_path) -> None:
@@ -79,3 +86,114 @@ def test_missing_and_damaged_snapshots(tmp_path) -> None:
         read_snapshot(tmp_path, "s1", 1)
     with pytest.raises(ValueError):
         write_snapshot(tmp_path, "s1", -1, {}, {})
+
+
+# -- never overwritten: a taken number gives the next free one, also between processes ------------
+
+def test_a_taken_call_number_is_never_overwritten(tmp_path) -> None:
+    first = write_snapshot(tmp_path, "s1", 1, {"messages": [{"role": "user", "content": "first"}]}, {"call": 1})
+    before = first.read_bytes()
+    second = write_snapshot(tmp_path, "s1", 1, {"messages": [{"role": "user", "content": "second"}]}, {"call": 1})
+    assert (first.name, second.name) == ("1.json", "2.json")
+    assert first.read_bytes() == before
+    snap = read_snapshot(tmp_path, "s1")
+    assert snap["call"] == 2 and snap["report"]["call"] == 2 and snap["request"]["messages"][0]["content"] == "second"
+    assert sorted(p.name for p in first.parent.iterdir()) == ["1.json", "2.json"]  # no temporary files left
+
+
+_WRITER = """
+import sys
+from ctxagent.context.snapshot import write_snapshot
+root, tag = sys.argv[1], sys.argv[2]
+for i in range(1, 26):
+    write_snapshot(root, "shared", i, {"messages": [{"role": "user", "content": f"{tag}-{i}"}]}, {"call": i})
+"""
+
+
+def test_two_processes_writing_one_session_lose_no_snapshot(tmp_path) -> None:
+    procs = [subprocess.Popen([sys.executable, "-c", _WRITER, str(tmp_path), tag], cwd=ROOT) for tag in "ab"]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0]
+    assert list_calls(tmp_path, "shared") == list(range(1, 51))
+    seen = []
+    for n in range(1, 51):
+        snap = read_snapshot(tmp_path, "shared", n)
+        assert snap["call"] == snap["report"]["call"] == n
+        seen.append(snap["request"]["messages"][0]["content"])
+    assert sorted(seen) == sorted(f"{tag}-{i}" for tag in "ab" for i in range(1, 26))
+
+
+def test_highest_call(tmp_path) -> None:
+    assert highest_call(tmp_path, "s1") == 0
+    for n in (1, 2, 7):
+        write_snapshot(tmp_path, "s1", n, {}, {})
+    assert highest_call(tmp_path, "s1") == 7
+
+
+# -- "last": the session written most recently -------------------------------------------------
+
+def test_last_session_is_the_one_written_most_recently(tmp_path) -> None:
+    old = write_snapshot(tmp_path, "20240101-120000-aaaa", 1, {}, {})
+    write_snapshot(tmp_path, "20240202-090000-bbbb", 1, {}, {})
+    past = old.parent.stat().st_mtime - 60
+    os.utime(tmp_path / "snapshots" / "20240202-090000-bbbb", (past, past))  # b was written earlier...
+    assert resolve_session(tmp_path, "last") == "20240101-120000-aaaa"  # ... a was resumed after it
+    (tmp_path / "snapshots" / "20240303-000000-empty").mkdir()
+    assert resolve_session(tmp_path, "last") == "20240101-120000-aaaa", "a folder without snapshots is no session"
+
+
+# -- damaged files -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("content", ["[]", "42", '"text"', "null", '{"request": [], "report": {}}',
+                                     '{"report": {"packets": {}}}', '{"report": {"budget": []}}',
+                                     '{"report": {"layers": {"history": 3}}}', '{"report": {"packets": [1]}}',
+                                     '{"request": {"messages": "hi"}}', "", "\x00\x01", b"\xff\xfe{"])
+def test_a_requested_damaged_snapshot_is_a_clear_error(tmp_path, content) -> None:
+    write_snapshot(tmp_path, "s1", 1, {}, {})
+    path = tmp_path / "snapshots" / "s1" / "2.json"
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    with pytest.raises(StorageError, match=r"2\.json.*damaged"):
+        read_snapshot(tmp_path, "s1", 2)
+
+
+def test_last_call_falls_back_to_the_newest_readable_one_with_one_warning(tmp_path) -> None:
+    for n in (1, 2, 3, 4):
+        write_snapshot(tmp_path, "s1", n, {"messages": [{"role": "user", "content": f"call {n}"}]}, {})
+    folder = tmp_path / "snapshots" / "s1"
+    (folder / "4.json").write_text((folder / "4.json").read_text()[:50])  # truncated
+    (folder / "3.json").write_text("[]")
+    with pytest.warns(UserWarning) as caught:
+        snap = read_snapshot(tmp_path, "last")
+    assert snap["call"] == 2
+    [warning] = caught
+    message = str(warning.message)
+    assert "\n" not in message and str(folder / "4.json") in message and str(folder / "3.json") in message
+    assert "call 2" in message
+
+
+def test_a_session_whose_every_snapshot_is_damaged_is_a_clear_error(tmp_path) -> None:
+    write_snapshot(tmp_path, "s1", 1, {}, {})
+    (tmp_path / "snapshots" / "s1" / "1.json").write_text("{")
+    with pytest.raises(StorageError, match=r"1\.json.*damaged"):
+        read_snapshot(tmp_path, "s1")
+
+
+# -- what the file says about itself ----------------------------------------------------------------
+
+def test_redacted_says_whether_anything_was_replaced(tmp_path) -> None:
+    clean = write_snapshot(tmp_path, "s1", 1, {"messages": [{"role": "user", "content": "hello"}]}, {})
+    assert json.loads(clean.read_text())["redacted"] is False
+    dirty = write_snapshot(tmp_path, "s1", 2, {"messages": [{"role": "user", "content": "key mysecretvalue42"}]},
+                           {}, secrets=["mysecretvalue42"])
+    assert json.loads(dirty.read_text())["redacted"] is True
+    quoted = write_snapshot(tmp_path, "s1", 3, {"messages": [{"role": "user", "content": f"was {REDACTED}"}]}, {})
+    assert json.loads(quoted.read_text())["redacted"] is False, "a marker already in the history is not a redaction"
+
+
+def test_summary_calls_are_written_scrubbed(tmp_path) -> None:
+    calls = [{"trigger": "auto", "request": {"model": "m", "messages": [{"role": "user", "content": "mysecretvalue42"}],
+                                             "max_tokens": 100, "stream": True}, "tokens": 12}]
+    path = write_snapshot(tmp_path, "s1", 1, {"messages": []}, {}, secrets=["mysecretvalue42"], summary_calls=calls)
+    snap = json.loads(path.read_text())
+    assert snap["summary_calls"][0]["request"]["messages"][0]["content"] == REDACTED
+    assert snap["summary_calls"][0]["request"]["max_tokens"] == 100 and snap["redacted"] is True
+    assert "summary_calls" not in json.loads(write_snapshot(tmp_path, "s1", 2, {}, {}).read_text())
