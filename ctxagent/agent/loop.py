@@ -185,7 +185,7 @@ class Agent:
             after = after[1:]
         self.session.history = after
         record = getattr(self.assembler, "last_record", None)
-        details = record.to_dict() if record is not None else {}
+        details = record.to_dict() if record is not None else {"trigger": "manual" if manual else "overflow"}
         if record is not None:  # how it was compacted (masking, llm, extractive), not by whom
             method = record.method
         event = Compaction(reason=reason, method=method, messages_before=len(before), messages_after=len(after) + 1,

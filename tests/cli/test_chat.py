@@ -57,11 +57,14 @@ def test_compact_slash_masks_old_outputs(make_agent) -> None:
     agent.run_turn("one")
     agent.run_turn("two")
     out = console()
-    repl(agent, reader(["/compact"]), out, RichRenderer(out))
+    renderer = RichRenderer(out)
+    agent.sinks.append(renderer)  # as `ctxagent chat` does (open_agent(sinks=[renderer])): it shows the compaction
+    repl(agent, reader(["/compact"]), out, renderer)
     tool_contents = [m["content"] for m in agent.session.history if m["role"] == "tool"]
     assert tool_contents[0].startswith("[observation masked: echo") and tool_contents[1] == "echo: y"
     assert "x" * 100 not in tool_contents[0]
-    assert "compacted" in out.file.getvalue()
+    assert [line for line in out.file.getvalue().splitlines() if "compacted" in line] == [
+        "compacted on request (mask, 9 → 9 messages)"]
 
 
 def test_slash_commands_can_be_added(make_agent) -> None:
