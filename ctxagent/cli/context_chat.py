@@ -49,14 +49,16 @@ def _compact(ctx: "ChatContext", arg: str) -> None:
 
 
 def _context(ctx: "ChatContext", arg: str) -> None:
-    from ctxagent.cli.context_cmd import draw_report, filter_packets
+    from ctxagent.cli.context_cmd import draw_report, filter_packets, transcript_mentions
+    from ctxagent.storage import state_dir
 
     report = context_command(ctx.agent)
     if report is None:
         ctx.console.print("[yellow]this agent's assembler cannot preview the next call[/]")
         return
     if arg:
-        report = {**report, "packets": filter_packets(report.get("packets", []), arg)}
+        said = transcript_mentions(state_dir(ctx.agent.session.repo), ctx.agent.session.id, arg)
+        report = {**report, "packets": filter_packets(report.get("packets", []), arg, said)}
     draw_report(ctx.console, report, title="next model call")
 
 

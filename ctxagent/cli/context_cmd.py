@@ -25,7 +25,8 @@ from ctxagent.cli.safe_text import markup
 from ctxagent.context import ContextBuilder, ContextConfig, TokenCounter
 from ctxagent.context.gather import repo_sources
 from ctxagent.context.snapshot import REDACTED, list_calls, read_snapshot, resolve_session
-from ctxagent.storage import state_dir
+from ctxagent.context.reporting import message_preview
+from ctxagent.storage import read_jsonl, state_dir
 
 LAYER_ORDER = ("system", "state", "memory", "evidence", "history", "tool_results", "current")
 _DECISION_STYLE = {"selected": "green", "truncated": "yellow", "dropped": "red"}
@@ -92,7 +93,8 @@ def inspect_command(session: str, call: int | None, repo: str, grep: str | None,
     snap = read_snapshot(root, session, call)
     report = snap.get("report") or {}
     if grep:
-        report = {**report, "packets": filter_packets(report.get("packets", []), grep)}
+        said = transcript_mentions(root, str(snap.get("session_id") or resolve_session(root, session)), grep)
+        report = {**report, "packets": filter_packets(report.get("packets", []), grep, said)}
     if as_json:
         payload = {**snap, "report": report}
         if grep:
@@ -137,11 +139,39 @@ def snapshot_lines(snap: dict) -> list[str]:
     return lines
 
 
-def filter_packets(rows: list[dict], text: str) -> list[dict]:
-    """Packet rows whose id, source, reason, preview, type or title mention `text` (case-insensitive)."""
+def filter_packets(rows: list[dict], text: str, said: frozenset[str] | set[str] = frozenset()) -> list[dict]:
+    """Packet rows whose id, source, reason, preview, type or title mention `text`
+    (case-insensitive), and the history rows whose preview is in `said` (the previews of
+    the transcript messages that mention it anywhere, `transcript_mentions`: a row's
+    preview is only the start of its message)."""
     needle = text.lower()
     keys = ("id", "source", "reason", "preview", "type", "title")
-    return [r for r in rows if any(needle in str(r.get(k, "")).lower() for k in keys)]
+    return [r for r in rows if any(needle in str(r.get(k, "")).lower() for k in keys)
+            or (str(r.get("id", "")).startswith("msg") and r.get("preview") in said)]
+
+
+def transcript_mentions(root: Path, session_id: str, text: str) -> set[str]:
+    """The report previews (`reporting.message_preview`) of the messages of session
+    `session_id`'s transcript that mention `text` (case-insensitive) in their whole
+    content or tool-call arguments; empty when there is no transcript."""
+    path = root / "sessions" / f"{session_id}.jsonl"
+    if not path.is_file():
+        return set()
+    needle = text.lower()
+    found = set()
+    for record in read_jsonl(path):
+        message = record.get("message") if record.get("kind") == "message" else None
+        if isinstance(message, dict) and needle in _message_text(message).lower():
+            found.add(message_preview(message))
+    return found
+
+
+def _message_text(message: dict) -> str:
+    content = message.get("content")
+    if isinstance(content, list):
+        content = " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    calls = [c.get("function") or {} for c in message.get("tool_calls") or [] if isinstance(c, dict)]
+    return " ".join([str(content or ""), *(f"{f.get('name', '')} {f.get('arguments', '')}" for f in calls)])
 
 
 def why_lines(rows: list[dict]) -> list[str]:

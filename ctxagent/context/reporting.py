@@ -26,7 +26,10 @@ from ctxagent.context.summary import is_summary_message
 _PREVIEW_CHARS = 200
 
 
-def _preview(message: dict) -> str:
+def message_preview(message: dict) -> str:
+    """A history message's report preview: its text (a tool call's name and arguments
+    too), whitespace folded, at most 200 characters (`ctxagent inspect --grep` matches
+    transcript messages to report rows by it)."""
     content = message.get("content")
     text = content if isinstance(content, str) else ""
     if message.get("tool_calls"):  # the arguments too: `inspect --grep utils.py` finds the call that read it
@@ -64,13 +67,13 @@ def _history_rows(convo, origins, fit, cut, counter, n_system) -> list[dict]:
         decision, reason = _decision(h, message, final.get(h), trimmed, cut)
         layer = "tool_results" if message.get("role") == "tool" else "history"
         rows.append(_row(f"msg{n_system + h}", layer, str(message.get("role")), "history",
-                         counter.count_message(message), decision, reason, _preview(message),
+                         counter.count_message(message), decision, reason, message_preview(message),
                          pinned=bool(users) and h == users[0]))
     for k, v in enumerate(fit.origins):
         if origins[v] is None:  # a summary message made by a compaction
             message = fit.convo[k]
             rows.append(_row(f"summary{k}", "history", "summary", "compaction", counter.count_message(message),
-                             "selected", "compaction summary", _preview(message)))
+                             "selected", "compaction summary", message_preview(message)))
     return rows
 
 

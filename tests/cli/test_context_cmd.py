@@ -136,3 +136,31 @@ def test_inspect_shows_the_parameters_redaction_and_summary_calls(repo: Path) ->
     text = " ".join(invoke(["inspect", "s1", "--call", "2", "--repo", str(repo)]).output.split())
     assert "secrets in this snapshot were replaced by [REDACTED]" in text
     assert "compaction summary call (auto): 2 messages, 1234 tokens ─" in text
+
+
+def test_inspect_grep_finds_history_by_the_whole_message_in_the_transcript(repo: Path) -> None:
+    """Tester finding 2: a fact past a row's 200-character preview (a `cat` result that was
+    trimmed) was reported as mentioned by no packet."""
+    from ctxagent.agent.session import Session
+    from ctxagent.context.assembler import ContextAssembler
+    from ctxagent.llm.settings import ModelSettings
+
+    session = Session.create(repo)
+    call = {"id": "c1", "type": "function", "function": {"name": "terminal", "arguments": '{"command": "cat click/core.py"}'}}
+    messages = [{"role": "user", "content": "Why does the context manager leak?"},
+                {"role": "assistant", "content": None, "tool_calls": [call]},
+                {"role": "tool", "tool_call_id": "c1", "content": "import os\n" * 150 + "with ExitStack() as stack:\n" + "import sys\n" * 300},
+                {"role": "assistant", "content": "It is opened in core.py."},
+                {"role": "user", "content": "And now?"}]
+    for message in messages:
+        session.add_message(message)
+    assembler = ContextAssembler(ModelSettings(model="gpt-4o-mini", context_window=700, max_output_tokens=100),
+                                 load_state=None)
+    system = {"role": "system", "content": "You are a coding agent."}
+    assembler.assemble([system, *messages], [], {"repo": str(repo), "session_id": session.id, "turn": 2})
+    data = json.loads(invoke(["inspect", "last", "--repo", str(repo), "--grep", "ExitStack", "--json"]).output)
+    assert data["grep"]["in_request"] is False
+    rows = {r["id"]: r for r in data["report"]["packets"]}
+    assert "msg3" in rows and rows["msg3"]["decision"] != "selected", rows
+    data = json.loads(invoke(["inspect", "last", "--repo", str(repo), "--grep", "click/core.py", "--json"]).output)
+    assert "msg2" in {r["id"] for r in data["report"]["packets"]}, "the call that read it, by its arguments"
