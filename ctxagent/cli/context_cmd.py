@@ -113,6 +113,12 @@ def inspect_command(session: str, call: int | None, repo: str, grep: str | None,
         seen = request_mentions(snap.get("request", {}), grep)
         verdict = "[green]appears[/]" if seen else "[red]does not appear[/]"
         console.print(f"{markup(grep)!s} {verdict} in the request sent to the model; {len(report['packets'])} packet(s) mention it.")
+        rows = {r.get("preview") for r in report["packets"] if str(r.get("id", "")).startswith("msg")}
+        gone = len(said - rows)
+        if gone:
+            console.print(f"{gone} earlier message(s) of the session mention it but were no longer in its history: "
+                          "compacted away (with /compact or after a context-length error); the compaction "
+                          "events in the transcript say what each kept.")
         for line in why_lines(report["packets"]):
             console.print(markup(line), soft_wrap=True)
 

@@ -66,7 +66,10 @@ def _history_rows(convo, origins, fit, cut, counter, n_system) -> list[dict]:
     for h, message in enumerate(convo):
         decision, reason = _decision(h, message, final.get(h), trimmed, cut)
         layer = "tool_results" if message.get("role") == "tool" else "history"
-        rows.append(_row(f"msg{n_system + h}", layer, str(message.get("role")), "history",
+        kind = str(message.get("role"))
+        if is_summary_message(message):  # a summary the loop kept as history (after /compact)
+            kind, reason = "summary", ("compaction summary" if decision == "selected" else reason)
+        rows.append(_row(f"msg{n_system + h}", layer, kind, "history",
                          counter.count_message(message), decision, reason, message_preview(message),
                          pinned=bool(users) and h == users[0]))
     for k, v in enumerate(fit.origins):

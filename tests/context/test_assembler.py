@@ -303,3 +303,14 @@ def test_a_new_assembler_numbers_on_after_the_session_s_snapshots(tmp_path):
     assert read_snapshot(root, "last")["call"] == 8 and assembler.calls == 8
     preview = assembler.preview(history, TOOLS, {**state, "call_index": 1})
     assert preview.report["call"] == 9 and assembler.calls == 8 and list_calls(root, session)[-1] == 8
+
+
+def test_a_summary_kept_as_history_is_reported_as_a_summary():
+    """After /compact the loop keeps the summary as a user message; its row said 'user, kept verbatim'."""
+    from ctxagent.context.summary import SUMMARY_MARKER
+
+    history = [SYSTEM, {"role": "user", "content": "Fix the bug."},
+               {"role": "user", "content": f"{SUMMARY_MARKER}\nGoal: fix the bug."}, {"role": "user", "content": "Go on."}]
+    rows = {r["id"]: r for r in make().assemble(history, TOOLS, {"turn": 2}).report["packets"]}
+    assert (rows["msg2"]["type"], rows["msg2"]["reason"]) == ("summary", "compaction summary")
+    assert (rows["msg1"]["type"], rows["msg1"]["reason"]) == ("user", "kept verbatim")
