@@ -183,7 +183,7 @@ class Agent:
         after, method = compact_history(self.assembler, before, manual=manual, focus=focus)
         if after and after[0].get("role") == "system":
             after = after[1:]
-        self.session.history = after
+        self.session.replace_history(after)  # recorded: a resumed session goes on from the compacted history
         record = getattr(self.assembler, "last_record", None)
         details = record.to_dict() if record is not None else {"trigger": "manual" if manual else "overflow"}
         if record is not None:  # how it was compacted (masking, llm, extractive), not by whom

@@ -6,10 +6,13 @@ happen, one JSON record a line (DESIGN.md section 4):
 - `{"kind": "meta", "ts", "session_id", "repo", "provider", "model", "resumed": bool}`
 - `{"kind": "message", "ts", "message": {OpenAI message}, "usage": {...} | null}`
 - `{"kind": "event", "ts", "event": {"type": ..., ...}}` (streaming deltas are not recorded)
+- `{"kind": "history", "ts", "messages": [...]}`: the loop replaced its history (a `/compact`,
+  or a compaction after a context-length error); the history goes on from these messages
 
 Every record passes through `ctxagent.redaction.redact` first, so API keys never reach the disk even if a
-tool or the model echoes one. `resume` rebuilds the history from the message records
-and repairs the pairing, so a session that crashed mid-tool-call resumes validly.
+tool or the model echoes one. `resume` rebuilds the history from the last history record
+and the message records after it (so a compacted session resumes compacted, with no new
+summary call) and repairs the pairing, so a session that crashed mid-tool-call resumes validly.
 """
 
 from __future__ import annotations
@@ -95,6 +98,12 @@ class Session:
         self.history.append(message)
         self._append({"kind": "message", "message": message, "usage": usage})
 
+    def replace_history(self, messages: list[dict[str, Any]]) -> None:
+        """The loop keeps `messages` (system-free) as its history from now on: set it and
+        record it, so `resume` goes on from it (the earlier messages stay in the transcript)."""
+        self.history = list(messages)
+        self._append({"kind": "history", "messages": self.history})
+
     def record_event(self, event: Event) -> None:
         """Record a non-streaming event; a sink, so it can be passed to the loop."""
         if event.type in STREAMING_TYPES:
@@ -107,8 +116,13 @@ class Session:
 
 
 def history_from_records(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The repaired, system-free message history recorded in a transcript."""
-    messages = [r["message"] for r in records if r.get("kind") == "message" and isinstance(r.get("message"), dict)]
+    """The repaired, system-free message history recorded in a transcript: the messages
+    of its last history record (`Session.replace_history`), then every message after it."""
+    start, messages = 0, []
+    for i, record in enumerate(records):
+        if record.get("kind") == "history" and isinstance(record.get("messages"), list):
+            start, messages = i + 1, [m for m in record["messages"] if isinstance(m, dict)]
+    messages += [r["message"] for r in records[start:] if r.get("kind") == "message" and isinstance(r.get("message"), dict)]
     return repair_pairing([m for m in messages if m.get("role") != "system"])
 
 

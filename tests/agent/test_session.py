@@ -76,3 +76,17 @@ def test_resume_unknown_id_is_not_found(tmp_path: Path) -> None:
         Session.resume(tmp_path, "20000101-000000-dead")
     with pytest.raises(NotFoundError):
         Session.resume(tmp_path, "../../etc/passwd")
+
+
+def test_resume_goes_on_from_the_last_replaced_history(tmp_path: Path) -> None:
+    """Tester finding 4: a resumed session reloaded every message and compacted it all again."""
+    session = Session.create(tmp_path)
+    for i in range(4):
+        session.add_message({"role": "user", "content": f"question {i}"})
+        session.add_message({"role": "assistant", "content": f"answer {i}"})
+    compacted = [{"role": "user", "content": "question 0"}, {"role": "user", "content": "[summary] answers 0-3 given"}]
+    session.replace_history(compacted)
+    session.add_message({"role": "user", "content": "question 4"})
+    resumed = Session.resume(tmp_path, session.id)
+    assert resumed.history == [*compacted, {"role": "user", "content": "question 4"}] == session.history
+    assert sum('"question 1"' in line for line in session.path.read_text().splitlines()) == 1, "the record keeps all"

@@ -112,3 +112,15 @@ def test_slash_commands_render(agent):
     lines = [line for line in printed.splitlines() if line.startswith("compacted")]
     assert len(lines) == 1 and lines[0].startswith("compacted on request (extractive, ") and "tokens)" in lines[0], printed
     assert _events(agent, "compaction")[-1]["method"] == "extractive"
+
+
+def test_a_resumed_session_goes_on_from_its_compacted_history(agent):
+    """Tester finding 4: after /compact, resume reloaded the whole history and compacted it again."""
+    agent.run_turn(C03_TASK)
+    compact_command(agent, "keep the tag")
+    resumed = Session.resume(agent.session.repo, agent.session.id)
+    assert resumed.history == agent.session.history
+    from ctxagent.context.summary import is_summary_message
+
+    recorded = [r for r in read_jsonl(agent.session.path) if r.get("kind") == "message"]
+    assert len(resumed.history) < len(recorded) and any(is_summary_message(m) for m in resumed.history)
