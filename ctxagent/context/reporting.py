@@ -69,8 +69,9 @@ def _history_rows(convo, origins, fit, cut, counter, n_system) -> list[dict]:
         kind = str(message.get("role"))
         if is_summary_message(message):  # a summary the loop kept as history (after /compact)
             kind, reason = "summary", ("compaction summary" if decision == "selected" else reason)
+        sent = final.get(h)  # a cut or masked message counts what was sent; a dropped one what it would have cost
         rows.append(_row(f"msg{n_system + h}", layer, kind, "history",
-                         counter.count_message(message), decision, reason, message_preview(message),
+                         counter.count_message(message if sent is None else sent), decision, reason, message_preview(message),
                          pinned=bool(users) and h == users[0]))
     for k, v in enumerate(fit.origins):
         if origins[v] is None:  # a summary message made by a compaction

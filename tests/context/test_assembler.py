@@ -314,3 +314,16 @@ def test_a_summary_kept_as_history_is_reported_as_a_summary():
     rows = {r["id"]: r for r in make().assemble(history, TOOLS, {"turn": 2}).report["packets"]}
     assert (rows["msg2"]["type"], rows["msg2"]["reason"]) == ("summary", "compaction summary")
     assert (rows["msg1"]["type"], rows["msg1"]["reason"]) == ("user", "kept verbatim")
+
+
+def test_a_cut_result_row_counts_the_tokens_sent_and_the_layers_add_up():
+    """Tester finding 7: truncated rows showed their size before cutting (5,209 + 7,537 in a
+    tool_results layer of 6,608)."""
+    history = [SYSTEM, {"role": "user", "content": "Show me the logs."},
+               {"role": "assistant", "content": None, "tool_calls": [call("a", command="cat a.log"), call("b", command="cat b.log")]},
+               {"role": "tool", "tool_call_id": "a", "content": "line a: all good\n" * 3000},
+               {"role": "tool", "tool_call_id": "b", "content": "line b: all good\n" * 3000}]
+    report = make(window=8000, output=1000).assemble(history, TOOLS, {"turn": 1}).report
+    rows = [r for r in report["packets"] if r["layer"] == "tool_results"]
+    assert {r["decision"] for r in rows} == {"truncated"}
+    assert sum(r["tokens"] for r in rows) == report["layers"]["tool_results"]["used"]
