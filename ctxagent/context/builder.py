@@ -287,9 +287,12 @@ class _Run:
         system_tokens = self.counter.count("\n\n".join(self.instructions)) if self.instructions else 0
         layers = {"system": {"budget": system_tokens, "used": system_tokens}, **figures["layers"]}
         layers["current"] = {"budget": fixed - system_tokens, "used": fixed - system_tokens}
-        for layer in (*HISTORY_LAYERS, "memory", "evidence"):
-            layers.setdefault(layer, {"budget": 0, "used": 0})
-            layers[layer]["used"] = sum(c.cost for c in self.cands if c.layer == layer and c.decision != "dropped")
+        used_by_layer = dict.fromkeys((*HISTORY_LAYERS, "memory", "evidence"), 0)
+        for cand in self.cands:
+            if cand.decision != "dropped" and cand.layer in used_by_layer:
+                used_by_layer[cand.layer] += cand.cost
+        for layer, layer_used in used_by_layer.items():
+            layers.setdefault(layer, {"budget": 0, "used": 0})["used"] = layer_used
         return {
             "version": 1, "mode": self.mode, "model": self.counter.model, "exact": self.counter.exact,
             "query": self.task[:500], "query_type": figures["query_type"],

@@ -78,11 +78,12 @@ class Candidate:
 
     def row(self) -> dict:
         """The candidate's line of the report (JSON-ready)."""
+        relevance = self.relevance  # mostly 0.0 (no query term): its own rounding, and round() is slow
         return {
             "id": self.id, "layer": self.layer, "type": self.type, "source": self.source,
-            "tokens": self.cost, "tokens_exact": self.exact, "relevance": round(self.relevance, 4), "recency": round(self.recency, 4),
-            "score": round(self.score, 4), "pinned": self.pinned, "decision": self.decision,
-            "reason": self.reason, "preview": self.text[:PREVIEW_CHARS].replace("\n", " "),
+            "tokens": self.cost, "tokens_exact": self.exact, "relevance": round(relevance, 4) if relevance else relevance,
+            "recency": round(self.recency, 4), "score": round(self.score, 4), "pinned": self.pinned,
+            "decision": self.decision, "reason": self.reason, "preview": self.text[:PREVIEW_CHARS].replace("\n", " "),
         }
 
 
