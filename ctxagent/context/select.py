@@ -31,10 +31,8 @@ from __future__ import annotations
 
 import math
 import zlib
-from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import chain
 from typing import Any, Callable
 
 from ctxagent.context.budget import classify_query, layer_budgets
@@ -183,9 +181,11 @@ class _Dedup:
         twin = self.exact.get(mine)
         if twin is not None:
             return twin, 1.0
-        # kept text -> sketch hashes shared with `mine`, skipping hashes most kept texts share
-        postings = (p for p in map(self.index.get, mine) if p is not None and len(p) <= MAX_POSTING)
-        overlap = Counter(chain.from_iterable(postings))
+        overlap: dict[int, int] = {}  # kept text -> sketch hashes shared with `mine`, in order of first sharing
+        for posting in filter(None, map(self.index.get, mine)):  # the kept texts holding each hash of `mine`
+            if len(posting) <= MAX_POSTING:  # skip the hashes most kept texts share
+                for k in posting:
+                    overlap[k] = overlap.get(k, 0) + 1
         need = 0.5 * self.threshold
         for k, shared in overlap.items():
             other, theirs = self.kept[k]
@@ -201,9 +201,10 @@ class _Dedup:
             return
         mine = sketch(cand.text)
         self.exact.setdefault(mine, cand)
+        k = len(self.kept)
         self.kept.append((cand, mine))
         for h in mine:
-            self.index.setdefault(h, []).append(len(self.kept) - 1)
+            self.index.setdefault(h, []).append(k)
 
 
 Truncator = Callable[[Candidate, int], Candidate | None]
@@ -251,16 +252,18 @@ def _drop_below_min(cands: list[Candidate], config: ContextConfig) -> list[Candi
     which are marked dropped. Most of those share a relevance (0.0: no query term), so
     each relevance's reason is written once."""
     kept = []
+    floor = config.min_relevance
+    below = f" below min_relevance {floor:g}"
     reasons: dict[tuple[float, float], str] = {}  # (relevance, its sign: -0.0 == 0.0 prints "-0.00") -> reason
     for cand in cands:
         relevance = cand.relevance
-        if relevance >= config.min_relevance or cand.layer in HISTORY_LAYERS or cand.type in EXEMPT_TYPES:
+        if relevance >= floor or cand.layer in HISTORY_LAYERS or cand.type in EXEMPT_TYPES:
             kept.append(cand)
             continue
         key = (relevance, math.copysign(1.0, relevance))
         reason = reasons.get(key)
         if reason is None:
-            reason = reasons[key] = f"relevance {relevance:.2f} below min_relevance {config.min_relevance:g}"
+            reason = reasons[key] = f"relevance {relevance:.2f}{below}"
         cand.decision, cand.reason = "dropped", reason
     return kept
 
