@@ -4,16 +4,31 @@
 in which:
 
 - values under keys named like credentials (`api_key`, `authorization`, `password`,
-  `secret`, `access_token`, `*_api_key`...) are replaced by REDACTED;
+  `secret`, `access_token`, `*_api_key`...) are replaced by REDACTED, and string values
+  under keys whose name ends like one (`db_password`, `clientSecret`; the name rule of
+  `ctxagent.secret_rules`) when they look like a secret;
 - every occurrence of each string in `secrets` (the configured API keys,
   `Settings.secrets()`; strings shorter than MIN_SECRET_LEN are ignored) is replaced;
-- strings shaped like API keys (`sk-...`, `ghp_...`, `xoxb-...`, `AKIA...`, `hf_...`,
-  `Bearer ...`) are replaced even when nobody named them.
+- in every string, the rules of `ctxagent.secret_rules` replace, in this order: private
+  key blocks, passwords in URLs, strings shaped like keys (`sk-...`, `ghp_...`, `xoxb-...`,
+  `AKIA...`, `sk_live_...`, `AIza...`, `glpat-...`, JWTs, `Bearer ...`), and the values
+  assigned to credential names (`DB_PASSWORD=...`, `"api_key": "..."`,
+  `password: hunter2horse`; the name stays visible). That module documents each rule, its
+  source (gitleaks, detect-secrets) and what it leaves alone so code stays readable
+  (`max_tokens = 4096`, `password_field = forms.CharField(...)`).
+
+Redaction is idempotent (a redacted text is its own redaction) and never raises.
 
 One implementation for transcripts, snapshots, `--json` output, crash logs, episodic
-memories, the console renderer and `ctxagent tool` output, and the arguments of the
-tools that store what they are given (`ctxagent.agent.toolcalls.redacted_arguments`).
-`StreamRedactor` applies it to text that arrives in pieces (a streamed answer).
+memories, notes, todos, rag chunks, the console renderer and `ctxagent tool` output, and
+the arguments of the tools that store what they are given
+(`ctxagent.agent.toolcalls.redacted_arguments`). `StreamRedactor` applies it to text that
+arrives in pieces (a streamed answer).
+
+What the model itself is sent is NOT redacted (it reads files as they are, so its patches
+match them); but a resumed session's history is read back from the redacted transcript,
+and notes, memories and rag chunks are stored redacted, so the model can meet REDACTED
+there and copy it into a patch (see docs/redaction.md).
 """
 
 from __future__ import annotations
@@ -21,17 +36,15 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
-REDACTED = "[REDACTED]"
+from ctxagent import secret_rules as rules
+from ctxagent.secret_rules import REDACTED
+
 #: Strings shorter than this are never treated as secrets (they would redact ordinary words).
 MIN_SECRET_LEN = 6
 _SECRET_KEYS = re.compile(
     r"^(?:api[-_]?key|x-api-key|authorization|proxy-authorization|password|passwd|secret|client[-_]secret|"
     r"access[-_]token|refresh[-_]token|id[-_]token|session[-_]token|bearer|cookie|set-cookie|[a-z_]*_api_key)$",
     re.IGNORECASE,
-)
-_SECRET_VALUES = re.compile(
-    r"\b(?:sk-[A-Za-z0-9_-]{16,}|sk-ant-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|xox[abpr]-[A-Za-z0-9-]{10,}"
-    r"|AKIA[0-9A-Z]{16}|hf_[A-Za-z0-9]{20,})\b|(?i:bearer)\s+[A-Za-z0-9._~+/=-]{12,}"
 )
 
 
@@ -45,21 +58,49 @@ def redact(value: Any, secrets: Iterable[str] = ()) -> Any:
 
 def _redact(value: Any, known: list[str]) -> Any:
     if isinstance(value, dict):
-        return {k: REDACTED if isinstance(k, str) and _SECRET_KEYS.match(k) else _redact(v, known)
-                for k, v in value.items()}
+        return {k: _redact_entry(k, v, known) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_redact(v, known) for v in value]
     if isinstance(value, str):
-        for secret in known:
-            value = value.replace(secret, REDACTED)
-        return _SECRET_VALUES.sub(REDACTED, value)
+        return _redact_text(value, known)
     return value
 
 
-#: Most characters a StreamRedactor holds back (a key-shaped run longer than this is let through in pieces).
-MAX_HELD_CHARS = 256
+def _redact_entry(key: Any, value: Any, known: list[str]) -> Any:
+    if isinstance(key, str):
+        if _SECRET_KEYS.match(key):
+            return REDACTED
+        if isinstance(value, str) and rules.SECRET_NAME.search(key) and rules.looks_secret(value.strip()):
+            return REDACTED
+    return _redact(value, known)
+
+
+def _redact_text(text: str, known: list[str]) -> str:
+    """`text` with the `known` strings, then each rule of `ctxagent.secret_rules`, replaced
+    (the rules whose literal start is absent are skipped: a substring test is ~100 times
+    cheaper than a regex pass)."""
+    for secret in known:
+        text = text.replace(secret, REDACTED)
+    if "-----BEGIN" in text:
+        text = rules.PEM.sub(REDACTED, text)
+    if "://" in text:
+        text = rules.URL_PASSWORD.sub(rules.replace_url_password, text)
+    text = rules.SHAPES.sub(REDACTED, text)
+    if "=" in text or ":" in text:
+        text = rules.KV.sub(rules.replace_kv_value, text)
+    return text
+
+
+#: Most characters a StreamRedactor holds back for a run without spaces or a `NAME = value`
+#: line (a key-shaped run longer than this is let through in pieces; JWTs reach ~1,000).
+MAX_HELD_CHARS = 1024
+#: Most characters held back for a private key block still arriving (RSA 4096 is ~3,300).
+MAX_PEM_HELD_CHARS = 16384
 _KEY_CHARS = frozenset(chr(c) for c in range(0x21, 0x7F))  # printable ASCII but space: what API keys are made of
-_BEARER_TAIL = re.compile(r"(?i:bearer)\s+$")
+_KEY_RUN = re.compile(r"[!-~]*")
+_BEARER_TAIL = re.compile(r"(?i:bearer)\s+\Z")
+#: Most beginnings of secrets one cut is moved back over (`Authorization: Bearer ` is two).
+_MAX_CHAIN = 8
 
 
 class StreamRedactor:
@@ -67,7 +108,9 @@ class StreamRedactor:
 
     `feed(piece)` returns only the text that can no longer be part of a secret: it holds
     back the trailing run of printable ASCII without spaces (what keys are made of; at
-    most MAX_HELD_CHARS), and a `Bearer` word with the space after it, so a secret split
+    most MAX_HELD_CHARS), a `Bearer` word with the space after it, the start of a
+    `NAME = ` assignment to a credential name (`password: `, `"api_key": `, `token: str = `)
+    and a private key block not yet ended (at most MAX_PEM_HELD_CHARS), so a secret split
     across pieces is redacted as if the text had come whole. Text in other scripts
     (Chinese...) and English up to each space comes out at once. `flush()` returns what
     is held (call it when the stream ends or is interrupted).
@@ -100,21 +143,37 @@ class StreamRedactor:
 
 def _safe_cut(text: str) -> int:
     """Where `text` may be cut so that no secret straddles the cut: the start of the
-    trailing key-character run, moved before any `Bearer<space>` (and the run holding
-    that word) that ends there; never more than MAX_HELD_CHARS before the end."""
+    trailing key-character run, moved before any secret that may still be arriving and
+    ends there (`_open_secret`; a chain of at most _MAX_CHAIN, such as `Authorization:
+    Bearer `), as long as no more than its limit is held."""
     cut = _run_start(text, len(text))
-    while True:
-        bearer = _BEARER_TAIL.search(text, max(0, cut - 64), cut)
-        if bearer is None:
-            return cut
-        start = _run_start(text, bearer.start() + len("bearer"))
-        if start >= cut or len(text) - start > MAX_HELD_CHARS:
-            return cut
+    for _ in range(_MAX_CHAIN):
+        start, limit = _open_secret(text, cut)
+        if start is None or start >= cut or len(text) - start > limit:
+            break
         cut = start
+    return cut
+
+
+def _open_secret(text: str, cut: int) -> tuple[int | None, int]:
+    """The start (of its key-character run) of a secret's beginning that ends at `cut` and
+    could go on with the text still to come, and how many characters may be held for it:
+    `Bearer<space>`, `NAME = ` (`ctxagent.secret_rules.KV_OPEN_TAIL`), or a private key
+    block whose END line has not come. (None, 0) when there is none."""
+    for tail in (_BEARER_TAIL, rules.KV_OPEN_TAIL):
+        match = tail.search(text, max(0, cut - 200), cut)
+        if match is not None:
+            return _run_start(text, match.start()), MAX_HELD_CHARS
+    begin = text.rfind("-----BEGIN", max(0, cut - MAX_PEM_HELD_CHARS), cut)
+    if begin >= 0 and rules.PEM_OPEN.match(text, begin, cut) and not rules.PEM_END.search(text, begin, cut):
+        return _run_start(text, begin), MAX_PEM_HELD_CHARS
+    return None, 0
 
 
 def _run_start(text: str, end: int) -> int:
-    i = end
-    while i > 0 and text[i - 1] in _KEY_CHARS and len(text) - (i - 1) <= MAX_HELD_CHARS:
-        i -= 1
-    return i
+    """Start of the run of key characters that ends at `end`, never more than
+    MAX_HELD_CHARS before the end of `text` (scanned backwards, in C)."""
+    low = max(0, len(text) - MAX_HELD_CHARS)
+    if end <= low:
+        return end
+    return end - _KEY_RUN.match(text[low:end][::-1]).end()

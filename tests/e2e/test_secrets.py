@@ -49,3 +49,33 @@ def test_secrets_never_reach_state_files_the_console_or_later_requests(ctxagent,
     sent = json.dumps(second.requests(), ensure_ascii=False)
     assert API_KEY not in sent and "rotate [REDACTED]" in sent  # the board came back, without the key
     assert _files_holding(state, API_KEY.encode()) == []
+
+
+SETTINGS_PY = (
+    "import os\n\n"
+    "AWS_ACCESS_KEY_ID = 'AKIAIOSFODNN7EXAMPLE'\n"
+    "AWS_SECRET_ACCESS_KEY = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY'\n"
+    "DATABASE_URL = 'postgres://app:s3cret-pw@db.internal/app'\n"
+    "MAX_TOKENS = 4096\n"
+)
+FILE_SECRETS = ("AKIAIOSFODNN7EXAMPLE", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "s3cret-pw")
+
+
+def test_secrets_in_a_file_the_model_cats_never_reach_the_transcript_or_the_snapshots(
+        ctxagent, fake_server, repo: Path) -> None:
+    (repo / "settings.py").write_text(SETTINGS_PY, encoding="utf-8")
+    server = fake_server([tool_calls([("terminal", json.dumps({"command": "cat settings.py"}))]),
+                          text("The settings hold AWS keys and a database URL.")])
+    proc = ctxagent("run", "what is in settings.py?", "--repo", str(repo), extra_env=model_env(server))
+    assert proc.returncode == 0, proc.stderr
+    [result] = [m["content"] for m in server.requests()[-1]["messages"] if m["role"] == "tool"]
+    assert FILE_SECRETS[1] in result  # the model reads the file as it is (so its patches match the file)
+    state = repo / ".ctxagent"
+    transcripts, snapshots = list((state / "sessions").glob("*.jsonl")), list((state / "snapshots").rglob("*.json"))
+    assert transcripts and len(snapshots) == 2
+    for secret in FILE_SECRETS:
+        assert _files_holding(state, secret.encode()) == [], secret
+        assert secret not in proc.stdout + proc.stderr
+    recorded = "".join(p.read_text(encoding="utf-8") for p in transcripts)
+    assert "AWS_SECRET_ACCESS_KEY = '[REDACTED]'" in recorded and "MAX_TOKENS = 4096" in recorded
+    assert "postgres://app:[REDACTED]@db.internal/app" in recorded

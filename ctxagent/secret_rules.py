@@ -1,0 +1,219 @@
+"""The rules that find secrets in text, for `ctxagent.redaction` (one pass per rule, in this order).
+
+1. **Private key blocks** (`PEM`): `-----BEGIN ... PRIVATE KEY-----`, its optional armor
+   headers (`Proc-Type:`, `Version:`), a first base64 line of at least 40 characters (PEM
+   lines are 64), further base64 lines, and the `-----END ...-----` line when it is there
+   (a cut-off tool output still hides the part it shows). Lines may be separated by real
+   line breaks or by the two characters `\\n` (a key inside a JSON string). A header alone
+   (code that looks for one) is left as it is. Source: gitleaks rule `private-key`.
+2. **Passwords in URLs** (`URL_PASSWORD`): `scheme://user:PASSWORD@host` keeps the user and
+   the host. Templates (`{password}`, `${PASS}`, `%s`) are left. Source: detect-secrets
+   `BasicAuthDetector`.
+3. **Key shapes** (`SHAPES`), anywhere, when the character before is not a letter, digit or
+   `_`: OpenAI/Anthropic `sk-...`; GitHub `gh[pousr]_...`, `github_pat_...`; Slack
+   `xox[abeoprs]-...`, `xapp-...`; AWS access key ids `AKIA/ASIA/ABIA/ACCA/A3T?` + 16;
+   Hugging Face `hf_...`; Stripe `sk_live_`/`sk_test_`/`rk_live_`/`rk_test_`, `whsec_`;
+   Google `AIza` + 35; GitLab `glpat-`, `gldt-`, `glrt-`... and `GR1348941`; JWTs
+   `eyJ....eyJ....sig`; npm `npm_` + 36; PyPI `pypi-AgEIcHlwaS5vcmc...`; `Bearer <token>`.
+   Sources: the gitleaks rules of those names (aws-access-token, stripe-access-token,
+   gcp-api-key, gitlab-*, slack-*, jwt, npm-access-token, pypi-upload-token) and the
+   detect-secrets plugins (aws, stripe, slack, jwt, gitlab_token).
+4. **Secrets assigned to a credential name** (`KV`): `NAME = value`, `NAME: value`,
+   `NAME := value`, `NAME => value`, `"NAME": "value"`, `config["NAME"] = ...`,
+   `NAME: type = value`, `export NAME=value`, `?NAME=value&` in a URL. The name is kept,
+   the value becomes REDACTED. Modelled on detect-secrets `KeywordDetector` (its deny-list
+   of names, its "quotes required in code" idea and its false-positive list), with the
+   name and value rules below.
+
+Names (case: all lower, ALL UPPER, or Capitalized words as in camelCase): the name must END
+with `password`, `passwd`, `pwd`, `passphrase`, `secret`, `token`, `credential(s)`, `auth` or
+`authorization`, or with `<qualifier>key` (`api_key`, `apiKey`, `API-KEY`, `secret_key`,
+`access_key`, `private_key`... qualifiers in `_KEY_QUALIFIERS`), optionally followed by one
+of `_KEY_SUFFIXES` (`_2`, `_PROD`, `_B64`...). A bare `key` is too common in code
+(`sort_key`, `cache_key`, `KEY_ORDER`) and counts only in the environment form
+`UPPER_NAME_KEY=value`. Ending, not containing: `token_count`, `max_tokens`,
+`password_field`, `AUTH_USER_MODEL`, `__author__` and `get_token(` never match.
+
+Values (what makes a value look like a secret; `looks_secret`): at least MIN_VALUE_LEN (8)
+characters of printable ASCII without spaces; not a number (`4096`, `1e-3`, `0xff`); not a
+template or reference to one (`$VAR`, `${...}`, `{{ x }}`, `%(x)s`, `<your-key>`); not a
+file path (`/run/secrets/x`, `~/.ssh/id_rsa`, `./key.pem`). A quoted value (`"..."`, `'...'`,
+`\\"...\\"` inside JSON) needs nothing more. An unquoted value must end the statement (a space,
+line end, `;`, `&`, `|`, a quote or a backslash follows it: never `(`, `[`, `,`, `)`: that is
+a call, an index or an argument), and, unless it follows an auth scheme word (`Basic xyz`)
+or is in the environment form (`UPPER_NAME=value`, no spaces: `.env` files, `export`),
+it must not read as an identifier: a value of letters, `_` and `.` only (`new_password`,
+`settings.API_KEY`, `SecretStr`, `required`) is a reference or a word, not a secret.
+What is not caught: quoted passphrases with spaces, all-letter passwords in YAML/INI
+(`password: letmeinplease`), values with non-ASCII characters, XML elements.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: What a secret is replaced by (re-exported as `ctxagent.redaction.REDACTED`).
+REDACTED = "[REDACTED]"
+#: Values shorter than this are never taken for secrets by the name rule (`KV`).
+MIN_VALUE_LEN = 8
+_KEY_QUALIFIERS = ("api", "app", "application", "access", "account", "auth", "client", "consumer", "db",
+                   "database", "deploy", "encryption", "hmac", "license", "master", "private", "priv", "secret",
+                   "service", "session", "signing", "ssh", "storage", "subscription", "webhook")
+_NAME_WORDS = ("password", "passwd", "pwd", "passphrase", "secret", "token", "credentials", "credential",
+               "authorization", "auth")
+_KEY_SUFFIXES = ("b64", "base64", "hex", "base", "value", "prod", "production", "dev", "test", "staging", "live")
+
+
+def _cases(word: str) -> list[str]:
+    """`word` as lower, UPPER and Capitalized (camelCase parts): the forms names are written in."""
+    return sorted({word.lower(), word.upper(), word.capitalize()})
+
+
+def _alternation(forms: list[str]) -> str:
+    """Alternatives grouped by first character, each group starting with that literal
+    character: the regex engine then skips, in C, every position no name can start at
+    (this is what keeps the name rule at ~15 ms per MB)."""
+    groups: dict[str, list[str]] = {}
+    for form in sorted(forms, key=len, reverse=True):
+        groups.setdefault(form[0], []).append(form[1:])
+    return "|".join(re.escape(first) + "(?:" + "|".join(rests) + ")" for first, rests in groups.items())
+
+
+def _name_forms() -> list[str]:
+    """Every name ending the rule accepts, as regex fragments (escaped literals), but `_KEY`."""
+    words = [re.escape(f) for w in _NAME_WORDS for f in _cases(w)]
+    key = "(?:key|KEY|Key)"
+    return [*words, *(re.escape(f) + "[_.-]?" + key for q in _KEY_QUALIFIERS for f in _cases(q))]
+
+
+# The scanning form: the words, and `key` alone; the qualifier before a `key` is checked
+# afterwards (`_QUALIFIED`): 75 qualified forms in the scan would double its time.
+_NAME = "(?:" + _alternation([*(re.escape(f) for w in _NAME_WORDS for f in _cases(w)), "key", "KEY", "Key"]) + ")"
+_QUALIFIED = re.compile("(?:" + _alternation([re.escape(f) for q in _KEY_QUALIFIERS for f in _cases(q)]) + ")[_.-]?\\Z")
+_SUFFIX = "(?:[_.-]?(?:\\d{1,3}|" + "|".join(f for s in _KEY_SUFFIXES for f in _cases(s)) + "))?"
+_CLOSE = r"\\?[\"']?\]?"  # the end of a quoted or indexed name: "NAME": / ["NAME"] = / \"NAME\":
+_TYPE_CHARS = r"A-Za-z0-9_.\[\], \t|"  # what a type annotation is written with (ASCII only, as keys are)
+_TYPE_ATOM = r"[A-Za-z_][A-Za-z0-9_.]*(?:\[[A-Za-z0-9_.\[, \t|]*\]+)?"
+_TYPE = _TYPE_ATOM + r"(?:[ \t]*\|[ \t]*" + _TYPE_ATOM + r"){0,3}"  # str, Optional[str], str | None
+_SEP = r"(?::=|=>|\?=|=(?!=)|:(?!:))"
+_SCHEMES = r"(?:Bearer|bearer|BEARER|Basic|basic|BASIC|Token|token|Digest|digest)"
+# Values are printable ASCII (what StreamRedactor holds back): quoted, anything but quotes,
+# backslash and space; unquoted, also no brackets, `,;&|` (they end a statement or a query).
+_QUOTED_CHARS = r"!#-&(-\[\]-_a-z{-~"
+_UNQUOTED = r"[A-Za-z0-9!#$%*+\-./:=?@^_~]+"
+KV = re.compile(
+    f"(?P<name>{_NAME}){_SUFFIX}(?![A-Za-z0-9])(?P<close>{_CLOSE})(?P<ws>[ \\t]*)"
+    f"(?P<ann>:(?=[{_TYPE_CHARS}]{{0,80}}=)[ \\t]*{_TYPE}[ \\t]*(?==))?"  # an annotation: `: str | None =`
+    f"(?P<sep>{_SEP})[ \\t]*(?:(?P<scheme>{_SCHEMES})[ \\t]+)?"
+    f"(?:(?P<bs>\\\\?)(?P<q>[\"'`])(?:{_SCHEMES}[ \\t]+)?(?P<qv>[{_QUOTED_CHARS}]*)(?P=bs)(?P=q)"
+    f"|(?P<uv>{re.escape(REDACTED)}|{_UNQUOTED}))"  # REDACTED: a redacted text parses as the text did
+)
+#: A line that may still become `NAME = value` when more text comes (for StreamRedactor):
+#: the name and any part of what follows it up to the value, ending at the end of the text.
+KV_OPEN_TAIL = re.compile(
+    f"{_NAME}{_SUFFIX}(?![A-Za-z0-9]){_CLOSE}[ \\t]*"
+    f"(?::[{_TYPE_CHARS}]{{0,80}})?"  # `: ` or `: str | None ` (a superset of KV's: one class, no backtracking)
+    f"(?:{_SEP}[ \\t]*(?:\\\\?[\"'`]?{_SCHEMES}[ \\t]+)?)?\\Z"
+)
+
+_BREAK = r"(?:\s|\\[rn])"  # a line break, real or written `\n` inside a JSON string
+_PEM_LABEL = r"-----(?:BEGIN|END)[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
+PEM = re.compile(
+    _PEM_LABEL.replace("(?:BEGIN|END)", "BEGIN")
+    + f"(?:{_BREAK}+[A-Za-z][A-Za-z0-9_-]*:[^\\n\\\\:]*)*"      # armor headers: Proc-Type: 4,ENCRYPTED
+    + f"{_BREAK}+[A-Za-z0-9+/]{{40,}}[A-Za-z0-9+/=]*"  # the first base64 line
+    + f"(?:{_BREAK}+[A-Za-z0-9+/=]+)*"                 # the other lines
+    + f"(?:{_BREAK}*{_PEM_LABEL.replace('(?:BEGIN|END)', 'END')})?"
+)
+PEM_END = re.compile(_PEM_LABEL.replace("(?:BEGIN|END)", "END"))
+#: What a private key block may look like while it is still arriving (for StreamRedactor).
+PEM_OPEN = re.compile(
+    r"-----BEGIN[A-Z0-9 ]*(?:PRIVATE KEY(?: BLOCK)?-----"
+    f"(?:{_BREAK}+(?:[A-Za-z][A-Za-z0-9_-]*:[^\\n\\\\:]*|[A-Za-z0-9+/=]+))*{_BREAK}*\\\\?"
+    r"(?:-{1,5}(?:END[A-Z0-9 ]*)?)?)?\Z"
+)
+
+_USERINFO = r"A-Za-z0-9_.~!$%&()*+,;=\-"  # RFC 3986 unreserved, sub-delims and %: printable ASCII, as keys are
+URL_PASSWORD = re.compile(f"(?P<head>://[{_USERINFO}]*:)(?P<pw>[{_USERINFO}:]+)(?=@)")
+
+_AFTER_WORD = r"(?<![A-Za-z0-9_].)"  # placed after a shape's first character: no letter, digit or _ before it
+
+
+def _shapes(by_first: dict[str, list[str]]) -> str:
+    """One alternative per first character (a literal, then _AFTER_WORD, then the rests):
+    the regex engine skips in C every position no shape starts at, and tries one group."""
+    return "|".join(re.escape(first) + _AFTER_WORD + "(?:" + "|".join(rests) + ")"
+                    for first, rests in by_first.items())
+
+
+SHAPES = re.compile(_shapes({
+    "s": [r"k-[A-Za-z0-9_-]{16,}",                                  # OpenAI, Anthropic (sk-ant-), DeepSeek
+          r"k_(?:live|test)_[A-Za-z0-9]{10,}"],                     # Stripe secret key
+    "r": [r"k_(?:live|test)_[A-Za-z0-9]{10,}"],                     # Stripe restricted key
+    "w": [r"hsec_[A-Za-z0-9]{24,}"],                                # Stripe webhook secret
+    "g": [r"h[pousr]_[A-Za-z0-9]{20,}", r"ithub_pat_[A-Za-z0-9_]{22,}",  # GitHub
+          r"l(?:pat|dt|ptt|rt|cbt|ft|imt|oas|soat|ffct|agent)-[A-Za-z0-9_-]{20,}"],  # GitLab
+    "G": [r"R1348941[A-Za-z0-9_-]{20,}"],                           # GitLab runner registration
+    "x": [r"ox[abeoprs]-[A-Za-z0-9-]{10,}", r"app-\d-[A-Za-z0-9-]{10,}"],  # Slack
+    "A": [r"(?:KIA|SIA|BIA|CCA|3T[A-Z0-9])[A-Z0-9]{16}(?![A-Za-z0-9])",     # AWS access key id
+          r"Iza[A-Za-z0-9_-]{35}"],                                 # Google API key
+    "h": [r"f_[A-Za-z0-9]{20,}"],                                   # Hugging Face
+    "e": [r"yJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*"],  # JWT
+    "n": [r"pm_[A-Za-z0-9]{36}"],                                   # npm
+    "p": [r"ypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}"],                # PyPI upload token
+}) + "|" + "|".join(re.escape(word[0]) + _AFTER_WORD + re.escape(word[1:]) + r"\s+[A-Za-z0-9._~+/=-]{12,}"
+                   for word in ("Bearer", "bearer", "BEARER")))
+
+_NUMBER = re.compile(r"[-+]?(?:0[xX][0-9a-fA-F_]+|\d[\d_]*(?:\.\d*)?(?:[eE][-+]?\d+)?)")
+_TEMPLATE = re.compile(r"^[$%{<]|\$\{|\{\{|%\(")
+_PATH = re.compile(r"(?:/|~/|\.{1,2}/)(?:[^A-Z]*|.*\.[A-Za-z0-9]+)")
+_WORDLIKE = re.compile(r"[A-Za-z_][A-Za-z_.]*")
+_NOT_AN_END = frozenset("([{,)]}<>`")
+
+
+def looks_secret(value: str) -> bool:
+    """Whether `value` (a quoted literal, or a value under a credential-named key) may be a
+    secret: MIN_VALUE_LEN characters or more, and not a number, a template or a file path."""
+    return (len(value) >= MIN_VALUE_LEN and not _NUMBER.fullmatch(value) and not _TEMPLATE.search(value)
+            and not _PATH.fullmatch(value))
+
+
+def _kv_value_is_secret(m: re.Match[str]) -> bool:
+    if m.group("qv") is not None:
+        return looks_secret(m.group("qv"))
+    value, end = m.group("uv"), m.end()
+    if value == REDACTED or not looks_secret(value) or (end < len(m.string) and m.string[end] in _NOT_AN_END):
+        return False
+    env_form = (m.group("name").isupper() and not m.group("close") and not m.group("ws")
+                and m.group("ann") is None and m.group("sep") == "=")
+    return env_form or m.group("scheme") is not None or not _WORDLIKE.fullmatch(value)
+
+
+def _name_is_secret(m: re.Match[str]) -> bool:
+    """A credential word, a qualified key (`api_key`, `apiKey`), or `_KEY=` in the environment form."""
+    name, start = m.group("name"), m.start()
+    if name not in ("key", "KEY", "Key") or _QUALIFIED.search(m.string, max(0, start - 16), start):
+        return True
+    return (name == "KEY" and start > 0 and m.string[start - 1] == "_" and not m.group("close")
+            and not m.group("ws") and m.group("ann") is None and m.group("sep") == "=")
+
+
+def replace_kv_value(m: re.Match[str]) -> str:
+    """The `KV.sub` callback: the match with its value replaced by REDACTED when the value
+    looks like a secret (see the module doc), else the match unchanged."""
+    if not (_name_is_secret(m) and _kv_value_is_secret(m)):
+        return m.group(0)
+    value = "qv" if m.group("qv") is not None else "uv"
+    return m.string[m.start():m.start(value)] + REDACTED + m.string[m.end(value):m.end()]
+
+
+def replace_url_password(m: re.Match[str]) -> str:
+    """The `URL_PASSWORD.sub` callback: the password replaced unless it is a template."""
+    pw = m.group("pw")
+    if pw.startswith(("$", "%s", "%(")):
+        return m.group(0)
+    return m.group("head") + REDACTED
+
+
+#: Names of dict keys whose string value is redacted when it `looks_secret` (same names as KV).
+SECRET_NAME = re.compile("(?:" + _alternation(_name_forms()) + f"){_SUFFIX}\\Z")
