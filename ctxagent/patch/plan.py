@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ctxagent.errors import PatchError
+from ctxagent.secret_rules import REDACTED
 from ctxagent.patch import paths
 from ctxagent.patch.locate import apply_chunks, count_changes
 from ctxagent.patch.model import AddFile, DeleteFile, Operation, Patch, UpdateFile
@@ -108,7 +109,28 @@ def plan_patch(patch: Patch, workspace: Path | str, limits: PatchLimits | None =
                              "changed.", path=op.path) from exc
     changes = _changes(view)
     _check_limits(changes, limits or PatchLimits())
+    _check_no_redaction_marker(changes, view)
     return changes
+
+
+def _check_no_redaction_marker(changes: list[FileChange], view: "_View") -> None:
+    """Refuse a patch that writes more REDACTED markers into a file than it had.
+
+    The model sees secrets replaced by the marker wherever it reads them from ctxagent's own
+    records (a resumed history, notes, memory, rag chunks): a line it re-types from there
+    would overwrite the real secret in the file with the marker (redaction review, 2026-11).
+    """
+    marker = REDACTED.encode()
+    for change in changes:
+        if change.new_bytes is None:
+            continue
+        base = view.disk[change.moved_from].data if change.moved_from else change.old_bytes
+        if change.new_bytes.count(marker) > (base or b"").count(marker):
+            raise PatchError(
+                f"apply_patch: {change.path}: the patch writes {REDACTED}, the marker that stands for a secret "
+                "ctxagent hid from you; the real value is in the file. Leave the lines holding secrets out of "
+                "the patch (change the lines around them), or ask the user to edit them; nothing was changed.",
+                path=change.path)
 
 
 def _apply_op(view: _View, op: Operation) -> None:

@@ -208,3 +208,22 @@ def test_umask_does_not_matter_for_kept_bits(ws: Path) -> None:
     finally:
         os.umask(old)
     assert stat.S_IMODE((ws / "a.txt").stat().st_mode) == 0o664
+
+
+# --- the redaction marker never overwrites a secret --------------------------------------
+
+def test_a_patch_that_writes_the_redaction_marker_over_a_secret_is_refused(ws: Path) -> None:
+    """The model meets `[REDACTED]` where ctxagent hid a secret (a resumed history, notes): a
+    line re-typed from there would replace the real value in the file."""
+    (ws / "settings.py").write_text('DEBUG = False\nAWS_SECRET_ACCESS_KEY = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"\n')
+    text = P('*** Update File: settings.py\n@@\n-DEBUG = False\n-AWS_SECRET_ACCESS_KEY = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"\n'
+             '+DEBUG = True\n+AWS_SECRET_ACCESS_KEY = "[REDACTED]"\n')
+    message = refused(text, ws)
+    assert "settings.py" in message and "[REDACTED]" in message and "nothing was changed" in message
+    assert "[REDACTED]" in refused(P('*** Add File: new.env\n+TOKEN=[REDACTED]\n'), ws)
+
+
+def test_a_file_that_already_holds_the_marker_may_still_be_patched(ws: Path) -> None:
+    (ws / "doc.md").write_text("Secrets show as [REDACTED].\nline two\n")
+    apply_patch_text(P("*** Update File: doc.md\n@@\n Secrets show as [REDACTED].\n-line two\n+line 2\n"), ws)
+    assert (ws / "doc.md").read_text() == "Secrets show as [REDACTED].\nline 2\n"
