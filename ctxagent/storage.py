@@ -76,7 +76,7 @@ def _atomic_write(path: Path, data: bytes, mode: int | None) -> None:
         if isinstance(exc, OSError):
             raise StorageError(f"could not write {path}: {exc.strerror or exc}") from exc
         raise
-    _fsync_dir(path.parent)
+    fsync_dir(path.parent)
 
 
 def atomic_write_text(path: Path, text: str, *, encoding: str = "utf-8") -> None:
@@ -84,7 +84,8 @@ def atomic_write_text(path: Path, text: str, *, encoding: str = "utf-8") -> None
     atomic_write_bytes(Path(path), text.encode(encoding))
 
 
-def _fsync_dir(folder: Path) -> None:
+def fsync_dir(folder: Path) -> None:
+    """Flush `folder`'s entries (a rename or link in it) to disk; a file system that cannot is left alone."""
     try:
         fd = os.open(folder, os.O_RDONLY)
     except OSError:

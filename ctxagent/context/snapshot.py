@@ -42,7 +42,7 @@ from typing import Any, Iterable
 
 from ctxagent.errors import NotFoundError, StorageError
 from ctxagent.redaction import REDACTED, redact as scrub  # noqa: F401  (re-exported: one redaction for all)
-from ctxagent.storage import TMP_PREFIX, ensure_state_dir, guard_state_path, refuse_links_below
+from ctxagent.storage import TMP_PREFIX, ensure_state_dir, fsync_dir, guard_state_path, refuse_links_below
 
 #: Numbers a writer tries past a taken one before giving up (another writer keeps taking them).
 _MAX_TRIES = 1000
@@ -155,21 +155,8 @@ def _link_if_free(tmp: str, target: Path) -> bool:
         except FileExistsError:
             return False
         os.replace(tmp, target)
-    _fsync_dir(target.parent)
+    fsync_dir(target.parent)
     return True
-
-
-def _fsync_dir(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def _changed(before: Any, after: Any) -> bool:
