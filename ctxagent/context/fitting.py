@@ -18,6 +18,9 @@ this order until the request fits (DESIGN.md section 2, "compress ... -> hard tr
 7. put back what fits of what steps 3-5 took out (the cuts leave room): summaries, then
    the state layers, then history units, newest first.
 
+Every count is of the request as sent, with a bridge between adjacent user messages
+(`alternate`).
+
 If the request still does not fit, the irreducible part (system + pinned task + current
 request + tool schemas) is larger than the budget: `ContextOverflowError` says so with
 the figures. Nothing here loops: each step runs once.
@@ -64,7 +67,24 @@ def build_request(system: list[dict], state: list[tuple[str, str]], convo: list[
     if target is not None:
         at = len(messages) - len(convo) + target
         messages[at] = with_state_block(messages[at], in_request)
-    return messages
+    return alternate(messages)
+
+
+#: The assistant message put between two adjacent user messages (see `alternate`).
+BRIDGE = {"role": "assistant", "content": "Ok."}
+
+
+def alternate(messages: list[dict]) -> list[dict]:
+    """`messages` with BRIDGE between any two adjacent user messages (a compaction summary
+    after the task, or a task and a request whose history did not fit): chat templates that
+    demand alternating roles (Mistral-style ones, behind vLLM or llama.cpp) reject two user
+    messages in a row. The bridge is part of the request, so it is counted like the rest."""
+    out: list[dict] = []
+    for message in messages:
+        if out and message.get("role") == "user" and out[-1].get("role") == "user":
+            out.append(dict(BRIDGE))
+        out.append(message)
+    return out
 
 
 def _with_system(system: list[dict], parts: list[tuple[str, str]]) -> list[dict]:
@@ -231,27 +251,39 @@ class _Fitter:
         return total
 
     def _try_units(self, units: list[list[int]], total: int) -> int:
-        """Put back each unit (view indexes) whose messages fit the room left; one recount at
-        the end, and the last ones put back go again should the estimate have been short."""
-        added: list[list[int]] = []
-        for unit in units:
-            cost = sum(self.counter.count_message(self.removed[v]) for v in unit)
-            if total + cost <= self.limit:
+        """Put back each unit (view indexes) that fits the room left, counted exactly; a
+        unit's own tokens, less the one bridge it may make unneeded (`alternate`), rule out
+        the others without a count. Passes repeat while one puts something back, as a unit
+        put back can change its neighbours' bridges."""
+        saving = self.counter.count_message(BRIDGE)
+        n = 0
+        pending = list(units)
+        while pending:
+            left = []
+            for unit in pending:
+                cost = sum(self.counter.count_message(self.removed[v]) for v in unit)
+                if total + cost - saving > self.limit:
+                    left.append(unit)
+                    continue
                 self._insert(unit)
-                added.append(unit)
-                total += cost
-        if not added:
-            return total
-        total = self.tokens()
-        while total > self.limit and added:
-            unit = added.pop()
-            self._remove({self.origins.index(v) for v in unit}, "took back {n} messages")
-            self.fit.trimmed = self.fit.trimmed[: -len(unit)]
-            total = self.tokens()
-        n = sum(len(u) for u in added)
+                tokens = self.tokens()
+                if tokens <= self.limit:
+                    total, n = tokens, n + len(unit)
+                else:
+                    self._take_out(unit)
+                    left.append(unit)
+            if len(left) == len(pending):
+                break
+            pending = left
         if n:
             self.fit.actions.append(f"put back {n} of the messages taken out (room left after the cuts)")
         return total
+
+    def _take_out(self, unit: list[int]) -> None:
+        at = {self.origins.index(v) for v in unit}
+        self.removed.update((self.origins[i], self.convo[i]) for i in at)
+        self.convo = [m for i, m in enumerate(self.convo) if i not in at]
+        self.origins = [o for i, o in enumerate(self.origins) if i not in at]
 
     def _insert(self, unit: list[int]) -> None:
         pairs = sorted([*zip(self.origins, self.convo), *((v, self.removed.pop(v)) for v in unit)], key=lambda p: p[0])

@@ -8,6 +8,7 @@ import pytest
 
 from ctxagent.context.assembler import ContextAssembler
 from ctxagent.context.compaction import CompactionConfig
+from ctxagent.context.fitting import alternate
 from ctxagent.context.messages import is_valid_pairing
 from ctxagent.context.sessionstate import gather_state
 from ctxagent.context.summary import is_summary_message
@@ -217,7 +218,17 @@ def test_compact_returns_the_history_the_loop_keeps():
     assert assembler.budget()["limit"] == int(7000 * 0.9)
     follow = new + rounds(2, start=90)
     request = assembler.assemble(follow, TOOLS, {"turn": 2})
-    assert request.messages == follow, "the compacted history is taken as it is"
+    assert request.messages == alternate(follow), "the compacted history is taken as it is"
+    assert [m["role"] for m in request.messages[1:4]] == ["user", "assistant", "user"], "task, bridge, summary"
+
+
+def test_two_user_messages_in_a_row_get_a_bridge_that_is_counted():
+    """Tester finding 10: a summary right after the task made two user messages in a row,
+    which chat templates demanding alternation (Mistral-style) reject."""
+    history = [SYSTEM, {"role": "user", "content": "Fix the bug."}, {"role": "user", "content": "Go on."}]
+    request = make().assemble(history, TOOLS, {"turn": 2})
+    assert [m["role"] for m in request.messages] == ["system", "user", "assistant", "user"]
+    assert request.report["budget"]["used_tokens"] == sent_tokens(request)
 
 
 def test_manual_compact_with_focus_keeps_budget():
