@@ -25,6 +25,7 @@ from ctxagent.cli.safe_text import markup
 from ctxagent.context import ContextBuilder, ContextConfig, TokenCounter
 from ctxagent.context.gather import repo_sources
 from ctxagent.context.snapshot import REDACTED, list_calls, read_snapshot, resolve_session
+from ctxagent.context.messages import content_text
 from ctxagent.context.reporting import message_preview
 from ctxagent.storage import read_jsonl, state_dir
 
@@ -173,11 +174,8 @@ def transcript_mentions(root: Path, session_id: str, text: str) -> set[str]:
 
 
 def _message_text(message: dict) -> str:
-    content = message.get("content")
-    if isinstance(content, list):
-        content = " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
     calls = [c.get("function") or {} for c in message.get("tool_calls") or [] if isinstance(c, dict)]
-    return " ".join([str(content or ""), *(f"{f.get('name', '')} {f.get('arguments', '')}" for f in calls)])
+    return " ".join([content_text(message), *(f"{f.get('name', '')} {f.get('arguments', '')}" for f in calls)])
 
 
 def why_lines(rows: list[dict]) -> list[str]:

@@ -281,6 +281,15 @@ def _shrink(value: Any, limit: int) -> Any:
     return value
 
 
+def content_text(message: dict) -> str:
+    """The text of a message's content: a string as it is, the text of each part of a list
+    joined by spaces (other parts give ""), "" for None."""
+    content = message.get("content")
+    if isinstance(content, list):
+        return " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return str(content or "")
+
+
 def last_user_text(history: Iterable[Any] | None) -> str:
     """Text of the last user message of `history` (dicts or Message objects); "" if none."""
     for msg in reversed(list(history or [])):

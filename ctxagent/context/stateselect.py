@@ -46,6 +46,7 @@ from typing import Any
 
 from ctxagent.context import compress, structure
 from ctxagent.context.budget import classify_query, layer_budgets
+from ctxagent.context.messages import content_text
 from ctxagent.context.packet import LAYERS, ContextConfig, ContextPacket, to_epoch
 from ctxagent.context.select import Candidate, score, select, sketch, sketch_jaccard
 from ctxagent.context.statelayer import render_todos, state_sections
@@ -100,8 +101,8 @@ def scoring_query(state: dict, convo: list[dict]) -> str:
     that is not a compaction summary, and the loop's `state["task"]`) and the task (the
     first user message), each cut to QUERY_CHARS, repeats left out, one a line."""
     users = [m for m in convo if m.get("role") == "user" and not is_summary_message(m)]
-    parts = [_message_text(users[-1]) if users else "", str(state.get("task") or ""),
-             _message_text(users[0]) if users else ""]
+    parts = [content_text(users[-1]) if users else "", str(state.get("task") or ""),
+             content_text(users[0]) if users else ""]
     out: list[str] = []
     for part in (p.strip()[:QUERY_CHARS] for p in parts):
         if part and part not in out:
@@ -274,10 +275,3 @@ def _importance(value: Any) -> float:
         return min(1.0, max(0.0, float(value)))
     except (TypeError, ValueError):
         return 0.5
-
-
-def _message_text(message: dict) -> str:
-    content = message.get("content")
-    if isinstance(content, list):
-        return " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-    return str(content or "")
