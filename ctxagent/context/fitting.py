@@ -141,7 +141,11 @@ class _Fitter:
         self.dropped_state: list[tuple[str, str]] = []
 
     def tokens(self) -> int:
-        return self.counter.count_messages(build_request(self.system, self.state, self.convo), self.tools)
+        return self._count(self.state, self.convo)
+
+    def _count(self, state: list[tuple[str, str]], convo: list[dict]) -> int:
+        """Tokens of the request built from `state` and `convo` (with this fit's system and tools)."""
+        return self.counter.count_messages(build_request(self.system, state, convo), self.tools)
 
     def protected(self) -> set[int]:
         users = [i for i, m in enumerate(self.convo) if m.get("role") == "user" and not is_summary_message(m)]
@@ -179,10 +183,14 @@ class _Fitter:
         if not drop:
             return
         self.fit.trimmed += [self.origins[i] for i in sorted(drop)]
+        self._take_out(drop)
+        self.fit.actions.append(action.format(n=len(drop)))
+
+    def _take_out(self, drop: set[int]) -> None:
+        """Move the messages at convo indexes `drop` to `removed` (keyed by view index)."""
         self.removed.update((self.origins[i], self.convo[i]) for i in drop)
         self.convo = [m for i, m in enumerate(self.convo) if i not in drop]
         self.origins = [o for i, o in enumerate(self.origins) if i not in drop]
-        self.fit.actions.append(action.format(n=len(drop)))
 
     def drop_state(self) -> int:
         total = self.tokens()
@@ -209,7 +217,7 @@ class _Fitter:
         now = self._tokens_of(results)
         keep = self.protected() | set(results)
         kept = [m for i, m in enumerate(self.convo) if i in keep]
-        others = self.counter.count_messages(build_request(self.system, self.state, kept), self.tools) - now
+        others = self._count(self.state, kept) - now
         floor = int(LATEST_RESULTS_SHARE * max(0, self.limit - others))
         target = max(floor, now - (total - self.limit))
         if target >= now:
@@ -229,7 +237,6 @@ class _Fitter:
     def put_back(self, total: int) -> int:
         """Step 7: put back, while they fit, the summaries, state layers and history units
         taken out (in that order; units newest first)."""
-        before = len(self.removed) + len(self.dropped_state)
         summaries = [v for v, m in self.removed.items() if is_summary_message(m)]
         if summaries:
             total = self._try_units([summaries], total)
@@ -237,17 +244,14 @@ class _Fitter:
             parts = [(n, t) for n, t in self.dropped_state if n == name]
             if parts:
                 trial = self.state + parts
-                tokens = self.counter.count_messages(build_request(self.system, trial, self.convo), self.tools)
+                tokens = self._count(trial, self.convo)
                 if tokens <= self.limit:
                     self.state, total = trial, tokens
                     self.dropped_state = [(n, t) for n, t in self.dropped_state if n != name]
                     self.fit.actions.append(f"put back the {name} layer")
         units = _spans(sorted(v for v in self.removed if not is_summary_message(self.removed[v])), self.removed)
         total = self._try_units(units[::-1], total)
-        restored = before - len(self.removed) - len(self.dropped_state)
-        if restored:
-            put = {v for v in self.fit.trimmed if v not in self.removed}
-            self.fit.trimmed = [v for v in self.fit.trimmed if v not in put]
+        self.fit.trimmed = [v for v in self.fit.trimmed if v in self.removed]
         return total
 
     def _try_units(self, units: list[list[int]], total: int) -> int:
@@ -270,7 +274,7 @@ class _Fitter:
                 if tokens <= self.limit:
                     total, n = tokens, n + len(unit)
                 else:
-                    self._take_out(unit)
+                    self._take_out({self.origins.index(v) for v in unit})
                     left.append(unit)
             if len(left) == len(pending):
                 break
@@ -278,12 +282,6 @@ class _Fitter:
         if n:
             self.fit.actions.append(f"put back {n} of the messages taken out (room left after the cuts)")
         return total
-
-    def _take_out(self, unit: list[int]) -> None:
-        at = {self.origins.index(v) for v in unit}
-        self.removed.update((self.origins[i], self.convo[i]) for i in at)
-        self.convo = [m for i, m in enumerate(self.convo) if i not in at]
-        self.origins = [o for i, o in enumerate(self.origins) if i not in at]
 
     def _insert(self, unit: list[int]) -> None:
         pairs = sorted([*zip(self.origins, self.convo), *((v, self.removed.pop(v)) for v in unit)], key=lambda p: p[0])
