@@ -44,10 +44,16 @@ def to_epoch(value: datetime | float | int | str | None) -> float:
         return value.timestamp()
     if isinstance(value, (int, float)):
         return float(value) if math.isfinite(value) else time.time()
+    parsed = _from_iso(str(value))
+    return time.time() if parsed is None else parsed.timestamp()
+
+
+def _from_iso(text: str) -> datetime | None:
+    """`text` as an ISO-8601 datetime (a final `Z` read as UTC), or None."""
     try:
-        return datetime.fromisoformat(str(value).replace("Z", "+00:00")).timestamp()
+        return datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
-        return time.time()
+        return None
 
 
 def _check_timestamp(value: Any) -> None:
@@ -58,12 +64,8 @@ def _check_timestamp(value: Any) -> None:
         if not math.isfinite(value):
             raise ValueError(f"ContextPacket.timestamp must be finite Unix seconds, got {value!r}")
         return
-    if isinstance(value, str):
-        try:
-            datetime.fromisoformat(value.replace("Z", "+00:00"))
-            return
-        except ValueError:
-            pass
+    if isinstance(value, str) and _from_iso(value) is not None:
+        return
     raise ValueError("ContextPacket.timestamp must be a datetime, Unix seconds or an ISO-8601 string "
                      f"(e.g. '2025-01-31T12:00:00'), got {value!r}")
 
