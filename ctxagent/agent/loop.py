@@ -185,9 +185,10 @@ class Agent:
             after = after[1:]
         self.session.replace_history(after)  # recorded: a resumed session goes on from the compacted history
         record = getattr(self.assembler, "last_record", None)
-        details = record.to_dict() if record is not None else {"trigger": "manual" if manual else "overflow"}
         if record is not None:  # how it was compacted (masking, llm, extractive), not by whom
-            method = record.method
+            details, method = record.to_dict(), record.method
+        else:
+            details = {"trigger": "manual" if manual else "overflow"}
         event = Compaction(reason=reason, method=method, messages_before=len(before), messages_after=len(after) + 1,
                            details=details)
         self.emit(event)
