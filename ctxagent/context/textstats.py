@@ -25,6 +25,7 @@ normalize=False)`, to the last bit (the same arithmetic, `scoring.bm25_from_tfs`
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from itertools import chain
 from typing import NamedTuple, Sequence
@@ -52,6 +53,21 @@ class TextFacts(NamedTuple):
     value: float
 
 
+def chunk_figures(chunk: bytes) -> tuple[tuple[str, ...], int, int, int]:
+    """The figures of one chunk (bytes, see `terms.chunks`): (its terms, their number, a
+    lower bound of its exact token count (`tokens.piece_floor`), 100 x a lower bound of its
+    unrounded estimate, rounded down (`tokens.estimate_value`)). Both paths of `analyse`
+    get a chunk's figures here alone, so they agree by construction."""
+    text = chunk.decode("utf-8", "surrogatepass")
+    if chunk.isascii():  # letters, digits and `_` `.` `'` only (see terms.chunks)
+        punct = len(chunk) - len(chunk.translate(None, b"_.'"))
+        value = (len(chunk) - punct) * PER_ALNUM + punct * PER_PUNCT
+    else:
+        value = estimate_value(text)
+    found = chunk_terms(chunk)
+    return found, len(found), piece_floor(text), int(100 * value)
+
+
 class _ChunkFigures(dict):
     """chunk (bytes) -> (its figures packed in one int: terms, token lower bound, 100 x
     estimate lower bound, 40 bits each; its terms), computed on first lookup. The older
@@ -59,16 +75,10 @@ class _ChunkFigures(dict):
     goes stale)."""
 
     def __missing__(self, chunk: bytes) -> tuple[int, tuple[str, ...]]:
-        text = chunk.decode("utf-8", "surrogatepass")
-        if chunk.isascii():  # letters, digits and `_` `.` `'` only (see terms.chunks)
-            punct = len(chunk) - len(chunk.translate(None, b"_.'"))
-            value = (len(chunk) - punct) * PER_ALNUM + punct * PER_PUNCT
-        else:
-            value = estimate_value(text)
+        found, n_terms, pieces, value100 = chunk_figures(chunk)
         if len(self) >= CHUNKS_MAX:
             evict_oldest(self, CHUNKS_MAX // 2)
-        found = chunk_terms(chunk)
-        info = self[chunk] = (len(found) << 2 * _BITS | piece_floor(text) << _BITS | int(100 * value), found)
+        info = self[chunk] = (n_terms << 2 * _BITS | pieces << _BITS | value100, found)
         return info
 
 
@@ -92,11 +102,17 @@ class _QueryChunks(dict):
         return packed
 
 
+try:
+    from ctxagent.context import _chunkscan
+except ImportError:  # not built (no C compiler at install time): the pure-Python path does the same
+    _chunkscan = None
+
 _FIGURES = _ChunkFigures()
 _TABLE = _QueryChunks(())  # the latest query's table: one query at a time, the loop's case
 # text -> (packed figures, the query's terms as a tuple, ((term, count), ...) of those in
 # the text): plain tuples, strings and ints, which the garbage collector need not track.
 _TEXTS: dict[str, Entry] = {}
+_SCANNER = None  # the compiled scanner when in use (see use_compiled, called at the end)
 
 
 def analyse(texts: Sequence[str], query_terms: Sequence[str]) -> tuple[list[float], list[TextFacts]]:
@@ -127,7 +143,22 @@ def text_facts(text: str) -> TextFacts:
 
 
 def _learn(texts: list[str], key: tuple[str, ...]) -> dict[str, Entry]:
-    """Entries (see `_TEXTS`) of distinct `texts` for the query terms `key`, kept in `_TEXTS`."""
+    """Entries (see `_TEXTS`) of distinct `texts` for the query terms `key`, kept in `_TEXTS`:
+    by the compiled scanner when it is there and free, else in pure Python."""
+    results = None if _SCANNER is None else _SCANNER.scan(texts, {term: i for i, term in enumerate(key)}, CHUNKS_MAX)
+    if results is None:
+        learnt = _learn_python(texts, key)
+    else:
+        learnt = {text: (n_terms << 2 * _BITS | pieces << _BITS | value100, key, found)
+                  for text, (n_terms, pieces, value100, found) in zip(texts, results)}
+    _TEXTS.update(learnt)
+    if len(_TEXTS) > TEXTS_MAX:
+        evict_oldest(_TEXTS, TEXTS_MAX // 2)
+    return learnt
+
+
+def _learn_python(texts: list[str], key: tuple[str, ...]) -> dict[str, Entry]:
+    """`_learn`'s entries, by the per-query chunk table (`_QueryChunks`)."""
     global _TABLE
     table = _TABLE
     if table.key != key or len(table) >= CHUNKS_MAX:
@@ -142,11 +173,40 @@ def _learn(texts: list[str], key: tuple[str, ...]) -> dict[str, Entry]:
             bag = chain.from_iterable(map(holding.__getitem__, filter(holding.__contains__, parts)))
             found = tuple(Counter(bag).items())
         learnt[text] = (packed & _FIGURES_MASK, key, found)
-    _TEXTS.update(learnt)
-    if len(_TEXTS) > TEXTS_MAX:
-        evict_oldest(_TEXTS, TEXTS_MAX // 2)
     return learnt
+
+
+def use_compiled(enabled: bool = True) -> bool:
+    """Choose how `analyse` learns new texts: by the compiled scanner (`_chunkscan`, built
+    at install time where a C compiler is at hand) or in pure Python; both give the same
+    figures (`tests/context/test_textstats.py` runs every check on both). Clears the
+    caches. Returns whether the compiled scanner is now in use (False when it was not
+    built). The environment variable CTXAGENT_PURE_PYTHON=1 makes pure Python the default."""
+    global _SCANNER, _TABLE
+    _TEXTS.clear()
+    _FIGURES.clear()
+    _TABLE = _QueryChunks(())
+    _SCANNER = _chunkscan.Scanner(chunk_figures) if enabled and _chunkscan is not None else None
+    return _SCANNER is not None
+
+
+def compiled_in_use() -> bool:
+    """True if `analyse` uses the compiled scanner (see `use_compiled`)."""
+    return _SCANNER is not None
+
+
+def compiled_available() -> bool:
+    """True if the compiled scanner was built and can be imported."""
+    return _chunkscan is not None
+
+
+def chunks_held() -> int:
+    """Distinct chunks whose figures are kept now, by whichever path is in use (at most CHUNKS_MAX)."""
+    return len(_FIGURES) if _SCANNER is None else len(_SCANNER)
 
 
 def _facts_of(packed: int) -> TextFacts:
     return TextFacts(packed >> 2 * _BITS, packed >> _BITS & _MASK, (packed & _MASK) / 100)
+
+
+use_compiled(os.environ.get("CTXAGENT_PURE_PYTHON", "") in ("", "0"))

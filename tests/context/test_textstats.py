@@ -19,6 +19,9 @@ WORDS = ("parse_cfg config ContextBuilder budget 内存优化 Pandas tokens laye
          "it's café retried 如何优化Pandas的内存占用 x86_64 src/app.py").split()
 
 
+pytestmark = pytest.mark.usefixtures("analysis_path")  # every test on the compiled and the pure-Python path
+
+
 def random_text(rng: random.Random) -> str:
     return rng.choice((" ", "\n", ", ")).join(rng.choice(WORDS) for _ in range(rng.randint(0, 40)))
 
@@ -55,7 +58,7 @@ def test_caches_are_bounded(monkeypatch) -> None:
     query = terms("two five")
     for _ in range(3):
         assert analyse(texts, query)[0] == query_scores(query, [terms(t) for t in texts], normalize=False)
-    assert len(textstats._TEXTS) <= 2 and len(textstats._FIGURES) <= 3
+    assert len(textstats._TEXTS) <= 2 and textstats.chunks_held() <= 3
     # the query's chunk table starts afresh once full: it never holds more than one call's chunks
     assert len(textstats._TABLE) <= len({c for t in texts for c in chunks(t)})
 

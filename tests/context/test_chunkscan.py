@@ -1,0 +1,182 @@
+"""The compiled chunk scanner (ctxagent.context._chunkscan): the same entries as the
+pure-Python path, its bounds, its errors, and its behaviour when called again while busy.
+(The scores it leads to are checked on both paths by test_textstats*.py.)"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ctxagent.context import textstats
+from ctxagent.context.terms import chunks, terms
+
+_chunkscan = textstats._chunkscan
+needs_scanner = pytest.mark.skipif(_chunkscan is None, reason="the compiled scanner is not built here")
+
+_WORDS = ["parse_cfg", "ContextBuilder", "内存优化", "config973", "it's", "v3.11.7", "café", "🚀", "\ud800", "a" * 40, "x"]
+_text = st.one_of(st.text(max_size=80), st.lists(st.sampled_from(_WORDS + [" ", ",", "\n", "-"]), max_size=30).map("".join))
+
+
+def test_the_compiled_scanner_is_built_in_ci() -> None:
+    """CI installs with a C compiler: a silent build failure would leave the fast path untested."""
+    if os.environ.get("CI"):
+        assert textstats.compiled_available(), "ctxagent.context._chunkscan was not built (see setup.py)"
+
+
+def _python_entries(texts: list[str], key: tuple[str, ...]) -> list[tuple[int, int, int, dict[str, int]]]:
+    textstats.use_compiled(False)
+    try:
+        entries = textstats._learn_python(texts, key)
+    finally:
+        textstats.use_compiled(True)
+    out = []
+    for text in texts:
+        packed, _, found = entries[text]
+        out.append((packed >> 80, packed >> 40 & (1 << 40) - 1, packed & (1 << 40) - 1, dict(found)))
+    return out
+
+
+@needs_scanner
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_text, max_size=8), _text, st.integers(1, 6))
+def test_scan_gives_the_pure_python_entries(texts: list[str], query: str, capacity: int) -> None:
+    key = tuple(dict.fromkeys(terms(query)))
+    scanner = _chunkscan.Scanner(textstats.chunk_figures)
+    expected = _python_entries(texts, key)
+    for _ in range(2):  # first sighting, then from the table (or after evictions, with a small capacity)
+        got = scanner.scan(texts, {term: i for i, term in enumerate(key)}, capacity)
+        assert [(n, p, v, dict(found)) for n, p, v, found in got] == expected
+        assert len(scanner) <= capacity
+        for (_, _, _, found), text in zip(got, texts):  # query terms in order of first appearance
+            assert [term for term, _ in found] == [t for t in dict.fromkeys(terms(text)) if t in key]
+
+
+@needs_scanner
+def test_a_new_query_recounts_the_held_terms_without_new_chunk_calls() -> None:
+    calls: list[bytes] = []
+
+    def figures(chunk: bytes):
+        calls.append(chunk)
+        return textstats.chunk_figures(chunk)
+
+    scanner = _chunkscan.Scanner(figures)
+    texts = ["parse_cfg reads the config", "config config budget", "内存优化 budget"]
+    first = scanner.scan(texts, {"config": 0}, 100)
+    assert [dict(r[3]) for r in first] == [{"config": 1}, {"config": 2}, {}]
+    learnt = len(calls)
+    assert learnt == len({c for t in texts for c in chunks(t)})
+    second = scanner.scan(texts, {"budget": 0, "内存": 1, "parse": 2}, 100)
+    assert [dict(r[3]) for r in second] == [{"parse": 1}, {"budget": 1}, {"内存": 1, "budget": 1}]
+    assert len(calls) == learnt  # every chunk came from the table
+
+
+@needs_scanner
+def test_capacity_evicts_the_older_half() -> None:
+    scanner = _chunkscan.Scanner(textstats.chunk_figures)
+    scanner.scan([" ".join(f"w{i}" for i in range(10))], {}, 10)
+    assert len(scanner) == 10
+    scanner.scan(["fresh"], {}, 10)  # full: keep the 5 newest, then add one
+    assert len(scanner) == 6
+    scanner.clear()
+    assert len(scanner) == 0
+
+
+@needs_scanner
+def test_an_error_in_figures_propagates_and_leaves_the_scanner_usable() -> None:
+    def figures(chunk: bytes):
+        if chunk == b"boom":
+            raise RuntimeError("figures failed")
+        return textstats.chunk_figures(chunk)
+
+    scanner = _chunkscan.Scanner(figures)
+    with pytest.raises(RuntimeError, match="figures failed"):
+        scanner.scan(["fine words", "then boom here"], {"word": 0}, 100)
+    assert scanner.scan(["fine words"], {"word": 0}, 100) == [(2, 2, 216, (("word", 1),))]
+    assert scanner.scan(["fine", "here"], {}, 100)[1][0] == 1  # learnt before the error: kept; `here` learnt now
+
+
+@needs_scanner
+@pytest.mark.parametrize("bad", [None, (), ("terms", 1, 2), ((), "1", 2, 3), [(), 1, 2, 3], ((), 1, 2, 1 << 70)])
+def test_figures_of_the_wrong_shape_is_a_clear_error(bad) -> None:
+    scanner = _chunkscan.Scanner(lambda chunk: bad)
+    with pytest.raises((TypeError, OverflowError)):
+        scanner.scan(["word"], {}, 100)
+    assert len(scanner) == 0
+
+
+@needs_scanner
+def test_bad_arguments_are_clear_errors() -> None:
+    scanner = _chunkscan.Scanner(textstats.chunk_figures)
+    with pytest.raises(TypeError, match="must be str"):
+        scanner.scan(["ok", b"bytes"], {}, 100)
+    with pytest.raises(ValueError, match="distinct index"):
+        scanner.scan(["ok"], {"a": 0, "b": 0}, 100)
+    with pytest.raises(ValueError, match="distinct index"):
+        scanner.scan(["ok"], {"a": 5}, 100)
+    with pytest.raises(TypeError):
+        scanner.scan(["ok"], ["a"], 100)
+    with pytest.raises(TypeError):
+        _chunkscan.Scanner("not callable")
+    assert scanner.scan(["ok"], {"ok": 0}, 100) == [(1, 1, 48, (("ok", 1),))]  # still usable
+
+
+@needs_scanner
+def test_a_call_while_busy_returns_none_and_analyse_falls_back() -> None:
+    """A call made while the scanner runs (from inside `figures`, as another thread can
+    while `figures` runs Python code) gets None; `analyse` then takes the pure-Python path."""
+    inner: list = []
+    scanner = _chunkscan.Scanner(lambda chunk: (inner.append(scanner.scan(["x"], {}, 10)), textstats.chunk_figures(chunk))[1])
+    assert scanner.scan(["hello"], {}, 10)[0][0] == 1
+    assert inner == [None]
+
+
+@needs_scanner
+def test_clear_while_busy_is_refused() -> None:
+    scanner = _chunkscan.Scanner(lambda chunk: scanner.clear())
+    with pytest.raises(RuntimeError, match="busy"):
+        scanner.scan(["x"], {}, 10)
+    assert len(scanner) == 0
+
+
+@needs_scanner
+def test_analyse_in_another_thread_while_figures_runs_gets_the_reference() -> None:
+    if not textstats.compiled_in_use():
+        pytest.skip("the compiled path is not in use")
+    started, release = threading.Event(), threading.Event()
+    original = textstats._SCANNER
+    results: dict[str, object] = {}
+
+    def slow_figures(chunk: bytes):
+        if chunk == b"slowchunk":
+            started.set()
+            release.wait(10)
+        return textstats.chunk_figures(chunk)
+
+    textstats._SCANNER = _chunkscan.Scanner(slow_figures)
+    try:
+        worker = threading.Thread(target=lambda: results.setdefault("a", textstats.analyse(["slowchunk here"], ["here"])))
+        worker.start()
+        assert started.wait(10)
+        results["b"] = textstats.analyse(["other text here"], ["here"])  # scanner busy: the pure-Python path
+        release.set()
+        worker.join(10)
+    finally:
+        textstats._SCANNER = original
+    assert results["a"][1][0].length == 2 and results["a"][0][0] > 0
+    assert results["b"][1][0].length == 3 and results["b"][0][0] > 0
+
+
+def test_pure_python_is_chosen_by_the_environment() -> None:
+    code = "from ctxagent.context import textstats; print(textstats.compiled_in_use())"
+    env = {**os.environ, "CTXAGENT_PURE_PYTHON": "1"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
+    env["CTXAGENT_PURE_PYTHON"] = "0"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    assert out.strip() == str(textstats.compiled_available())
