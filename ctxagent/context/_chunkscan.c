@@ -10,11 +10,12 @@
  *
  * Scanner(figures) -> a table of chunks:
  *   figures(chunk: bytes) -> (terms: tuple, n_terms: int, pieces: int, value100: int)
- *   scan(texts: list[str], query: dict[str, int], capacity: int)
- *     -> list of (n_terms, pieces, value100, found) per text, where found is a tuple of
- *        (query term, count) for the query terms the text holds, in order of first
- *        appearance; or None when the scanner is busy (another thread, or a call made
- *        from inside `figures`): the caller then uses the pure-Python path.
+ *   scan(texts: list[str], query: dict[str, int], capacity: int, tag: object = None)
+ *     -> list of (n_terms, pieces, value100, tag, found) per text (`textstats.Entry`),
+ *        where found is a tuple of (query term, count) for the query terms the text
+ *        holds, in order of first appearance, and `tag` is passed through; or None when
+ *        the scanner is busy (another thread, or a call made from inside `figures`): the
+ *        caller then uses the pure-Python path.
  *     `query` maps each distinct query term to its index 0..n-1. `capacity` bounds the
  *     chunks kept: when it is reached, the older half goes (as `terms.evict_oldest`).
  *   clear(); len(scanner): chunks held.
@@ -279,9 +280,34 @@ take_query(Scanner *self, PyObject *query, PyObject **terms, Py_ssize_t n)
     return 0;
 }
 
+/* (n_terms, pieces, value100, tag, found); steals `found`. */
+static PyObject *
+entry_tuple(int64_t n_terms, int64_t pieces, int64_t value100, PyObject *tag, PyObject *found)
+{
+    PyObject *result = PyTuple_New(5);
+    if (result == NULL) {
+        Py_DECREF(found);
+        return NULL;
+    }
+    int64_t figures[3] = {n_terms, pieces, value100};
+    for (int i = 0; i < 3; i++) {
+        PyObject *value = PyLong_FromLongLong(figures[i]);
+        if (value == NULL) {
+            Py_DECREF(result); /* the unset items are NULL: safe to free */
+            Py_DECREF(found);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(result, i, value);
+    }
+    PyTuple_SET_ITEM(result, 3, Py_NewRef(tag));
+    PyTuple_SET_ITEM(result, 4, found);
+    return result;
+}
+
 /* One text's figures and found query terms, as the tuple `scan` returns for it. */
 static PyObject *
-scan_text(Scanner *self, PyObject *text, Py_ssize_t capacity, PyObject **terms, int64_t *counts, Py_ssize_t *order)
+scan_text(Scanner *self, PyObject *text, Py_ssize_t capacity, PyObject *tag, PyObject **terms, int64_t *counts,
+          Py_ssize_t *order)
 {
     PyObject *encoded = NULL;
     const unsigned char *data;
@@ -342,14 +368,18 @@ scan_text(Scanner *self, PyObject *text, Py_ssize_t capacity, PyObject **terms, 
         goto done;
     }
     for (Py_ssize_t j = 0; j < n_order; j++) {
-        PyObject *pair = Py_BuildValue("(OL)", terms[order[j]], (long long)counts[order[j]]);
-        if (pair == NULL) {
+        PyObject *pair = PyTuple_New(2), *count = PyLong_FromLongLong(counts[order[j]]);
+        if (pair == NULL || count == NULL) {
+            Py_XDECREF(pair);
+            Py_XDECREF(count);
             Py_DECREF(found);
             goto done;
         }
+        PyTuple_SET_ITEM(pair, 0, Py_NewRef(terms[order[j]]));
+        PyTuple_SET_ITEM(pair, 1, count);
         PyTuple_SET_ITEM(found, j, pair);
     }
-    result = Py_BuildValue("(LLLN)", (long long)n_terms, (long long)pieces, (long long)value100, found);
+    result = entry_tuple(n_terms, pieces, value100, tag, found);
 done:
     for (Py_ssize_t j = 0; j < n_order; j++) {
         counts[order[j]] = 0;
@@ -361,9 +391,9 @@ done:
 static PyObject *
 Scanner_scan(Scanner *self, PyObject *args)
 {
-    PyObject *texts, *query;
+    PyObject *texts, *query, *tag = Py_None;
     Py_ssize_t capacity;
-    if (!PyArg_ParseTuple(args, "OO!n:scan", &texts, &PyDict_Type, &query, &capacity)) {
+    if (!PyArg_ParseTuple(args, "OO!n|O:scan", &texts, &PyDict_Type, &query, &capacity, &tag)) {
         return NULL;
     }
     if (self->busy) {
@@ -387,7 +417,7 @@ Scanner_scan(Scanner *self, PyObject *args)
         goto done;
     }
     for (Py_ssize_t t = 0; t < n; t++) {
-        PyObject *item = scan_text(self, PyTuple_GET_ITEM(seq, t), capacity, terms, counts, order);
+        PyObject *item = scan_text(self, PyTuple_GET_ITEM(seq, t), capacity, tag, terms, counts, order);
         if (item == NULL) {
             Py_CLEAR(out);
             goto done;
@@ -462,7 +492,7 @@ Scanner_dealloc(Scanner *self)
 
 static PyMethodDef Scanner_methods[] = {
     {"scan", (PyCFunction)Scanner_scan, METH_VARARGS,
-     "scan(texts, query, capacity) -> [(n_terms, pieces, value100, found)] or None when busy"},
+     "scan(texts, query, capacity, tag=None) -> [(n_terms, pieces, value100, tag, found)] or None when busy"},
     {"clear", (PyCFunction)Scanner_clear, METH_NOARGS, "Forget every chunk and the query."},
     {NULL, NULL, 0, NULL},
 };

@@ -39,9 +39,9 @@ TEXTS_MAX = 65_536  # texts whose figures and query-term counts are kept (likewi
 _BITS = 40  # each figure has 40 bits of one int, so one sum adds them all
 _MASK = (1 << _BITS) - 1
 _HOLDS = 1 << 3 * _BITS  # the field above the three figures: chunks holding a query term
-_FIGURES_MASK = _HOLDS - 1
 
-Entry = tuple[int, tuple[str, ...], tuple[tuple[str, int], ...]]
+# (terms, token lower bound, 100 x estimate lower bound, the query's terms, ((term, count), ...))
+Entry = tuple[int, int, int, tuple[str, ...], tuple[tuple[str, int], ...]]
 
 
 class TextFacts(NamedTuple):
@@ -109,8 +109,8 @@ except ImportError:  # not built (no C compiler at install time): the pure-Pytho
 
 _FIGURES = _ChunkFigures()
 _TABLE = _QueryChunks(())  # the latest query's table: one query at a time, the loop's case
-# text -> (packed figures, the query's terms as a tuple, ((term, count), ...) of those in
-# the text): plain tuples, strings and ints, which the garbage collector need not track.
+# text -> its Entry: its figures, the query's terms as a tuple, and ((term, count), ...) of
+# those in the text: plain tuples, strings and ints, which the garbage collector need not track.
 _TEXTS: dict[str, Entry] = {}
 _SCANNER = None  # the compiled scanner when in use (see use_compiled, called at the end)
 
@@ -120,17 +120,16 @@ def analyse(texts: Sequence[str], query_terms: Sequence[str]) -> tuple[list[floa
     normalize=False)` over `terms(text)`), and each text's `TextFacts`."""
     q_counts = Counter(query_terms)
     key = tuple(q_counts)
-    entries = {text: entry for text in texts if (entry := _TEXTS.get(text)) is not None and entry[1] == key}
+    entries = {text: entry for text in texts if (entry := _TEXTS.get(text)) is not None and entry[3] == key}
     if len(entries) < len(texts):
         entries.update(_learn([text for text in dict.fromkeys(texts) if text not in entries], key))
     tfs: dict[str, list[tuple[int, int]]] = {term: [] for term in key}
-    packed_all = []
+    facts = []
     for doc, text in enumerate(texts):
-        packed, _, found = entries[text]
-        packed_all.append(packed)
+        n_terms, pieces, value100, _, found = entries[text]
+        facts.append(TextFacts(n_terms, pieces, value100 / 100))
         for term, tf in found:
             tfs[term].append((doc, tf))
-    facts = list(map(_facts_of, packed_all))
     return bm25_from_tfs(q_counts, tfs, [f.length for f in facts]), facts
 
 
@@ -138,19 +137,16 @@ def text_facts(text: str) -> TextFacts:
     """The `TextFacts` of one text (cached like `analyse`'s)."""
     entry = _TEXTS.get(text)
     if entry is None:
-        return _facts_of(sum(info[0] for info in map(_FIGURES.__getitem__, chunks(text))))
-    return _facts_of(entry[0])
+        packed = sum(info[0] for info in map(_FIGURES.__getitem__, chunks(text)))
+        return TextFacts(packed >> 2 * _BITS, packed >> _BITS & _MASK, (packed & _MASK) / 100)
+    return TextFacts(entry[0], entry[1], entry[2] / 100)
 
 
 def _learn(texts: list[str], key: tuple[str, ...]) -> dict[str, Entry]:
     """Entries (see `_TEXTS`) of distinct `texts` for the query terms `key`, kept in `_TEXTS`:
     by the compiled scanner when it is there and free, else in pure Python."""
-    results = None if _SCANNER is None else _SCANNER.scan(texts, {term: i for i, term in enumerate(key)}, CHUNKS_MAX)
-    if results is None:
-        learnt = _learn_python(texts, key)
-    else:
-        learnt = {text: (n_terms << 2 * _BITS | pieces << _BITS | value100, key, found)
-                  for text, (n_terms, pieces, value100, found) in zip(texts, results)}
+    results = None if _SCANNER is None else _SCANNER.scan(texts, {term: i for i, term in enumerate(key)}, CHUNKS_MAX, key)
+    learnt = _learn_python(texts, key) if results is None else dict(zip(texts, results))
     _TEXTS.update(learnt)
     if len(_TEXTS) > TEXTS_MAX:
         evict_oldest(_TEXTS, TEXTS_MAX // 2)
@@ -172,7 +168,7 @@ def _learn_python(texts: list[str], key: tuple[str, ...]) -> dict[str, Entry]:
         if packed >= _HOLDS:
             bag = chain.from_iterable(map(holding.__getitem__, filter(holding.__contains__, parts)))
             found = tuple(Counter(bag).items())
-        learnt[text] = (packed & _FIGURES_MASK, key, found)
+        learnt[text] = (packed >> 2 * _BITS & _MASK, packed >> _BITS & _MASK, packed & _MASK, key, found)
     return learnt
 
 
@@ -203,10 +199,6 @@ def compiled_available() -> bool:
 def chunks_held() -> int:
     """Distinct chunks whose figures are kept now, by whichever path is in use (at most CHUNKS_MAX)."""
     return len(_FIGURES) if _SCANNER is None else len(_SCANNER)
-
-
-def _facts_of(packed: int) -> TextFacts:
-    return TextFacts(packed >> 2 * _BITS, packed >> _BITS & _MASK, (packed & _MASK) / 100)
 
 
 use_compiled(os.environ.get("CTXAGENT_PURE_PYTHON", "") in ("", "0"))

@@ -30,16 +30,13 @@ def test_the_compiled_scanner_is_built_in_ci() -> None:
 
 
 def _python_entries(texts: list[str], key: tuple[str, ...]) -> list[tuple[int, int, int, dict[str, int]]]:
+    """(n_terms, pieces, value100, found as a dict) of each text, by the pure-Python path."""
     textstats.use_compiled(False)
     try:
         entries = textstats._learn_python(texts, key)
     finally:
         textstats.use_compiled(True)
-    out = []
-    for text in texts:
-        packed, _, found = entries[text]
-        out.append((packed >> 80, packed >> 40 & (1 << 40) - 1, packed & (1 << 40) - 1, dict(found)))
-    return out
+    return [(n_terms, pieces, value100, dict(found)) for n_terms, pieces, value100, _, found in map(entries.get, texts)]
 
 
 @needs_scanner
@@ -50,10 +47,10 @@ def test_scan_gives_the_pure_python_entries(texts: list[str], query: str, capaci
     scanner = _chunkscan.Scanner(textstats.chunk_figures)
     expected = _python_entries(texts, key)
     for _ in range(2):  # first sighting, then from the table (or after evictions, with a small capacity)
-        got = scanner.scan(texts, {term: i for i, term in enumerate(key)}, capacity)
-        assert [(n, p, v, dict(found)) for n, p, v, found in got] == expected
+        got = scanner.scan(texts, {term: i for i, term in enumerate(key)}, capacity, key)
+        assert [(n, p, v, dict(found)) for n, p, v, tag, found in got] == expected and all(g[3] is key for g in got)
         assert len(scanner) <= capacity
-        for (_, _, _, found), text in zip(got, texts):  # query terms in order of first appearance
+        for (_, _, _, _, found), text in zip(got, texts):  # query terms in order of first appearance
             assert [term for term, _ in found] == [t for t in dict.fromkeys(terms(text)) if t in key]
 
 
@@ -68,11 +65,11 @@ def test_a_new_query_recounts_the_held_terms_without_new_chunk_calls() -> None:
     scanner = _chunkscan.Scanner(figures)
     texts = ["parse_cfg reads the config", "config config budget", "内存优化 budget"]
     first = scanner.scan(texts, {"config": 0}, 100)
-    assert [dict(r[3]) for r in first] == [{"config": 1}, {"config": 2}, {}]
+    assert [dict(r[4]) for r in first] == [{"config": 1}, {"config": 2}, {}]
     learnt = len(calls)
     assert learnt == len({c for t in texts for c in chunks(t)})
     second = scanner.scan(texts, {"budget": 0, "内存": 1, "parse": 2}, 100)
-    assert [dict(r[3]) for r in second] == [{"parse": 1}, {"budget": 1}, {"内存": 1, "budget": 1}]
+    assert [dict(r[4]) for r in second] == [{"parse": 1}, {"budget": 1}, {"内存": 1, "budget": 1}]
     assert len(calls) == learnt  # every chunk came from the table
 
 
@@ -97,7 +94,7 @@ def test_an_error_in_figures_propagates_and_leaves_the_scanner_usable() -> None:
     scanner = _chunkscan.Scanner(figures)
     with pytest.raises(RuntimeError, match="figures failed"):
         scanner.scan(["fine words", "then boom here"], {"word": 0}, 100)
-    assert scanner.scan(["fine words"], {"word": 0}, 100) == [(2, 2, 216, (("word", 1),))]
+    assert scanner.scan(["fine words"], {"word": 0}, 100) == [(2, 2, 216, None, (("word", 1),))]
     assert scanner.scan(["fine", "here"], {}, 100)[1][0] == 1  # learnt before the error: kept; `here` learnt now
 
 
@@ -123,7 +120,7 @@ def test_bad_arguments_are_clear_errors() -> None:
         scanner.scan(["ok"], ["a"], 100)
     with pytest.raises(TypeError):
         _chunkscan.Scanner("not callable")
-    assert scanner.scan(["ok"], {"ok": 0}, 100) == [(1, 1, 48, (("ok", 1),))]  # still usable
+    assert scanner.scan(["ok"], {"ok": 0}, 100) == [(1, 1, 48, None, (("ok", 1),))]  # still usable
 
 
 @needs_scanner
