@@ -21,31 +21,50 @@
  *   clear(); len(scanner): chunks held.
  *
  * The table is an insertion-ordered open-addressing hash table (dense entries plus an
- * index of slots, as CPython's dict), keyed by the chunk's bytes. Each entry keeps which
- * query terms its terms are, for the query generation it was last used with; a new query
- * recomputes that lazily from the entry's terms, with no call into Python.
+ * index of slots, as CPython's dict), keyed by the chunk's bytes. A cold build reads
+ * chunks from all over a table of tens of thousands, so memory reads are what a lookup
+ * costs: a slot holds part of the hash beside the entry's index (a probe that misses
+ * reads no entry), and an entry holds its key (up to 16 bytes), figures and query state
+ * in one cache line. Each entry keeps which query terms its terms are, for the query
+ * generation it was last used with; a new query recomputes that lazily from the entry's
+ * terms, with no call into Python.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
 
+#define INLINE_KEY 16 /* chunks up to this many bytes are kept inside their entry */
+
+/* What a lookup reads, in one 64-byte cache line: the key, the figures, the query state. */
 typedef struct {
     uint64_t hash;
-    PyObject *chunk;   /* bytes (owned) */
-    PyObject *terms;   /* tuple (owned) */
+    int32_t len;       /* bytes of the chunk */
+    int32_t n_hold;    /* query terms among its terms, repeats kept (for generation `gen`) */
     int64_t n_terms, pieces, value100;
-    uint64_t gen;      /* the query generation `hold` belongs to (0: none yet) */
-    Py_ssize_t *hold;  /* indices of the query terms among `terms`, repeats kept (malloc) */
-    Py_ssize_t n_hold;
+    uint64_t gen;      /* the query generation `n_hold` and `Cold.hold` belong to (0: none yet) */
+    union {
+        char bytes[INLINE_KEY]; /* len <= INLINE_KEY */
+        PyObject *chunk;        /* bytes (owned), len > INLINE_KEY */
+    } key;
 } Entry;
+
+_Static_assert(sizeof(Entry) == 64, "an entry is one cache line");
+
+/* What a lookup reads only for a new query or a chunk holding query terms. */
+typedef struct {
+    PyObject *terms;   /* tuple (owned) */
+    Py_ssize_t *hold;  /* indices of the query terms among `terms` (PyMem) */
+} Cold;
 
 typedef struct {
     PyObject_HEAD
     PyObject *figures;       /* callable(chunk) -> (terms, n_terms, pieces, value100) */
-    Entry *entries;          /* dense, oldest first */
+    Entry *entries;          /* dense, oldest first, 64-byte aligned (inside entries_block) */
+    void *entries_block;
+    Cold *cold;              /* parallel to entries */
     Py_ssize_t n_entries, cap_entries;
-    Py_ssize_t *slots;       /* index into entries, -1 for an empty slot; a power of two */
+    uint64_t *slots;         /* (hash >> 32) << 32 | (entry index + 1); 0 for an empty slot; a power of two */
     Py_ssize_t n_slots;
     PyObject *query;         /* the current generation's query (a dict copy) */
     uint64_t gen;
@@ -74,33 +93,45 @@ hash_bytes(const unsigned char *p, Py_ssize_t n)
     return h ^ (h >> 29);
 }
 
-static void
-entry_release(Entry *e)
+static const char *
+key_of(const Entry *e)
 {
-    Py_CLEAR(e->chunk);
-    Py_CLEAR(e->terms);
-    PyMem_Free(e->hold);
-    e->hold = NULL;
+    return e->len <= INLINE_KEY ? e->key.bytes : PyBytes_AS_STRING(e->key.chunk);
+}
+
+static void
+entry_release(Entry *e, Cold *c)
+{
+    if (e->len > INLINE_KEY) {
+        Py_CLEAR(e->key.chunk);
+    }
+    Py_CLEAR(c->terms);
+    PyMem_Free(c->hold);
+    c->hold = NULL;
+}
+
+static uint64_t
+slot_of(uint64_t hash, Py_ssize_t k)
+{
+    return (hash >> 32) << 32 | (uint64_t)(k + 1);
 }
 
 static int
 rebuild_slots(Scanner *self, Py_ssize_t n_slots)
 {
-    Py_ssize_t *slots = PyMem_Malloc(n_slots * sizeof(Py_ssize_t));
+    uint64_t *slots = PyMem_Calloc(n_slots, sizeof(uint64_t));
     if (slots == NULL) {
         PyErr_NoMemory();
         return -1;
     }
-    for (Py_ssize_t i = 0; i < n_slots; i++) {
-        slots[i] = -1;
-    }
     size_t mask = (size_t)n_slots - 1;
     for (Py_ssize_t k = 0; k < self->n_entries; k++) {
-        size_t i = (size_t)self->entries[k].hash & mask;
-        while (slots[i] >= 0) {
+        uint64_t h = self->entries[k].hash;
+        size_t i = (size_t)h & mask;
+        while (slots[i] != 0) {
             i = (i + 1) & mask;
         }
-        slots[i] = k;
+        slots[i] = slot_of(h, k);
     }
     PyMem_Free(self->slots);
     self->slots = slots;
@@ -117,25 +148,61 @@ evict_oldest(Scanner *self, Py_ssize_t keep)
         return 0;
     }
     for (Py_ssize_t k = 0; k < drop; k++) {
-        entry_release(&self->entries[k]);
+        entry_release(&self->entries[k], &self->cold[k]);
     }
-    memmove(self->entries, self->entries + drop, (self->n_entries - drop) * sizeof(Entry));
-    self->n_entries -= drop;
+    Py_ssize_t left = self->n_entries - drop;
+    memmove(self->entries, self->entries + drop, left * sizeof(Entry));
+    memmove(self->cold, self->cold + drop, left * sizeof(Cold));
+    self->n_entries = left;
     return rebuild_slots(self, self->n_slots);
+}
+
+/* Room for one more entry: the arrays doubled when full, entries kept 64-byte aligned. */
+static int
+grow(Scanner *self)
+{
+    if (self->n_entries < self->cap_entries) {
+        return 0;
+    }
+    Py_ssize_t cap = self->cap_entries ? 2 * self->cap_entries : 256;
+    void *block = PyMem_Malloc(cap * sizeof(Entry) + 63);
+    Cold *cold = PyMem_Realloc(self->cold, cap * sizeof(Cold));
+    if (block == NULL || cold == NULL) {
+        PyMem_Free(block);
+        if (cold != NULL) {
+            self->cold = cold;
+        }
+        PyErr_NoMemory();
+        return -1;
+    }
+    Entry *entries = (Entry *)(((uintptr_t)block + 63) & ~(uintptr_t)63);
+    if (self->n_entries) {
+        memcpy(entries, self->entries, self->n_entries * sizeof(Entry));
+    }
+    PyMem_Free(self->entries_block);
+    self->entries_block = block;
+    self->entries = entries;
+    self->cold = cold;
+    self->cap_entries = cap;
+    return 0;
 }
 
 static Py_ssize_t
 find(Scanner *self, const unsigned char *p, Py_ssize_t n, uint64_t h)
 {
     size_t mask = (size_t)self->n_slots - 1;
+    uint64_t tag = h >> 32;
     for (size_t i = (size_t)h & mask;; i = (i + 1) & mask) {
-        Py_ssize_t k = self->slots[i];
-        if (k < 0) {
+        uint64_t slot = self->slots[i];
+        if (slot == 0) {
             return -1;
         }
-        Entry *e = &self->entries[k];
-        if (e->hash == h && PyBytes_GET_SIZE(e->chunk) == n && memcmp(PyBytes_AS_STRING(e->chunk), p, n) == 0) {
-            return k;
+        if (slot >> 32 == tag) {
+            Py_ssize_t k = (Py_ssize_t)(slot & 0xffffffffu) - 1;
+            Entry *e = &self->entries[k];
+            if (e->hash == h && e->len == n && memcmp(key_of(e), p, n) == 0) {
+                return k;
+            }
         }
     }
 }
@@ -159,16 +226,20 @@ as_int64(PyObject *value, int64_t *out)
 static Py_ssize_t
 learn(Scanner *self, const unsigned char *p, Py_ssize_t n, uint64_t h, Py_ssize_t capacity)
 {
+    if (n > INT32_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "a chunk of over 2 GB");
+        return -1;
+    }
     PyObject *chunk = PyBytes_FromStringAndSize((const char *)p, n);
     if (chunk == NULL) {
         return -1;
     }
     PyObject *result = PyObject_CallOneArg(self->figures, chunk);
+    Entry e = {.hash = h, .len = (int32_t)n};
+    Cold c = {NULL, NULL};
     if (result == NULL) {
-        Py_DECREF(chunk);
-        return -1;
+        goto fail;
     }
-    Entry e = {h, chunk, NULL, 0, 0, 0, 0, NULL, 0};
     if (!PyTuple_Check(result) || PyTuple_GET_SIZE(result) != 4 || !PyTuple_Check(PyTuple_GET_ITEM(result, 0))) {
         PyErr_SetString(PyExc_TypeError, "figures(chunk) must return (tuple, int, int, int)");
         goto fail;
@@ -177,21 +248,13 @@ learn(Scanner *self, const unsigned char *p, Py_ssize_t n, uint64_t h, Py_ssize_
         || as_int64(PyTuple_GET_ITEM(result, 3), &e.value100) < 0) {
         goto fail;
     }
-    e.terms = Py_NewRef(PyTuple_GET_ITEM(result, 0));
-    Py_DECREF(result);
-    result = NULL;
+    c.terms = Py_NewRef(PyTuple_GET_ITEM(result, 0));
+    Py_CLEAR(result);
     if (self->n_entries >= capacity && evict_oldest(self, capacity / 2) < 0) {
         goto fail;
     }
-    if (self->n_entries == self->cap_entries) {
-        Py_ssize_t cap = self->cap_entries ? 2 * self->cap_entries : 256;
-        Entry *grown = PyMem_Realloc(self->entries, cap * sizeof(Entry));
-        if (grown == NULL) {
-            PyErr_NoMemory();
-            goto fail;
-        }
-        self->entries = grown;
-        self->cap_entries = cap;
+    if (grow(self) < 0) {
+        goto fail;
     }
     if (2 * (self->n_entries + 1) > self->n_slots) {
         Py_ssize_t n_slots = self->n_slots ? self->n_slots : 512;
@@ -202,29 +265,39 @@ learn(Scanner *self, const unsigned char *p, Py_ssize_t n, uint64_t h, Py_ssize_
             goto fail;
         }
     }
+    if (n <= INLINE_KEY) {
+        memcpy(e.key.bytes, p, n);
+        Py_CLEAR(chunk);
+    }
+    else {
+        e.key.chunk = chunk; /* the entry owns it now */
+        chunk = NULL;
+    }
     Py_ssize_t k = self->n_entries++;
     self->entries[k] = e;
+    self->cold[k] = c;
     size_t mask = (size_t)self->n_slots - 1;
     size_t i = (size_t)h & mask;
-    while (self->slots[i] >= 0) {
+    while (self->slots[i] != 0) {
         i = (i + 1) & mask;
     }
-    self->slots[i] = k;
+    self->slots[i] = slot_of(h, k);
     return k;
 fail:
     Py_XDECREF(result);
-    entry_release(&e);
+    Py_XDECREF(chunk);
+    Py_XDECREF(c.terms);
     return -1;
 }
 
 /* The indices of the query terms among the entry's terms, for the current generation. */
 static int
-compute_hold(Scanner *self, Entry *e)
+compute_hold(Scanner *self, Entry *e, Cold *c)
 {
-    Py_ssize_t n = PyTuple_GET_SIZE(e->terms), found = 0;
+    Py_ssize_t n = PyTuple_GET_SIZE(c->terms), found = 0;
     Py_ssize_t *hold = NULL;
     for (Py_ssize_t t = 0; t < n; t++) {
-        PyObject *index = PyDict_GetItemWithError(self->query, PyTuple_GET_ITEM(e->terms, t));
+        PyObject *index = PyDict_GetItemWithError(self->query, PyTuple_GET_ITEM(c->terms, t));
         if (index == NULL) {
             if (PyErr_Occurred()) {
                 PyMem_Free(hold);
@@ -238,9 +311,14 @@ compute_hold(Scanner *self, Entry *e)
         }
         hold[found++] = PyLong_AsSsize_t(index); /* checked when the query was taken */
     }
-    PyMem_Free(e->hold);
-    e->hold = hold;
-    e->n_hold = found;
+    if (found > INT32_MAX) {
+        PyMem_Free(hold);
+        PyErr_SetString(PyExc_OverflowError, "a chunk holding over 2**31 query terms");
+        return -1;
+    }
+    PyMem_Free(c->hold);
+    c->hold = hold;
+    e->n_hold = (int32_t)found;
     e->gen = self->gen;
     return 0;
 }
@@ -354,12 +432,15 @@ scan_text(Scanner *self, PyObject *text, Py_ssize_t capacity, PyObject *tag, PyO
         n_terms += e->n_terms;
         pieces += e->pieces;
         value100 += e->value100;
-        if (e->gen != self->gen && compute_hold(self, e) < 0) {
+        if (e->gen != self->gen && compute_hold(self, e, &self->cold[k]) < 0) {
             goto done;
         }
-        for (Py_ssize_t j = 0; j < e->n_hold; j++) {
-            if (counts[e->hold[j]]++ == 0) {
-                order[n_order++] = e->hold[j];
+        if (e->n_hold) {
+            const Py_ssize_t *hold = self->cold[k].hold;
+            for (int32_t j = 0; j < e->n_hold; j++) {
+                if (counts[hold[j]]++ == 0) {
+                    order[n_order++] = hold[j];
+                }
             }
         }
     }
@@ -437,11 +518,11 @@ static void
 clear_entries(Scanner *self)
 {
     for (Py_ssize_t k = 0; k < self->n_entries; k++) {
-        entry_release(&self->entries[k]);
+        entry_release(&self->entries[k], &self->cold[k]);
     }
     self->n_entries = 0;
     for (Py_ssize_t i = 0; i < self->n_slots; i++) {
-        self->slots[i] = -1;
+        self->slots[i] = 0;
     }
 }
 
@@ -483,7 +564,8 @@ static void
 Scanner_dealloc(Scanner *self)
 {
     clear_entries(self);
-    PyMem_Free(self->entries);
+    PyMem_Free(self->entries_block);
+    PyMem_Free(self->cold);
     PyMem_Free(self->slots);
     Py_CLEAR(self->figures);
     Py_CLEAR(self->query);
