@@ -26,12 +26,11 @@ from ctxagent.context import ContextBuilder, ContextConfig, TokenCounter
 from ctxagent.context.gather import repo_sources
 from ctxagent.context.snapshot import REDACTED, list_calls, read_snapshot, resolve_session
 from ctxagent.context.messages import content_text
-from ctxagent.context.reporting import message_preview
+from ctxagent.context.reporting import layer_rows, message_preview
 from ctxagent.storage import read_jsonl, state_dir
 
-LAYER_ORDER = ("system", "state", "memory", "evidence", "history", "tool_results", "current")
 _DECISION_STYLE = {"selected": "green", "truncated": "yellow", "dropped": "red"}
-BAR_WIDTH = 40
+BAR_WIDTH = 36  # with the merged "history + tool_results" row the chart fits 80 columns
 WIDE_COLUMNS = 150  # terminal width from which the packet table shows previews
 
 
@@ -210,21 +209,58 @@ def draw_report(console: Console, report: dict, *, title: str = "") -> None:
 
 
 def layer_chart(report: dict) -> Table:
-    """One row per layer: a bar of used tokens against the input budget, used / layer budget."""
-    layers = report.get("layers", {})
-    total = max(1, int(report.get("budget", {}).get("input_budget") or 1))
-    table = Table(box=None, show_header=True, header_style="bold", pad_edge=False)
+    """One row per layer (`reporting.layer_rows`): tokens used, budget, and a bar of both
+    against the input budget, then an "unused" row and the "input budget" row, which both
+    columns add up to; the caption says how the unused room was left and reads the bars.
+    A fixed part (system, tools, the request) is hatched to its size and labelled "fixed";
+    a selected layer's bar is solid to its tokens, dotted on to its budget, shaded beyond
+    it (room other layers left) and labelled with the excess. A snapshot written before
+    the fixed parts were marked has no "unused" and total rows, and a caption saying so."""
+    layers, budget = report.get("layers", {}), report.get("budget", {})
+    total = max(1, int(budget.get("input_budget") or 1))
+    marked = any("fixed" in entry for entry in layers.values())
+    table = Table(box=None, show_header=True, header_style="bold", pad_edge=False, caption_justify="left",
+                  caption=_chart_caption(budget) if marked else OLD_SNAPSHOT_NOTE)
     for column in ("layer", "tokens", "budget", ""):
-        table.add_column(column, justify="right" if column in ("tokens", "budget") else "left")
-    for name in [*LAYER_ORDER, *(k for k in layers if k not in LAYER_ORDER)]:
-        if name not in layers:
-            continue
-        used, budget = int(layers[name].get("used", 0)), int(layers[name].get("budget", 0))
-        filled = min(BAR_WIDTH, round(BAR_WIDTH * used / total))
-        mark = min(BAR_WIDTH, round(BAR_WIDTH * budget / total))
-        bar = "[cyan]" + "█" * filled + "[/]" + "·" * max(0, mark - filled) + " " * max(0, BAR_WIDTH - max(filled, mark))
-        table.add_row(name, str(used), str(budget), bar + "│")
+        table.add_column(column, justify="right" if column in ("tokens", "budget") else "left", no_wrap=True)
+    budgets = 0
+    for name, entry in layer_rows(layers):
+        used, allowed = int(entry.get("used", 0)), int(entry.get("budget", 0))
+        budgets += allowed
+        fixed = bool(entry.get("fixed"))
+        table.add_row(name, str(used), f"[dim]{allowed}[/]" if fixed else str(allowed),
+                      _bar(total, used, None if fixed else allowed) + "│")
+    if marked:
+        unused = int(budget.get("unused_tokens", total - int(budget.get("used_tokens") or 0)))
+        table.add_row("unused", str(unused), str(total - budgets) if total != budgets else "", "")
+        table.add_row("[bold]input budget[/]", str(total), str(total), "")
     return table
+
+
+#: The layer chart's caption for a snapshot written before fixed parts were marked.
+OLD_SNAPSHOT_NOTE = ("[dim]written by an older ctxagent: a budget equal to the tokens is the part's size, not an "
+                     "allowance, and the tool schemas are in no row (or in current)[/]")
+_LEGEND = "[dim]▒ a fixed part's size, █ tokens used, ··· budget not used, ▓ tokens beyond the budget[/]"
+
+
+def _chart_caption(budget: dict) -> str:
+    note = budget.get("unused_note")
+    return f"unused {budget.get('unused_tokens', '?')} tokens" + (f": {markup(note)}" if note else "") + "\n" + _LEGEND
+
+
+def _bar(total: int, used: int, allowed: int | None) -> str:
+    """BAR_WIDTH cells standing for `total` tokens, then a label if it fits. A fixed part
+    (`allowed` None): its size hatched, "fixed". A layer: solid to its tokens, dotted on to
+    its budget, shaded beyond it with "+excess"."""
+    cells = lambda tokens: min(BAR_WIDTH, round(BAR_WIDTH * max(0, tokens) / total))
+    if allowed is None:
+        bar, width, label = "[dim]" + "▒" * cells(used) + "[/]", cells(used), " fixed"
+    else:
+        solid, reach = cells(min(used, allowed)), cells(max(used, allowed))
+        rest = "[magenta]" + "▓" * (reach - solid) + "[/]" if used > allowed else "·" * (reach - solid)
+        bar, width, label = "[cyan]" + "█" * solid + "[/]" + rest, reach, f" +{used - allowed}" if used > allowed else ""
+    label = label if width + len(label) <= BAR_WIDTH else ""
+    return bar + label + " " * (BAR_WIDTH - width - len(label))
 
 
 def packet_table(rows: list[dict], width: int = 200) -> Table:

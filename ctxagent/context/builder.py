@@ -25,7 +25,8 @@ from ctxagent.context.collector import collector_paused
 from ctxagent.context.gather import Gathered, gather
 from ctxagent.context.messages import call_ids, history_units, last_user_text, split_current, strip_private
 from ctxagent.context.packet import TYPE_LAYER, ContextConfig, ContextPacket, to_epoch
-from ctxagent.context.select import HISTORY_LAYERS, Candidate, score, select
+from ctxagent.context.reporting import fixed_layer, unused_note
+from ctxagent.context.select import Candidate, score, select
 from ctxagent.context.terms import terms
 from ctxagent.context.textstats import analyse
 from ctxagent.context.tokens import TokenCounter
@@ -109,10 +110,16 @@ class ContextBuilder:
         units after it (the current turn) are pinned after it.
 
         Report: {"mode", "model", "exact", "query", "query_type", "budget": {max_tokens,
-        reserve_tokens, input_budget, fixed_tokens, tools_tokens, used_tokens},
-        "layers": {layer: {budget, used}}, "sources", "packets": [row per candidate:
-        id, layer, type, source, tokens, relevance, recency, score, pinned, decision,
-        reason, preview], "final_fit_dropped": [ids]}.
+        reserve_tokens, input_budget, fixed_tokens, tools_tokens, used_tokens,
+        unused_tokens, unused_note}, "layers": {layer: {budget, used, fixed}}, "sources",
+        "packets": [row per candidate: id, layer, type, source, tokens, relevance, recency,
+        score, pinned, decision, reason, preview], "final_fit_dropped": [ids]}, in tokens.
+        Layers: "system", "tools" and "current" (the request, its section headers and
+        the reply primer) are fixed: budget = the size set aside before selection, used =
+        as sent; "memory", "evidence", "history", "tool_results" have `select`'s share as
+        budget (used above it is room other layers left, taken in the second pass). The
+        budgets add up to input_budget less the shares' rounding, the used tokens with
+        unused_tokens to input_budget (`ctxagent.context.reporting` has the details).
         """
         query = user_query if isinstance(user_query, str) and user_query.strip() else None
         custom = [*(custom_packets or []), *(additional_packets or [])]  # additional_packets: the textbook's name
@@ -284,34 +291,52 @@ class _Run:
 
     def _report(self, figures: dict, fixed: int, used: int, dropped: list[str]) -> dict:
         cfg = self.config
-        system_tokens = self.counter.count("\n\n".join(self.instructions)) if self.instructions else 0
-        layers = {"system": {"budget": system_tokens, "used": system_tokens}, **figures["layers"]}
-        layers["current"] = {"budget": fixed - system_tokens, "used": fixed - system_tokens}
-        used_by_layer = dict.fromkeys((*HISTORY_LAYERS, "memory", "evidence"), 0)
+        system, tools = self._system_tokens(), self.counter.count_tools(self.tools)
+        layers = {"system": fixed_layer(system), "tools": fixed_layer(tools)}
+        for name, entry in figures["layers"].items():
+            layers[name] = {"budget": entry["budget"], "used": 0, "fixed": False}
         for cand in self.cands:
-            if cand.decision != "dropped" and cand.layer in used_by_layer:
-                used_by_layer[cand.layer] += cand.cost
-        for layer, layer_used in used_by_layer.items():
-            layers.setdefault(layer, {"budget": 0, "used": 0})["used"] = layer_used
+            if cand.decision != "dropped":
+                layers[cand.layer]["used"] += cand.cost
+        # The request itself (with its section headers and the reply primer): set aside before
+        # selection, and what the whole request as sent costs beyond the layers' parts.
+        current = used - sum(e["used"] for e in layers.values())
+        layers["current"] = fixed_layer(fixed - system - tools, current)
         return {
             "version": 1, "mode": self.mode, "model": self.counter.model, "exact": self.counter.exact,
             "query": self.task[:500], "query_type": figures["query_type"],
             "budget": {
                 "max_tokens": cfg.max_tokens, "reserve_tokens": cfg.reserve_tokens, "input_budget": cfg.input_budget,
-                "fixed_tokens": fixed, "tools_tokens": self.counter.count_tools(self.tools), "used_tokens": used,
+                "fixed_tokens": fixed, "tools_tokens": tools, "used_tokens": used,
+                "unused_tokens": cfg.input_budget - used, "unused_note": unused_note(layers, self._unused_why(dropped)),
             },
             "layers": layers, "sources": self.gathered.sources,
-            "packets": [*self._required_rows(system_tokens, fixed), *(c.row() for c in self.cands)],
+            "packets": [*self._required_rows(system, current), *(c.row() for c in self.cands)],
             "final_fit_dropped": dropped,
         }
 
-    def _required_rows(self, system_tokens: int, fixed: int) -> list[dict]:
+    def _system_tokens(self) -> int:
+        """Tokens of the instructions as sent: the system message, or their text in the template."""
+        if not self.instructions:
+            return 0
+        if self.mode == "messages":
+            return self.counter.count_message(self._system_msgs()[0])
+        return self.counter.count("\n\n".join(self.instructions))
+
+    def _unused_why(self, dropped: list[str]) -> str:
+        """Why nothing else filled the room left: the second pass offered it to all that was left out."""
+        short = sum(1 for c in self.cands if c.decision == "dropped" and c.reason.startswith("over"))
+        why = (f"the second pass offered it to everything left out; the {short} left out for lack of room needed more"
+               if short else "nothing was left out for lack of room")
+        return why + (f"; {len(dropped)} removed in the final fit" if dropped else "")
+
+    def _required_rows(self, system_tokens: int, current_tokens: int) -> list[dict]:
         """Report rows for the parts that are never selected against: instructions, request."""
         rows = []
         if self.instructions:
             rows.append(_fixed_row("system", "system", "instructions", system_tokens, "system instructions: always kept",
                                    "\n\n".join(self.instructions)))
-        rows.append(_fixed_row("current", "current", "task", fixed - system_tokens, "current request: always last, never cut", self.task))
+        rows.append(_fixed_row("current", "current", "task", current_tokens, "current request: always last, never cut", self.task))
         return rows
 
 
