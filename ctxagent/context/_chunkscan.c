@@ -250,7 +250,8 @@ learn(Scanner *self, const unsigned char *p, Py_ssize_t n, uint64_t h, Py_ssize_
     }
     c.terms = Py_NewRef(PyTuple_GET_ITEM(result, 0));
     Py_CLEAR(result);
-    if (self->n_entries >= capacity && evict_oldest(self, capacity / 2) < 0) {
+    Py_ssize_t bound = capacity < INT32_MAX ? capacity : INT32_MAX; /* a slot holds the index in 32 bits */
+    if (self->n_entries >= bound && evict_oldest(self, bound / 2) < 0) {
         goto fail;
     }
     if (grow(self) < 0) {
