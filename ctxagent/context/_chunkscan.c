@@ -71,6 +71,19 @@ typedef struct {
     int busy;
 } Scanner;
 
+/* Chunks looked up together (see scan_text), and a chunk's place in its text. */
+#define BLOCK 64
+typedef struct {
+    Py_ssize_t start, len;
+    uint64_t hash;
+} Span;
+
+#if defined(__GNUC__) || defined(__clang__)
+#define PREFETCH(address) __builtin_prefetch(address)
+#else
+#define PREFETCH(address) ((void)0)
+#endif
+
 /* Bytes kept in chunks (terms._KEEP): letters, digits, `_`, `.`, `'`, and >= 0x80. */
 static unsigned char KEEP[256];
 
@@ -415,32 +428,54 @@ scan_text(Scanner *self, PyObject *text, Py_ssize_t capacity, PyObject *tag, PyO
     int64_t n_terms = 0, pieces = 0, value100 = 0;
     Py_ssize_t n_order = 0;
     PyObject *result = NULL;
+    Span spans[BLOCK];
     for (Py_ssize_t i = 0; i < size;) {
-        if (!KEEP[data[i]]) {
-            i++;
-            continue;
+        /* A block of chunks: cut and hash them, and ask the memory for their slots and then
+         * their entries before reading any, so that the cache misses of a cold table
+         * overlap instead of coming one after another. The lookups that follow are the
+         * ordinary ones (a prefetch is only a hint, right or stale). */
+        int n_spans = 0;
+        size_t mask = (size_t)self->n_slots - 1;
+        while (n_spans < BLOCK && i < size) {
+            if (!KEEP[data[i]]) {
+                i++;
+                continue;
+            }
+            Py_ssize_t start = i;
+            while (i < size && KEEP[data[i]]) {
+                i++;
+            }
+            uint64_t h = hash_bytes(data + start, i - start);
+            spans[n_spans++] = (Span){start, i - start, h};
+            if (self->n_slots) {
+                PREFETCH(&self->slots[h & mask]);
+            }
         }
-        Py_ssize_t start = i;
-        while (i < size && KEEP[data[i]]) {
-            i++;
+        for (int j = 0; self->n_slots && j < n_spans; j++) {
+            uint64_t slot = self->slots[spans[j].hash & mask];
+            if (slot != 0) {
+                PREFETCH(&self->entries[(slot & 0xffffffffu) - 1]);
+            }
         }
-        uint64_t h = hash_bytes(data + start, i - start);
-        Py_ssize_t k = self->n_slots ? find(self, data + start, i - start, h) : -1;
-        if (k < 0 && (k = learn(self, data + start, i - start, h, capacity)) < 0) {
-            goto done;
-        }
-        Entry *e = &self->entries[k];
-        n_terms += e->n_terms;
-        pieces += e->pieces;
-        value100 += e->value100;
-        if (e->gen != self->gen && compute_hold(self, e, &self->cold[k]) < 0) {
-            goto done;
-        }
-        if (e->n_hold) {
-            const Py_ssize_t *hold = self->cold[k].hold;
-            for (int32_t j = 0; j < e->n_hold; j++) {
-                if (counts[hold[j]]++ == 0) {
-                    order[n_order++] = hold[j];
+        for (int j = 0; j < n_spans; j++) {
+            const unsigned char *chunk = data + spans[j].start;
+            Py_ssize_t k = self->n_slots ? find(self, chunk, spans[j].len, spans[j].hash) : -1;
+            if (k < 0 && (k = learn(self, chunk, spans[j].len, spans[j].hash, capacity)) < 0) {
+                goto done;
+            }
+            Entry *e = &self->entries[k];
+            n_terms += e->n_terms;
+            pieces += e->pieces;
+            value100 += e->value100;
+            if (e->gen != self->gen && compute_hold(self, e, &self->cold[k]) < 0) {
+                goto done;
+            }
+            if (e->n_hold) {
+                const Py_ssize_t *hold = self->cold[k].hold;
+                for (int32_t m = 0; m < e->n_hold; m++) {
+                    if (counts[hold[m]]++ == 0) {
+                        order[n_order++] = hold[m];
+                    }
                 }
             }
         }
