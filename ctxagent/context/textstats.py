@@ -18,6 +18,12 @@ no tokenizer piece crosses a chunk boundary), and texts share most of their chun
 - `_TEXTS`: a text seen before with the same query costs one dictionary lookup, as an
   agent loop sends the same packets with the same task call after call.
 
+The loop over a new text's chunks has two implementations with the same results: the
+compiled scanner `ctxagent.context._chunkscan` (a C hash table of chunks; optional, built
+by `pip install` where a C compiler is at hand) and the pure-Python `_QueryChunks` path
+(used when the module is missing, busy in another thread, or CTXAGENT_PURE_PYTHON=1).
+Both take a new chunk's figures from `chunk_figures`; the tests run on both.
+
 The scores are those of `scoring.query_scores(query_terms, [terms(t) for t in texts],
 normalize=False)`, to the last bit (the same arithmetic, `scoring.bm25_from_tfs`;
 `tests/context/test_textstats.py` pins it). Time: `benchmarks/context_build.py`.
@@ -137,8 +143,8 @@ def text_facts(text: str) -> TextFacts:
     """The `TextFacts` of one text (cached like `analyse`'s)."""
     entry = _TEXTS.get(text)
     if entry is None:
-        packed = sum(info[0] for info in map(_FIGURES.__getitem__, chunks(text)))
-        return TextFacts(packed >> 2 * _BITS, packed >> _BITS & _MASK, (packed & _MASK) / 100)
+        n_terms, pieces, value100 = _unpack(sum(info[0] for info in map(_FIGURES.__getitem__, chunks(text))))
+        return TextFacts(n_terms, pieces, value100 / 100)
     return TextFacts(entry[0], entry[1], entry[2] / 100)
 
 
@@ -168,8 +174,13 @@ def _learn_python(texts: list[str], key: tuple[str, ...]) -> dict[str, Entry]:
         if packed >= _HOLDS:
             bag = chain.from_iterable(map(holding.__getitem__, filter(holding.__contains__, parts)))
             found = tuple(Counter(bag).items())
-        learnt[text] = (packed >> 2 * _BITS & _MASK, packed >> _BITS & _MASK, packed & _MASK, key, found)
+        learnt[text] = (*_unpack(packed), key, found)
     return learnt
+
+
+def _unpack(packed: int) -> tuple[int, int, int]:
+    """(terms, token lower bound, 100 x estimate lower bound) from figures packed as `_FIGURES` packs them."""
+    return packed >> 2 * _BITS & _MASK, packed >> _BITS & _MASK, packed & _MASK
 
 
 def use_compiled(enabled: bool = True) -> bool:
