@@ -129,14 +129,10 @@ slot_of(uint64_t hash, Py_ssize_t k)
     return (hash >> 32) << 32 | (uint64_t)(k + 1);
 }
 
-static int
-rebuild_slots(Scanner *self, Py_ssize_t n_slots)
+/* Fill `slots` (n_slots of them, all 0) with the entries' indices. */
+static void
+index_entries(Scanner *self, uint64_t *slots, Py_ssize_t n_slots)
 {
-    uint64_t *slots = PyMem_Calloc(n_slots, sizeof(uint64_t));
-    if (slots == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
     size_t mask = (size_t)n_slots - 1;
     for (Py_ssize_t k = 0; k < self->n_entries; k++) {
         uint64_t h = self->entries[k].hash;
@@ -146,19 +142,31 @@ rebuild_slots(Scanner *self, Py_ssize_t n_slots)
         }
         slots[i] = slot_of(h, k);
     }
+}
+
+static int
+rebuild_slots(Scanner *self, Py_ssize_t n_slots)
+{
+    uint64_t *slots = PyMem_Calloc(n_slots, sizeof(uint64_t));
+    if (slots == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    index_entries(self, slots, n_slots);
     PyMem_Free(self->slots);
     self->slots = slots;
     self->n_slots = n_slots;
     return 0;
 }
 
-/* Keep the `keep` newest entries (terms.evict_oldest). */
-static int
+/* Keep the `keep` newest entries (terms.evict_oldest). The slots are re-indexed in place:
+ * nothing is allocated, so this cannot fail and leave slots naming entries that moved. */
+static void
 evict_oldest(Scanner *self, Py_ssize_t keep)
 {
     Py_ssize_t drop = self->n_entries - (keep < 0 ? 0 : keep);
     if (drop <= 0) {
-        return 0;
+        return;
     }
     for (Py_ssize_t k = 0; k < drop; k++) {
         entry_release(&self->entries[k], &self->cold[k]);
@@ -167,7 +175,8 @@ evict_oldest(Scanner *self, Py_ssize_t keep)
     memmove(self->entries, self->entries + drop, left * sizeof(Entry));
     memmove(self->cold, self->cold + drop, left * sizeof(Cold));
     self->n_entries = left;
-    return rebuild_slots(self, self->n_slots);
+    memset(self->slots, 0, self->n_slots * sizeof(uint64_t));
+    index_entries(self, self->slots, self->n_slots);
 }
 
 /* Room for one more entry: the arrays doubled when full, entries kept 64-byte aligned. */
@@ -247,7 +256,9 @@ learn(Scanner *self, const unsigned char *p, Py_ssize_t n, uint64_t h, Py_ssize_
     if (chunk == NULL) {
         return -1;
     }
-    PyObject *result = PyObject_CallOneArg(self->figures, chunk);
+    PyObject *figures = Py_NewRef(self->figures); /* alive until it returns, even if it calls Scanner.__init__ */
+    PyObject *result = PyObject_CallOneArg(figures, chunk);
+    Py_DECREF(figures);
     Entry e = {.hash = h, .len = (int32_t)n};
     Cold c = {NULL, NULL};
     if (result == NULL) {
@@ -264,8 +275,8 @@ learn(Scanner *self, const unsigned char *p, Py_ssize_t n, uint64_t h, Py_ssize_
     c.terms = Py_NewRef(PyTuple_GET_ITEM(result, 0));
     Py_CLEAR(result);
     Py_ssize_t bound = capacity < INT32_MAX ? capacity : INT32_MAX; /* a slot holds the index in 32 bits */
-    if (self->n_entries >= bound && evict_oldest(self, bound / 2) < 0) {
-        goto fail;
+    if (self->n_entries >= bound) {
+        evict_oldest(self, bound / 2);
     }
     if (grow(self) < 0) {
         goto fail;
@@ -513,12 +524,17 @@ Scanner_scan(Scanner *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "OO!n|O:scan", &texts, &PyDict_Type, &query, &capacity, &tag)) {
         return NULL;
     }
-    if (self->busy) {
-        Py_RETURN_NONE;
+    if (self->figures == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "Scanner.__init__ was not called");
+        return NULL;
     }
     PyObject *seq = PySequence_Tuple(texts); /* a copy: no other thread can change it under us */
     if (seq == NULL) {
         return NULL;
+    }
+    if (self->busy) { /* tested after the copy, which can run Python code (an iterator) and so let other threads in */
+        Py_DECREF(seq);
+        Py_RETURN_NONE;
     }
     self->busy = 1;
     Py_ssize_t n_query = PyDict_GET_SIZE(query), n = PyTuple_GET_SIZE(seq);
@@ -569,8 +585,10 @@ Scanner_clear(Scanner *self, PyObject *Py_UNUSED(ignored))
         PyErr_SetString(PyExc_RuntimeError, "the scanner is busy");
         return NULL;
     }
+    self->busy = 1; /* releasing terms can run Python code (a __del__), which may call scan or clear */
     clear_entries(self);
     Py_CLEAR(self->query);
+    self->busy = 0;
     Py_RETURN_NONE;
 }
 
@@ -596,9 +614,37 @@ Scanner_init(Scanner *self, PyObject *args, PyObject *kwds)
     return 0;
 }
 
+/* The collector's view: `figures`, the query and the terms may lead back to the scanner
+ * (a closure over it), so the scanner takes part in the garbage collector. */
+static int
+Scanner_traverse(Scanner *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->figures);
+    Py_VISIT(self->query);
+    for (Py_ssize_t k = 0; k < self->n_entries; k++) {
+        Py_VISIT(self->cold[k].terms);
+    }
+    return 0;
+}
+
+static int
+Scanner_tp_clear(Scanner *self)
+{
+    if (self->busy) { /* never while a scan runs (an unreachable scanner runs none) */
+        return 0;
+    }
+    self->busy = 1;
+    clear_entries(self);
+    Py_CLEAR(self->query);
+    self->busy = 0;
+    Py_CLEAR(self->figures);
+    return 0;
+}
+
 static void
 Scanner_dealloc(Scanner *self)
 {
+    PyObject_GC_UnTrack(self);
     clear_entries(self);
     PyMem_Free(self->entries_block);
     PyMem_Free(self->cold);
@@ -624,10 +670,13 @@ static PyTypeObject ScannerType = {
     .tp_name = "ctxagent.context._chunkscan.Scanner",
     .tp_doc = "A table of chunks and their figures; see the module docstring.",
     .tp_basicsize = sizeof(Scanner),
-    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
     .tp_new = PyType_GenericNew,
     .tp_init = (initproc)Scanner_init,
     .tp_dealloc = (destructor)Scanner_dealloc,
+    .tp_traverse = (traverseproc)Scanner_traverse,
+    .tp_clear = (inquiry)Scanner_tp_clear,
+    .tp_free = PyObject_GC_Del,
     .tp_methods = Scanner_methods,
     .tp_as_sequence = &Scanner_as_sequence,
 };

@@ -4,10 +4,13 @@ pure-Python path, its bounds, its errors, and its behaviour when called again wh
 
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
 import sys
+import textwrap
 import threading
+import weakref
 
 import pytest
 from hypothesis import given, settings
@@ -177,3 +180,154 @@ def test_pure_python_is_chosen_by_the_environment() -> None:
     env["CTXAGENT_PURE_PYTHON"] = "0"
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
     assert out.strip() == str(textstats.compiled_available())
+
+
+# --- hostile use of the scanner itself: none of these may crash the process or leak ------------
+def _in_a_fresh_process(code: str) -> str:
+    """Runs `code` in a new interpreter with the debug allocator (freed memory is overwritten,
+    so a use after free crashes there, not this test run); returns its output."""
+    env = {**os.environ, "PYTHONMALLOC": "debug", "CTXAGENT_PURE_PYTHON": "0"}
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, f"exit {proc.returncode}\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}"
+    return proc.stdout
+
+
+@needs_scanner
+def test_a_scanner_whose_init_was_not_called_raises() -> None:
+    out = _in_a_fresh_process("""
+        from ctxagent.context import textstats
+        scanner = textstats._chunkscan.Scanner.__new__(textstats._chunkscan.Scanner)
+        try:
+            scanner.scan(["some text"], {}, 10)
+        except RuntimeError as exc:
+            print(exc)
+    """)
+    assert "__init__ was not called" in out
+
+
+@needs_scanner
+def test_a_scan_from_a_destructor_run_by_clear_gets_none() -> None:
+    """clear() releases the chunks' terms, which can run a __del__ that scans: that scan must
+    not see the half-released table (the long chunk's key is already gone)."""
+    out = _in_a_fresh_process("""
+        from ctxagent.context import textstats
+        long_chunk = "a" * 30
+        class Term(str):
+            def __del__(self):
+                print("inner:", scanner.scan([long_chunk], {}, 100))
+        def figures(chunk):
+            found, n_terms, pieces, value100 = textstats.chunk_figures(chunk)
+            return tuple(map(Term, found)), n_terms, pieces, value100
+        scanner = textstats._chunkscan.Scanner(figures)
+        scanner.scan([long_chunk + " " + "b" * 30 + " ccc"], {}, 100)
+        scanner.clear()
+        print("held:", len(scanner), scanner.scan([long_chunk], {}, 100)[0][:3])
+    """)
+    assert "inner: None" in out and "held: 0 (1, 1, 719)" in out
+
+
+@needs_scanner
+def test_a_scan_while_another_threads_iterable_is_read_does_not_run_alongside_it() -> None:
+    """Reading `texts` (here a generator) can run Python code and so let another thread in:
+    whichever call starts scanning second must get None, not run on the same table (with a
+    query of another size it wrote past its own count array)."""
+    out = _in_a_fresh_process("""
+        import threading
+        from ctxagent.context import textstats
+        in_figures, generator_go, figures_go = threading.Event(), threading.Event(), threading.Event()
+        def figures(chunk):
+            if chunk == b"block":
+                in_figures.set()
+                figures_go.wait(30)
+            return textstats.chunk_figures(chunk)
+        scanner = textstats._chunkscan.Scanner(figures)
+        big = {f"w{i}": i for i in range(100)}
+        text = " ".join(big)
+        results = {}
+        def texts():
+            generator_go.wait(30)
+            yield text
+        first = threading.Thread(target=lambda: results.setdefault("first", scanner.scan(texts(), big, 1000)))
+        second = threading.Thread(target=lambda: results.setdefault("second", scanner.scan(["block " + text], {"w99": 0}, 1000)))
+        first.start()  # blocked in its generator, before it reads the busy flag
+        second.start()
+        assert in_figures.wait(30)  # the second call is scanning, inside figures
+        generator_go.set()
+        first.join(30)
+        figures_go.set()
+        second.join(30)
+        print(results["first"], results["second"][0][4])
+    """)
+    assert out.split() == ["None", "(('w99',", "1),)"]
+
+
+@needs_scanner
+def test_figures_replaced_by_init_while_it_runs_stays_alive_until_it_returns() -> None:
+    out = _in_a_fresh_process("""
+        import functools, gc
+        from ctxagent.context import textstats
+        scanner = textstats._chunkscan.Scanner(textstats.chunk_figures)
+        def figures(chunk):
+            scanner.__init__(textstats.chunk_figures)  # drops the scanner's reference to the lru_cache wrapper now running
+            gc.collect()
+            return textstats.chunk_figures(chunk)
+        scanner.__init__(functools.lru_cache(maxsize=None)(figures))
+        print(scanner.scan(["hello world"], {}, 10))
+    """)
+    assert out.strip() == "[(2, 2, 240, None, ())]"
+
+
+@needs_scanner
+def test_a_memory_error_in_mid_scan_leaves_the_table_consistent() -> None:
+    """One allocation made to fail at each point of a scan that evicts (CPython's
+    _testcapi.set_nomemory): afterwards every chunk held is still found (figures is not asked
+    again) and the figures are right. An eviction that failed half-way left the slots naming
+    entries that had moved."""
+    out = _in_a_fresh_process("""
+        try:
+            import _testcapi
+            _testcapi.set_nomemory
+        except (ImportError, AttributeError):
+            print("skip"); raise SystemExit
+        from ctxagent.context import textstats
+        calls = []
+        def figures(chunk):
+            calls.append(chunk)
+            return ((chunk.decode(),), 1, len(chunk), 0)
+        words = [f"longword_number_{i:02d}_xxxxxx" for i in range(12)]
+        failed = 0
+        for start in range(80):
+            scanner = textstats._chunkscan.Scanner(figures)
+            scanner.scan([" ".join(words[:8])], {}, 8)
+            _testcapi.set_nomemory(start, start + 1)
+            try:
+                scanner.scan([words[8]], {}, 8)  # full: evicts the 4 oldest, then learns words[8]
+            except MemoryError:
+                failed += 1
+            finally:
+                _testcapi.remove_mem_hooks()
+            scanner.scan([words[9]], {}, 8)
+            del calls[:]
+            got = scanner.scan([" ".join(words[4:8])], {}, 8)  # held whatever failed
+            assert calls == [] and got == [(4, 100, 0, None, ())], (start, calls, got)
+        print("failed", failed)
+    """)
+    assert out.startswith(("skip", "failed"))
+
+
+@needs_scanner
+def test_a_scanner_in_a_reference_cycle_is_collected() -> None:
+    """`figures` (and the terms it returns) may refer back to the scanner, as a closure does:
+    the garbage collector must be able to free the cycle and the table with it."""
+    class Term(str):
+        pass
+
+    def make() -> weakref.ref:
+        term = Term("word")
+        scanner = _chunkscan.Scanner(lambda chunk: ((term,), 1, 1, 1) if scanner is not None else None)
+        assert scanner.scan(["word"], {"word": 0}, 10)[0][4] == (("word", 1),)
+        return weakref.ref(term)
+
+    alive = make()
+    gc.collect()
+    assert alive() is None
