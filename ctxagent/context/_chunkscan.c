@@ -407,44 +407,48 @@ entry_tuple(int64_t n_terms, int64_t pieces, int64_t value100, PyObject *tag, Py
     return result;
 }
 
-/* One text's figures and found query terms, as the tuple `scan` returns for it. */
-static PyObject *
-scan_text(Scanner *self, PyObject *text, Py_ssize_t capacity, PyObject *tag, PyObject **terms, int64_t *counts,
-          Py_ssize_t *order)
+/* The UTF-8 bytes of `text` (surrogates passed through, as `terms.chunks` encodes):
+ * the string's own buffer when it is ASCII, else a new bytes object left in *encoded. */
+static int
+text_bytes(PyObject *text, const unsigned char **data, Py_ssize_t *size, PyObject **encoded)
 {
-    PyObject *encoded = NULL;
-    const unsigned char *data;
-    Py_ssize_t size;
+    *encoded = NULL;
     if (!PyUnicode_Check(text)) {
         PyErr_Format(PyExc_TypeError, "texts must be str, not %.100s", Py_TYPE(text)->tp_name);
-        return NULL;
+        return -1;
     }
 #if PY_VERSION_HEX < 0x030C0000
     if (PyUnicode_READY(text) < 0) {
-        return NULL;
+        return -1;
     }
 #endif
     if (PyUnicode_IS_ASCII(text)) {
-        data = PyUnicode_1BYTE_DATA(text);
-        size = PyUnicode_GET_LENGTH(text);
+        *data = PyUnicode_1BYTE_DATA(text);
+        *size = PyUnicode_GET_LENGTH(text);
+        return 0;
     }
-    else {
-        encoded = PyUnicode_AsEncodedString(text, "utf-8", "surrogatepass");
-        if (encoded == NULL) {
-            return NULL;
-        }
-        data = (const unsigned char *)PyBytes_AS_STRING(encoded);
-        size = PyBytes_GET_SIZE(encoded);
+    *encoded = PyUnicode_AsEncodedString(text, "utf-8", "surrogatepass");
+    if (*encoded == NULL) {
+        return -1;
     }
-    int64_t n_terms = 0, pieces = 0, value100 = 0;
-    Py_ssize_t n_order = 0;
-    PyObject *result = NULL;
+    *data = (const unsigned char *)PyBytes_AS_STRING(*encoded);
+    *size = PyBytes_GET_SIZE(*encoded);
+    return 0;
+}
+
+/* Called for each chunk of a text in order, with its entry's index; -1 stops the walk. */
+typedef int (*visit_fn)(Scanner *self, Py_ssize_t k, void *ctx);
+
+/* Each chunk of `data`, looked up (or learnt) and handed to `visit`. Chunks go in blocks:
+ * cut and hash them, and ask the memory for their slots and then their entries before
+ * reading any, so that the cache misses of a cold table overlap instead of coming one
+ * after another. The lookups that follow are the ordinary ones (a prefetch is only a
+ * hint, right or stale). */
+static int
+walk_chunks(Scanner *self, const unsigned char *data, Py_ssize_t size, Py_ssize_t capacity, visit_fn visit, void *ctx)
+{
     Span spans[BLOCK];
     for (Py_ssize_t i = 0; i < size;) {
-        /* A block of chunks: cut and hash them, and ask the memory for their slots and then
-         * their entries before reading any, so that the cache misses of a cold table
-         * overlap instead of coming one after another. The lookups that follow are the
-         * ordinary ones (a prefetch is only a hint, right or stale). */
         int n_spans = 0;
         size_t mask = (size_t)self->n_slots - 1;
         while (n_spans < BLOCK && i < size) {
@@ -472,30 +476,66 @@ scan_text(Scanner *self, PyObject *text, Py_ssize_t capacity, PyObject *tag, PyO
             const unsigned char *chunk = data + spans[j].start;
             Py_ssize_t k = self->n_slots ? find(self, chunk, spans[j].len, spans[j].hash) : -1;
             if (k < 0 && (k = learn(self, chunk, spans[j].len, spans[j].hash, capacity)) < 0) {
-                goto done;
+                return -1;
             }
-            Entry *e = &self->entries[k];
-            n_terms += e->n_terms;
-            pieces += e->pieces;
-            value100 += e->value100;
-            if (e->gen != self->gen && compute_hold(self, e, &self->cold[k]) < 0) {
-                goto done;
-            }
-            if (e->n_hold) {
-                const Py_ssize_t *hold = self->cold[k].hold;
-                for (int32_t m = 0; m < e->n_hold; m++) {
-                    if (counts[hold[m]]++ == 0) {
-                        order[n_order++] = hold[m];
-                    }
-                }
+            if (visit(self, k, ctx) < 0) {
+                return -1;
             }
         }
     }
-    PyObject *found = PyTuple_New(n_order);
+    return 0;
+}
+
+/* What `scan` adds up over a text's chunks. */
+typedef struct {
+    int64_t n_terms, pieces, value100;
+    int64_t *counts;      /* per query term index */
+    Py_ssize_t *order;    /* query term indices in order of first appearance */
+    Py_ssize_t n_order;
+} Figures;
+
+static int
+add_figures(Scanner *self, Py_ssize_t k, void *ctx)
+{
+    Figures *f = ctx;
+    Entry *e = &self->entries[k];
+    f->n_terms += e->n_terms;
+    f->pieces += e->pieces;
+    f->value100 += e->value100;
+    if (e->gen != self->gen && compute_hold(self, e, &self->cold[k]) < 0) {
+        return -1;
+    }
+    if (e->n_hold) {
+        const Py_ssize_t *hold = self->cold[k].hold;
+        for (int32_t m = 0; m < e->n_hold; m++) {
+            if (f->counts[hold[m]]++ == 0) {
+                f->order[f->n_order++] = hold[m];
+            }
+        }
+    }
+    return 0;
+}
+
+/* One text's figures and found query terms, as the tuple `scan` returns for it. */
+static PyObject *
+scan_text(Scanner *self, PyObject *text, Py_ssize_t capacity, PyObject *tag, PyObject **terms, int64_t *counts,
+          Py_ssize_t *order)
+{
+    PyObject *encoded, *result = NULL;
+    const unsigned char *data;
+    Py_ssize_t size;
+    if (text_bytes(text, &data, &size, &encoded) < 0) {
+        return NULL;
+    }
+    Figures f = {0, 0, 0, counts, order, 0};
+    if (walk_chunks(self, data, size, capacity, add_figures, &f) < 0) {
+        goto done;
+    }
+    PyObject *found = PyTuple_New(f.n_order);
     if (found == NULL) {
         goto done;
     }
-    for (Py_ssize_t j = 0; j < n_order; j++) {
+    for (Py_ssize_t j = 0; j < f.n_order; j++) {
         PyObject *pair = PyTuple_New(2), *count = PyLong_FromLongLong(counts[order[j]]);
         if (pair == NULL || count == NULL) {
             Py_XDECREF(pair);
@@ -507,13 +547,111 @@ scan_text(Scanner *self, PyObject *text, Py_ssize_t capacity, PyObject *tag, PyO
         PyTuple_SET_ITEM(pair, 1, count);
         PyTuple_SET_ITEM(found, j, pair);
     }
-    result = entry_tuple(n_terms, pieces, value100, tag, found);
+    result = entry_tuple(f.n_terms, f.pieces, f.value100, tag, found);
 done:
-    for (Py_ssize_t j = 0; j < n_order; j++) {
+    for (Py_ssize_t j = 0; j < f.n_order; j++) {
         counts[order[j]] = 0;
     }
     Py_XDECREF(encoded);
     return result;
+}
+
+/* CRC-32 as zlib computes it (reflected polynomial 0xEDB88320): crc32_update(crc, b) is
+ * zlib.crc32(b, crc), so crc32_update(crc32_update(0, a), b) is the CRC-32 of a then b. */
+static uint32_t CRC_TABLE[256];
+
+static void
+init_crc(void)
+{
+    for (uint32_t n = 0; n < 256; n++) {
+        uint32_t c = n;
+        for (int k = 0; k < 8; k++) {
+            c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+        }
+        CRC_TABLE[n] = c;
+    }
+}
+
+static uint32_t
+crc32_update(uint32_t crc, const unsigned char *p, Py_ssize_t n)
+{
+    crc = ~crc;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        crc = CRC_TABLE[(crc ^ p[i]) & 0xff] ^ (crc >> 8);
+    }
+    return ~crc;
+}
+
+/* What `sketch` gathers over a text's terms: the CRC-32 of each term bigram "a\0b". */
+typedef struct {
+    uint32_t *hashes;
+    Py_ssize_t n_hashes, cap;
+    Py_ssize_t n_terms;
+    uint32_t head;   /* CRC-32 of the previous term and "\0" */
+    uint32_t first;  /* CRC-32 of the first term (the shingle of a one-term text) */
+} Shingles;
+
+static int
+add_shingles(Scanner *self, Py_ssize_t k, void *ctx)
+{
+    Shingles *sh = ctx;
+    PyObject *terms = self->cold[k].terms;
+    for (Py_ssize_t t = 0; t < PyTuple_GET_SIZE(terms); t++) {
+        Py_ssize_t n;
+        const char *utf8 = PyUnicode_AsUTF8AndSize(PyTuple_GET_ITEM(terms, t), &n);
+        if (utf8 == NULL) {
+            return -1;
+        }
+        const unsigned char *bytes = (const unsigned char *)utf8;
+        if (sh->n_terms++ == 0) {
+            sh->first = crc32_update(0, bytes, n);
+        }
+        else {
+            if (sh->n_hashes == sh->cap) {
+                Py_ssize_t cap = sh->cap ? 2 * sh->cap : 256;
+                uint32_t *grown = PyMem_Realloc(sh->hashes, cap * sizeof(uint32_t));
+                if (grown == NULL) {
+                    PyErr_NoMemory();
+                    return -1;
+                }
+                sh->hashes = grown;
+                sh->cap = cap;
+            }
+            sh->hashes[sh->n_hashes++] = crc32_update(sh->head, bytes, n);
+        }
+        sh->head = crc32_update(crc32_update(0, bytes, n), (const unsigned char *)"", 1);
+    }
+    return 0;
+}
+
+static int
+compare_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* frozenset of the `k` smallest distinct values among `values` (sorted in place). */
+static PyObject *
+bottom_k(uint32_t *values, Py_ssize_t n, Py_ssize_t k)
+{
+    if (n > 1) {
+        qsort(values, (size_t)n, sizeof(uint32_t), compare_u32);
+    }
+    PyObject *out = PyFrozenSet_New(NULL);
+    Py_ssize_t taken = 0;
+    for (Py_ssize_t i = 0; out != NULL && i < n && taken < k; i++) {
+        if (i > 0 && values[i] == values[i - 1]) {
+            continue;
+        }
+        PyObject *value = PyLong_FromUnsignedLong(values[i]);
+        if (value == NULL || PySet_Add(out, value) < 0) {
+            Py_CLEAR(out);
+        }
+        Py_XDECREF(value);
+        taken++;
+    }
+    return out;
 }
 
 static PyObject *
@@ -563,6 +701,44 @@ done:
     PyMem_Free(counts);
     PyMem_Free(order);
     Py_DECREF(seq);
+    return out;
+}
+
+static PyObject *
+Scanner_sketch(Scanner *self, PyObject *args)
+{
+    PyObject *text;
+    Py_ssize_t k, capacity;
+    if (!PyArg_ParseTuple(args, "Unn:sketch", &text, &k, &capacity)) {
+        return NULL;
+    }
+    if (self->figures == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "Scanner.__init__ was not called");
+        return NULL;
+    }
+    PyObject *encoded, *out = NULL;
+    const unsigned char *data;
+    Py_ssize_t size;
+    if (text_bytes(text, &data, &size, &encoded) < 0) {
+        return NULL;
+    }
+    if (self->busy) { /* tested with no Python code run between the test and the set */
+        Py_XDECREF(encoded);
+        Py_RETURN_NONE;
+    }
+    self->busy = 1;
+    Shingles sh = {NULL, 0, 0, 0, 0, 0};
+    if (walk_chunks(self, data, size, capacity, add_shingles, &sh) == 0) {
+        if (sh.n_terms == 1) {
+            out = bottom_k(&sh.first, 1, k);
+        }
+        else {
+            out = bottom_k(sh.hashes, sh.n_hashes, k);
+        }
+    }
+    self->busy = 0;
+    PyMem_Free(sh.hashes);
+    Py_XDECREF(encoded);
     return out;
 }
 
@@ -657,6 +833,8 @@ Scanner_dealloc(Scanner *self)
 static PyMethodDef Scanner_methods[] = {
     {"scan", (PyCFunction)Scanner_scan, METH_VARARGS,
      "scan(texts, query, capacity, tag=None) -> [(n_terms, pieces, value100, tag, found)] or None when busy"},
+    {"sketch", (PyCFunction)Scanner_sketch, METH_VARARGS,
+     "sketch(text, k, capacity) -> frozenset of the k smallest CRC-32s of the text's term bigrams, or None when busy"},
     {"clear", (PyCFunction)Scanner_clear, METH_NOARGS, "Forget every chunk and the query."},
     {NULL, NULL, 0, NULL},
 };
@@ -692,6 +870,7 @@ PyMODINIT_FUNC
 PyInit__chunkscan(void)
 {
     init_keep();
+    init_crc();
     if (PyType_Ready(&ScannerType) < 0) {
         return NULL;
     }

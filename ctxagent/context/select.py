@@ -39,7 +39,7 @@ from ctxagent.context.budget import classify_query, layer_budgets
 from ctxagent.context.packet import ContextConfig, ContextPacket
 from ctxagent.context.scoring import recency_score
 from ctxagent.context.terms import evict_oldest, terms
-from ctxagent.context.textstats import analyse
+from ctxagent.context.textstats import analyse, compiled_sketch
 
 MIN_TRUNCATED_TOKENS = 48
 HISTORY_LAYERS = ("history", "tool_results")
@@ -114,7 +114,11 @@ _TERM_HEADS = _TermMemo(lambda term: zlib.crc32(term.encode("utf-8") + b"\x00"))
 def sketch(text: str) -> frozenset[int]:
     """Bottom-k MinHash sketch of the text's term bigrams (all of them when fewer than
     SKETCH_K): Jaccard of two sketches estimates that of the full bigram sets (Broder 1997).
-    Hashes are CRC-32, stable across runs (unlike hash())."""
+    Hashes are CRC-32, stable across runs (unlike hash()). The compiled scanner computes the
+    same sketch from its chunk table when it is in use (`textstats.compiled_sketch`)."""
+    fast = compiled_sketch(text, SKETCH_K)
+    if fast is not None:
+        return fast
     doc = terms(text)
     if len(doc) > 1:
         shingles = set(map(zlib.crc32, map(_TERM_BYTES.__getitem__, doc[1:]), map(_TERM_HEADS.__getitem__, doc[:-1])))

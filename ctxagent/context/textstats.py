@@ -197,6 +197,14 @@ def use_compiled(enabled: bool = True) -> bool:
     return _SCANNER is not None
 
 
+def compiled_sketch(text: str, k: int) -> frozenset[int] | None:
+    """The bottom-k sketch of `text`'s term bigrams as `select.sketch` defines it (CRC-32
+    of "a\x00b" for each pair of adjacent terms, the k smallest distinct), computed by the
+    compiled scanner from its chunk table; None when the scanner is not in use or busy
+    (the caller then computes it in Python)."""
+    return None if _SCANNER is None else _SCANNER.sketch(text, k, CHUNKS_MAX)
+
+
 def compiled_in_use() -> bool:
     """True if `analyse` uses the compiled scanner (see `use_compiled`)."""
     return _SCANNER is not None

@@ -331,3 +331,52 @@ def test_a_scanner_in_a_reference_cycle_is_collected() -> None:
     alive = make()
     gc.collect()
     assert alive() is None
+
+
+def _python_sketch(text: str, k: int) -> frozenset[int]:
+    from ctxagent.context.select import sketch
+
+    textstats.use_compiled(False)
+    try:
+        return sketch.__wrapped__(text)
+    finally:
+        textstats.use_compiled(True)
+
+
+@needs_scanner
+@settings(max_examples=200, deadline=None)
+@given(_text, st.integers(1, 6))
+def test_sketch_equals_the_python_definition(text: str, capacity: int) -> None:
+    from ctxagent.context.select import SKETCH_K
+
+    scanner = _chunkscan.Scanner(textstats.chunk_figures)
+    try:
+        expected = _python_sketch(text, SKETCH_K)
+    except UnicodeEncodeError:  # a lone surrogate inside a term: both paths refuse it
+        with pytest.raises(UnicodeEncodeError):
+            scanner.sketch(text, SKETCH_K, capacity)
+        return
+    for _ in range(2):
+        assert scanner.sketch(text, SKETCH_K, capacity) == expected
+        assert len(scanner) <= capacity
+
+
+@needs_scanner
+@pytest.mark.parametrize("text", ["", "the of", "one", "parse_cfg", "内存优化 budget", " ".join(f"w{i}" for i in range(200))])
+def test_sketch_edge_cases(text: str) -> None:
+    from ctxagent.context.select import SKETCH_K
+
+    scanner = _chunkscan.Scanner(textstats.chunk_figures)
+    got = scanner.sketch(text, SKETCH_K, 1000)
+    assert got == _python_sketch(text, SKETCH_K)
+    assert len(got) <= SKETCH_K and all(0 <= h < 2**32 for h in got)
+
+
+@needs_scanner
+def test_sketch_while_busy_returns_none() -> None:
+    inner: list = []
+    scanner = _chunkscan.Scanner(lambda chunk: (inner.append(scanner.sketch("x y", 32, 10)), textstats.chunk_figures(chunk))[1])
+    assert scanner.scan(["hello"], {}, 10)[0][0] == 1
+    assert inner == [None]
+    with pytest.raises(TypeError):
+        scanner.sketch(b"bytes", 32, 10)

@@ -16,6 +16,9 @@ from ctxagent.context.terms import terms
 NOW = 1_700_000_000.0
 
 
+pytestmark = pytest.mark.usefixtures("analysis_path")  # the near-duplicate sketch on both paths
+
+
 def cand(cid: str, text: str, cost: int, *, layer: str = "evidence", kind: str = "rag", rel: float | None = None,
          pinned: bool = False, order: int = 0, age_s: float = 0.0) -> Candidate:
     packet = ContextPacket(text, timestamp=NOW - age_s, relevance_score=rel, metadata={"type": kind})
