@@ -4,10 +4,13 @@
 notes, memory when available) without calling a model. `inspect` reads the snapshot
 of a past model call (`.ctxagent/snapshots/<session>/<n>.json`) and draws its layers as
 a budget bar chart and every packet's decision in a table, after one line each for the
-request's parameters, a redaction and the compaction-summary calls made for it; `--grep
-TEXT` answers "why did the model not see TEXT?" in one command. A damaged snapshot asked
-for by number is an error; for the last call, the newest readable one is shown, with a
-warning naming the damaged file.
+request's parameters, a redaction, the compaction-summary calls made for it and the
+plan calls made for its reply's tool calls. A plan call's own snapshot (a side call: no
+layers, no packets) shows who made it, for which call, its usage and one line per
+message. `--grep TEXT` answers "why did the model not see TEXT?" in one command, and
+names the session's plan calls that were sent TEXT. A damaged snapshot asked for by
+number is an error; for the last call, the newest readable one is shown, with a warning
+naming the damaged file.
 """
 
 from __future__ import annotations
@@ -24,7 +27,8 @@ from rich.table import Table
 from ctxagent.cli.safe_text import markup
 from ctxagent.context import ContextBuilder, ContextConfig, TokenCounter
 from ctxagent.context.gather import repo_sources
-from ctxagent.context.snapshot import REDACTED, list_calls, read_snapshot, resolve_session
+from ctxagent.context.snapshot import (REDACTED, list_calls, read_snapshot, resolve_session, side_calls_for,
+                                       side_calls_in, side_kind)
 from ctxagent.context.messages import content_text
 from ctxagent.context.reporting import layer_rows, message_preview
 from ctxagent.storage import read_jsonl, state_dir
@@ -85,34 +89,57 @@ def _model_and_window(repo: Path, model: str | None, max_tokens: int | None) -> 
 @click.argument("session", default="last")
 @click.option("--call", "call", type=click.IntRange(0), default=None, help="model call number (default: the last)")
 @click.option("--repo", type=click.Path(file_okay=False), default=".", show_default=True, help="repository whose snapshots to read")
-@click.option("--grep", "grep", default=None, help="show only packets mentioning TEXT, and whether the request contains it")
+@click.option("--grep", "grep", default=None, help="show only packets mentioning TEXT, whether the request contains it, and the plan calls sent it")
 @click.option("--json", "as_json", is_flag=True, help="print the snapshot as JSON")
 def inspect_command(session: str, call: int | None, repo: str, grep: str | None, as_json: bool) -> None:
     """Show what model call N of SESSION ("last" = newest) was sent: layers, budget, packet decisions."""
     root = state_dir(Path(repo))
     snap = read_snapshot(root, session, call)
+    session_id = resolve_session(root, session)
+    kind, number = side_kind(snap), snap.get("call")
     report = snap.get("report") or {}
+    side = side_calls_for(root, session_id, number) if not kind and isinstance(number, int) else []  # for its tool calls
+    sent = []  # the session's other side calls whose request mentions `grep`
     if grep:
-        said = transcript_mentions(root, str(snap.get("session_id") or resolve_session(root, session)), grep)
+        said = transcript_mentions(root, session_id, grep)
         report = {**report, "packets": filter_packets(report.get("packets", []), grep, said)}
+        sent = [c for c in side_calls_in(root, session_id)
+                if c.get("call") != number and request_mentions(c.get("request") or {}, grep)]
     if as_json:
-        payload = {**snap, "report": report}
+        payload = {**snap} if kind else {**snap, "report": report}
+        if side:
+            payload["side_calls"] = [side_call_summary(c) for c in side]
         if grep:
-            payload["grep"] = {"text": grep, "in_request": request_mentions(snap.get("request", {}), grep)}
+            payload["grep"] = {"text": grep, "in_request": request_mentions(snap.get("request", {}), grep),
+                               "in_side_calls": [c.get("call") for c in sent]}
         click.echo(json.dumps(payload, ensure_ascii=False, indent=1))
         return
     console = Console()
-    session_id = resolve_session(root, session)
     calls = list_calls(root, session_id)
     console.print(f"[bold]session[/] {markup(session_id)}  [bold]call[/] {snap.get('call')} of {calls[0]}..{calls[-1]}"
                   f"  [dim]{markup(str(snap.get('created_at', '')))}[/]")
+    if kind:
+        for line in side_call_lines(snap, session_id):
+            console.print(line, soft_wrap=True)
+        if grep:
+            seen = request_mentions(snap.get("request", {}), grep)
+            verdict = "[green]appears[/]" if seen else "[red]does not appear[/]"
+            console.print(f"{markup(grep)!s} {verdict} in the request sent to the model ({markup(kind)} call).",
+                          soft_wrap=True)
+            for line in sent_lines(sent, session_id, grep):
+                console.print(line, soft_wrap=True)
+        return
     for line in snapshot_lines(snap):
         console.print(line, soft_wrap=True)
+    for other in side:
+        console.print(markup(side_call_line(other, this_call=True)), soft_wrap=True)
     draw_report(console, report, title=str(report.get("query", ""))[:80])
     if grep:
         seen = request_mentions(snap.get("request", {}), grep)
         verdict = "[green]appears[/]" if seen else "[red]does not appear[/]"
         console.print(f"{markup(grep)!s} {verdict} in the request sent to the model; {len(report['packets'])} packet(s) mention it.")
+        for line in sent_lines(sent, session_id, grep):
+            console.print(line, soft_wrap=True)
         rows = {r.get("preview") for r in report["packets"] if str(r.get("id", "")).startswith("msg")}
         gone = len(said - rows)
         if gone:
@@ -143,6 +170,66 @@ def snapshot_lines(snap: dict) -> list[str]:
                 f"{call.get('tokens', '?')} tokens")
         lines.append(markup(line + (f", failed: {call['error']}" if call.get("error") else "")))
     return lines
+
+
+def side_call_summary(snap: dict) -> dict:
+    """A side call's snapshot without its request: call, kind, made_for, tokens, usage, error."""
+    keys = ("call", "kind", "made_for", "tokens", "usage", "error")
+    return {k: snap[k] for k in keys if k in snap}
+
+
+def side_call_line(snap: dict, *, this_call: bool = False) -> str:
+    """One plain line on a side call: `plan call 3, made for call 2's tool call c1 (attempt 1):
+    1 message, 118 tokens, usage 4000 prompt + 300 completion tokens`."""
+    request = snap.get("request") if isinstance(snap.get("request"), dict) else {}
+    messages = request.get("messages") if isinstance(request.get("messages"), list) else []
+    line = f"{_side_call_name(snap, this_call=this_call)}: {len(messages)} message(s), {snap.get('tokens', '?')} tokens"
+    if snap.get("error"):
+        return f"{line}, failed: {snap['error']}"
+    return f"{line}, usage {_usage_text(snap.get('usage'))}"
+
+
+def _side_call_name(snap: dict, *, this_call: bool = False) -> str:
+    made = snap.get("made_for") if isinstance(snap.get("made_for"), dict) else {}
+    owner = "this call's" if this_call else f"call {made.get('call', '?')}'s"
+    return (f"{snap.get('kind', '?')} call {snap.get('call', '?')}, made for {owner} tool call "
+            f"{made.get('tool_call_id') or '?'} (attempt {made.get('attempt', '?')})")
+
+
+def _usage_text(usage: Any) -> str:
+    if not isinstance(usage, dict):
+        return "not reported"
+    text = f"{usage.get('prompt_tokens', 0)} prompt + {usage.get('completion_tokens', 0)} completion tokens"
+    return text + (f", ${usage['cost_usd']:.4f}" if isinstance(usage.get("cost_usd"), (int, float)) else "")
+
+
+def side_call_lines(snap: dict, session_id: str) -> list[str]:
+    """Rich-markup lines for a side call's snapshot (a tool's own model call, e.g. the plan
+    tool's): who made it and for which call, the request's parameters, its usage, and one
+    line per message sent (the whole request: `--json`)."""
+    kind, made = str(snap.get("kind")), snap.get("made_for") if isinstance(snap.get("made_for"), dict) else {}
+    tool_call = markup(str(made.get("tool_call_id") or "?"))
+    lines = [f"[bold]{markup(kind)} call[/]: made by the {markup(kind)} tool while running tool call {tool_call} "
+             f"of call {made.get('call', '?')} (turn {made.get('turn', '?')}, step {made.get('step', '?')}), "
+             f"attempt {made.get('attempt', '?')}",
+             *snapshot_lines(snap)]
+    request = snap.get("request") if isinstance(snap.get("request"), dict) else {}
+    messages = [m for m in request.get("messages") or [] if isinstance(m, dict)]
+    outcome = f"[red]failed: {markup(str(snap['error']))}[/]" if snap.get("error") else \
+        f"usage {markup(_usage_text(snap.get('usage')))}"
+    lines.append(f"sent {len(messages)} message(s), {snap.get('tokens', '?')} tokens; {outcome}")
+    lines.append(f"[dim]no layers or packets: the {markup(kind)} tool wrote this request itself, and its answer "
+                 f"reached the model as the result of tool call {tool_call}[/]")
+    for message in messages:
+        lines.append(f"  {markup(str(message.get('role', '?')))}: {markup(message_preview(message))}")
+    lines.append(f"[dim]the whole request: ctxagent inspect {markup(session_id)} --call {snap.get('call')} --json[/]")
+    return lines
+
+
+def sent_lines(sent: list[dict], session_id: str, text: str) -> list[str]:
+    """Rich-markup lines naming the side calls (`sent`) whose request mentions `text`."""
+    return [markup(f"{text} appears in the request of {_side_call_name(c)}: "
+                   f"ctxagent inspect {session_id} --call {c.get('call')}") for c in sent]
 
 
 def filter_packets(rows: list[dict], text: str, said: frozenset[str] | set[str] = frozenset()) -> list[dict]:

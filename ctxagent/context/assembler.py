@@ -22,6 +22,10 @@ so the system prompt and the earlier history stay byte-identical between calls. 
   snapshots (a resumed session numbers on); the compaction-summary model calls made
   since the previous snapshot go in it too (`ctxagent.context.snapshot`).
 
+`record_side_call(kind, messages, ...)` writes the snapshot of a model call a tool made
+(the `plan` tool), under the next number, naming the main call it was made for
+(`ctxagent.context.wiring.attach` connects the plan tool to it).
+
 `compact(history, focus=None)` compacts on demand (after a context-length error from
 the server, or `/compact` in chat) and returns the new history for the loop to keep.
 """
@@ -40,7 +44,7 @@ from ctxagent.context.messages import repair_pairing, truncate_tool_result
 from ctxagent.context.reporting import build_report
 from ctxagent.context.packet import ContextConfig
 from ctxagent.context.sessionstate import gather_state
-from ctxagent.context.snapshot import highest_call, write_call_snapshot
+from ctxagent.context.snapshot import highest_call, write_call_snapshot, write_side_call_snapshot
 from ctxagent.context.stateselect import StateSelection, scoring_query, select_state, selection_config
 from ctxagent.context.tokens import TokenCounter
 from ctxagent.context.view import CompactedView
@@ -101,6 +105,8 @@ class ContextAssembler:
         self.calls = 0
         self._numbered: Any = None  # the session whose snapshots on disk `calls` has caught up with
         self._summary_calls: list[dict] = []  # compaction-summary calls not yet in a snapshot
+        self._last_state: dict | None = None  # the state of the last main call (its session, turn, step)
+        self._last_main: int | None = None  # that call's number
         self._last_selection = StateSelection()
         self._last_tools: list[dict] = []
 
@@ -188,6 +194,7 @@ class ContextAssembler:
         if not dry_run:
             self.calls = call
             self._write_snapshot(state, call, messages, tools, report)
+            self._last_state, self._last_main = state, self.calls
             if record is not None and self.on_compaction is not None:
                 self.on_compaction(record)
         return AssembledRequest(messages=messages, report=report)
@@ -213,6 +220,33 @@ class ContextAssembler:
         path = write_call_snapshot(state, call, request, report, secrets=self.secrets, summary_calls=summaries)
         if path is not None:
             self.calls = int(path.stem)
+
+    def record_side_call(self, kind: str, messages: list[dict], tools: list[dict] | None = None, *,
+                         usage: dict | None = None, error: str | None = None,
+                         made_for: dict | None = None) -> Path | None:
+        """Write the snapshot of a model call a tool made (`kind`: the tool, e.g. "plan")
+        while running the tool calls of the last main call's reply: its request as sent
+        (`messages`, `tools` if any, the client's parameters), `usage` (a `Usage.to_dict()`,
+        None when it failed), `error`, and `made_for` (the main call's number, turn and
+        step, plus what the caller adds: tool_call_id, attempt). It takes the next number,
+        so the next main call numbers after it. Returns the path; None when snapshots are
+        off or no main call was made yet. Raises StorageError if it cannot be written."""
+        state = self._last_state
+        if not self.snapshots or state is None:
+            return None
+        params = self.request_params() if self.request_params is not None else {}
+        request = {"model": getattr(self.model, "model", None), "messages": messages,
+                   **({"tools": tools} if tools else {}), **params}
+        details: dict[str, Any] = {
+            "made_for": {"call": self._last_main, "turn": state.get("turn"), "step": state.get("step"),
+                         **(made_for or {})},
+            "tokens": self.counter.count_messages(messages, tools or None), "usage": usage}
+        if error:
+            details["error"] = error
+        path = write_side_call_snapshot(state, self._call_number(state), kind, request, details, secrets=self.secrets)
+        if path is not None:
+            self.calls = int(path.stem)
+        return path
 
     def _recorded(self, trigger: str) -> Callable[[list[dict]], str] | None:
         """`self.summarize`, with each call's request kept for the next snapshot."""

@@ -18,6 +18,20 @@ compaction) or since the previous call (`/compact`, a context-length error): a s
 call has no layers or packets of its own, and its outcome (the summary or why it was not
 used) is in the report's `compaction`, so it is part of the call it was made for.
 
+A model call a tool makes (the `plan` tool asking for a plan) is a call of its own, with
+the next number, written when it ends (`write_side_snapshot`):
+
+    {"version": 1, "session", "call": n, "created_at", "redacted", "kind": "plan",
+     "request": {"model", "messages", "max_tokens", ...as sent}, "tokens": counted,
+     "usage": {"prompt_tokens", ...} or null, "error"?: str,
+     "made_for": {"call": the main call whose reply asked for the tool, "turn", "step",
+                  "tool", "tool_call_id", "attempt"}}
+
+It has no `report` (the tool wrote the request itself: no layers, no packets). A
+snapshot without `kind` is a main call (the loop's, built by the context engine).
+`side_calls_for` finds the side calls made for a main call, `side_calls_in` all of a
+session's.
+
 Secrets never reach disk: keys named like credentials (`api_key`, `authorization`,
 `password`, `secret`, `access_token`...) are replaced by "[REDACTED]", and string
 values are scrubbed of API-key shapes (`sk-...`, `Bearer ...`) and of any secret
@@ -102,6 +116,39 @@ def write_call_snapshot(state: dict, n: int, request: dict, report: dict, *, sec
     return path
 
 
+def write_side_snapshot(state_dir: Path, session_id: str, n: int, kind: str, request: dict, details: dict, *,
+                        secrets: Iterable[str] = ()) -> Path:
+    """Write the snapshot of side call `n` (a model call a tool made; `kind` names the
+    tool, e.g. "plan"): `request` as sent, and `details` (`made_for`, `tokens`, `usage`,
+    `error`) beside it, secrets scrubbed. Numbered and never overwritten as `write_snapshot`."""
+    if not isinstance(kind, str) or not kind or kind == "model":
+        raise ValueError(f"a side call's kind names the tool that made it, got {kind!r}")
+    path = snapshot_path(state_dir, session_id, n)
+    guard_state_path(path)
+    record = {"version": 1, "session": session_id, "call": n,
+              "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "redacted": False,
+              "kind": kind, "request": scrub(request, secrets)}
+    changed = _changed(request, record["request"])
+    for key, value in details.items():
+        if key not in record:
+            record[key] = scrub(value, secrets)
+            changed = changed or _changed(value, record[key])
+    record["redacted"] = changed
+    return _write_new(path.parent, n, record)
+
+
+def write_side_call_snapshot(state: dict, n: int, kind: str, request: dict, details: dict, *,
+                             secrets: Iterable[str] = ()) -> Path | None:
+    """`write_side_snapshot` in `<state["repo"]>/.ctxagent` for `state["session_id"]`, as
+    `write_call_snapshot`. Returns the path, or None when the state names no repo or session."""
+    repo, session = state.get("repo"), state.get("session_id")
+    if not repo or not session:
+        return None
+    root = ensure_state_dir(Path(repo))
+    refuse_links_below(root, snapshot_path(root, str(session), n))
+    return write_side_snapshot(root, str(session), n, kind, request, details, secrets=secrets)
+
+
 def _write_new(folder: Path, n: int, record: dict) -> Path:
     """Write `record` as `<folder>/<n>.json`, or under the next free number; never replaces a file."""
     try:
@@ -110,7 +157,7 @@ def _write_new(folder: Path, n: int, record: dict) -> Path:
         raise StorageError(f"could not write snapshots in {folder}: {exc.strerror or exc}") from exc
     for _ in range(_MAX_TRIES):
         record["call"] = n
-        if isinstance(record["report"], dict) and "call" in record["report"]:
+        if isinstance(record.get("report"), dict) and "call" in record["report"]:
             record["report"]["call"] = n
         target = folder / f"{n}.json"
         text = json.dumps(record, ensure_ascii=False, indent=1, default=str)
@@ -280,7 +327,67 @@ def shape_problem(data: Any) -> str | None:
         return '"report.packets" is not a list of objects'
     if not all(isinstance(c, dict) for c in data.get("summary_calls", [])):
         return '"summary_calls" is not a list of objects'
+    if "kind" in data and (not isinstance(data["kind"], str) or not isinstance(data.get("made_for"), (dict, type(None)))
+                           or not isinstance(data.get("usage"), (dict, type(None)))):
+        return '"kind", "made_for" or "usage" of a side call is not of its type'
     return None
+
+
+def side_kind(snap: dict) -> str | None:
+    """The tool that made this snapshot's call ("plan"), or None for a main call of the loop."""
+    kind = snap.get("kind")
+    return kind if isinstance(kind, str) and kind != "model" else None
+
+
+def side_calls_for(state_dir: Path, session: str, n: int) -> list[dict]:
+    """The side calls made for main call `n` of `session` (a session id): the snapshots
+    numbered right after it, up to the next main call, whose `made_for.call` is `n`
+    (another writer's calls in between are passed over). A damaged file ends the search."""
+    found = []
+    for k in list_calls(state_dir, session):
+        if k <= n:
+            continue
+        try:
+            snap = _load(snapshot_path(state_dir, session, k))
+        except StorageError:
+            break
+        if side_kind(snap) is None:
+            break
+        if (snap.get("made_for") or {}).get("call") == n:
+            found.append(snap)
+    return found
+
+
+def side_calls_in(state_dir: Path, session: str) -> list[dict]:
+    """Every readable side-call snapshot of `session` (a session id), by number; reads
+    every snapshot of the session (for `ctxagent inspect --grep`)."""
+    found = []
+    for k in list_calls(state_dir, session):
+        path = snapshot_path(state_dir, session, k)
+        if not _side_header(path):  # a main call's file (most of them, and large) is not parsed
+            continue
+        try:
+            snap = _load(path)
+        except StorageError:
+            continue
+        if side_kind(snap) is not None:
+            found.append(snap)
+    return found
+
+
+#: How a side call's file starts (`_write_new` writes the keys in order, one a line): the
+#: `kind` key comes before the request, so a file's first bytes say whether it is one.
+_HEAD_BYTES = 1024
+
+
+def _side_header(path: Path) -> bool:
+    """Whether the file at `path` starts like a side call's snapshot (a top-level `kind`)."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(_HEAD_BYTES).decode("utf-8", "replace")
+    except OSError:
+        return False
+    return '\n "kind": "' in head.split('\n "request":', 1)[0]
 
 
 def _ranges(calls: list[int]) -> str:

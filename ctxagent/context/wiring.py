@@ -8,9 +8,11 @@ automatic compactions reported as `Compaction` events through `emit` (default: t
 session transcript).
 
 `attach(agent)` connects an assembler to the agent built around it: compactions go to
-every sink of the agent (renderer, `--json`, transcript) and the agent's `memory` tool
+every sink of the agent (renderer, `--json`, transcript), the agent's `memory` tool
 feeds the memory layer with the memories of other sessions (the session's own are in its
-history). The notes and the todo board come from the repository on every request
+history), and each model call of the `plan` tool gets a snapshot of its own
+(`ContextAssembler.record_side_call`, naming the main call and tool call it was made
+for). The notes and the todo board come from the repository on every request
 (`ctxagent.context.sessionstate`); `ctxagent.context.stateselect` sends the board as the
 state layer and the notes and memory hits chosen for the request as evidence, in front
 of the current request.
@@ -21,10 +23,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from ctxagent.agent.events import Compaction
+from ctxagent.agent.events import Compaction, ToolCallEvent
 from ctxagent.context.assembler import ContextAssembler, request_params_of
 from ctxagent.context.compaction import CompactionRecord
 from ctxagent.context.summarizer import llm_summarizer
+from ctxagent.llm.meter import RecordedClient
 
 
 def compaction_event(record: CompactionRecord, reason: str | None = None) -> Compaction:
@@ -65,7 +68,8 @@ def attach(agent: Any) -> None:
     """Connect `agent.assembler` (a ContextAssembler; anything else is left alone) to `agent`:
     automatic compactions become `Compaction` events sent to all of the agent's sinks, and
     the agent's `memory` tool, if it has one, feeds the memory layer of every request with
-    memories of other sessions (this session's own are in its history already)."""
+    memories of other sessions (this session's own are in its history already); the
+    `plan` tool's model calls are written as snapshots of their own (`SideCalls`)."""
     assembler = agent.assembler
     if not isinstance(assembler, ContextAssembler):
         return
@@ -73,6 +77,36 @@ def attach(agent: Any) -> None:
     tool = agent.registry.get("memory")
     if tool is not None and assembler.memory_search is None:
         assembler.memory_search = memory_search(tool, session_id=agent.session.id)
+    plan = agent.registry.get("plan")
+    if plan is not None and getattr(plan, "client", None) is not None and not isinstance(plan.client, RecordedClient):
+        calls = SideCalls(assembler, "plan")
+        agent.sinks.append(calls.on_event)
+        plan.client = RecordedClient(plan.client, calls.record)
+
+
+class SideCalls:
+    """Records the model calls one tool (`kind`) makes as snapshots through `assembler`:
+    `on_event` (an agent sink) follows which tool call is running, `record` (a
+    `RecordedClient` recorder) writes each call with that tool call's id and the attempt
+    number within it (the plan tool retries once on an invalid plan)."""
+
+    def __init__(self, assembler: ContextAssembler, kind: str) -> None:
+        self.assembler, self.kind = assembler, kind
+        self.tool_call_id: str | None = None
+        self.attempts = 0
+
+    def on_event(self, event: Any) -> None:
+        if isinstance(event, ToolCallEvent):
+            self.tool_call_id = event.call_id if event.name == self.kind else None
+            self.attempts = 0
+
+    def record(self, messages: list, tools: list | None, response: Any, error: Exception | None) -> None:
+        self.attempts += 1
+        usage = getattr(response, "usage", None)
+        self.assembler.record_side_call(
+            self.kind, messages, tools, usage=usage.to_dict() if hasattr(usage, "to_dict") else None,
+            error=f"{type(error).__name__}: {error}" if error is not None else None,
+            made_for={"tool": self.kind, "tool_call_id": self.tool_call_id, "attempt": self.attempts})
 
 
 def make_assembler(settings: Any, repo: Path, session: Any, *, client: Any = None,

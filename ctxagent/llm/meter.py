@@ -5,12 +5,16 @@ through the session's client, not through the loop, so the loop would not see th
 tokens and cost. `open_agent` hands those parts a `MeteredClient`, and the loop adds
 what its `UsageMeter` gathered to the running turn before every limit check, so
 `max_task_tokens` and `max_cost_usd` hold for everything a turn spends.
+
+`RecordedClient` tells a recorder about every call it passes on (request, reply or
+error): the context engine wraps the plan tool's client in one, so each plan call gets
+its own snapshot (`ctxagent.context.wiring.attach`).
 """
 
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import Any, Callable
 
 from ctxagent.llm.usage import Usage
 
@@ -49,6 +53,39 @@ class MeteredClient:
         usage = getattr(response, "usage", None)
         if isinstance(usage, Usage):
             self.meter.add(usage)
+        return response
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.client, name)
+
+
+#: `record(messages, tools, response, error)`: one call ended with `response` (error None)
+#: or raised `error` (response None).
+CallRecorder = Callable[[list, "list | None", Any, "Exception | None"], None]
+
+
+class RecordedClient:
+    """A model client that hands every `chat` call to `record` when it ends: the messages
+    and tools it sent, and the reply or the exception (which is raised again after). Any
+    other attribute is the wrapped client's. A recorder that raises on a successful call
+    makes the call raise (a snapshot that cannot be written is an error, as for the loop's
+    calls); on a failed call the call's own error is raised."""
+
+    def __init__(self, client: Any, record: CallRecorder) -> None:
+        self.client = client
+        self.record = record
+
+    def chat(self, messages: list, tools: list | None = None, **kwargs: Any) -> Any:
+        """`client.chat(messages, tools, **kwargs)`, recorded."""
+        try:
+            response = self.client.chat(messages, tools, **kwargs)
+        except Exception as exc:
+            try:
+                self.record(list(messages), tools, None, exc)
+            except Exception:
+                pass  # the call's own error says more than the recorder's
+            raise
+        self.record(list(messages), tools, response, None)
         return response
 
     def __getattr__(self, name: str) -> Any:

@@ -79,7 +79,7 @@ def test_inspect_grep_answers_why_the_model_did_not_see_it(repo: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "does not appear" in result.output and "min_relevance" in result.output
     data = json.loads(invoke(["inspect", "s1", "--repo", str(repo), "--grep", "v9-TEST", "--json"]).output)
-    assert data["grep"] == {"text": "v9-TEST", "in_request": True}
+    assert data["grep"] == {"text": "v9-TEST", "in_request": True, "in_side_calls": []}
     assert [r["id"] for r in data["report"]["packets"]] == ["note-release"]
 
 
@@ -164,3 +164,39 @@ def test_inspect_grep_finds_history_by_the_whole_message_in_the_transcript(repo:
     assert "msg3" in rows and rows["msg3"]["decision"] != "selected", rows
     data = json.loads(invoke(["inspect", "last", "--repo", str(repo), "--grep", "click/core.py", "--json"]).output)
     assert "msg2" in {r["id"] for r in data["report"]["packets"]}, "the call that read it, by its arguments"
+
+
+OLD_SNAPSHOT = {  # as an older ctxagent wrote it: no kind, no side calls, layers without "fixed"
+    "version": 1, "session": "s1", "call": 1, "created_at": "2024-01-01T12:00:00+00:00",
+    "request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "What is the release tag?"}]},
+    "report": {"call": 1, "query": "What is the release tag?", "budget": {"max_tokens": 1000, "input_budget": 800},
+               "layers": {"system": {"budget": 10, "used": 10}, "current": {"budget": 12, "used": 12}},
+               "packets": [{"id": "msg1", "layer": "current", "decision": "selected", "reason": "current request"}],
+               "sources": {}}}
+
+
+def test_old_snapshots_still_display_beside_plan_calls(repo: Path) -> None:
+    """A session folder from before plan calls had snapshots: shown as before, no plan
+    lines; a plan call written after it is listed with it and shown on its own."""
+    from ctxagent.context.snapshot import write_side_snapshot
+
+    folder = state_dir(repo) / "snapshots" / "s1"
+    folder.mkdir(parents=True)
+    (folder / "1.json").write_text(json.dumps(OLD_SNAPSHOT), encoding="utf-8")
+    result = invoke(["inspect", "s1", "--repo", str(repo)])
+    assert result.exit_code == 0, result.output
+    assert "call 1 of 1..1" in result.output and "plan call" not in result.output
+    assert "written by an older ctxagent" in " ".join(result.output.split())
+    data = json.loads(invoke(["inspect", "s1", "--repo", str(repo), "--grep", "release", "--json"]).output)
+    assert data["grep"] == {"text": "release", "in_request": True, "in_side_calls": []} and "side_calls" not in data
+
+    details = {"made_for": {"call": 1, "turn": 1, "step": 1, "tool": "plan", "tool_call_id": "c1", "attempt": 1},
+               "tokens": 40, "usage": {"prompt_tokens": 41, "completion_tokens": 9, "cost_usd": 0.0012}}
+    write_side_snapshot(state_dir(repo), "s1", 2, "plan", {"model": "gpt-4o", "messages": [
+        {"role": "user", "content": "Plan the [bold]release[/bold] of v9"}], "max_tokens": 50}, details)
+    text = " ".join(invoke(["inspect", "s1", "--call", "1", "--repo", str(repo)]).output.split())
+    assert ("plan call 2, made for this call's tool call c1 (attempt 1): 1 message(s), 40 tokens, "
+            "usage 41 prompt + 9 completion tokens, $0.0012") in text
+    text = " ".join(invoke(["inspect", "s1", "--repo", str(repo)]).output.split())
+    assert "call 2 of 1..2" in text and "user: Plan the [bold]release[/bold] of v9" in text, "markup shown as text"
+    assert "request model gpt-4o, max_tokens=50" in text and "input budget" not in text

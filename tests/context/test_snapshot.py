@@ -19,6 +19,10 @@ from ctxagent.context.snapshot import (
     read_snapshot,
     resolve_session,
     scrub,
+    side_calls_for,
+    side_calls_in,
+    side_kind,
+    write_side_snapshot,
     write_snapshot,
 )
 from ctxagent.errors import NotFoundError, StorageError
@@ -197,3 +201,57 @@ def test_summary_calls_are_written_scrubbed(tmp_path) -> None:
     assert snap["summary_calls"][0]["request"]["messages"][0]["content"] == REDACTED
     assert snap["summary_calls"][0]["request"]["max_tokens"] == 100 and snap["redacted"] is True
     assert "summary_calls" not in json.loads(write_snapshot(tmp_path, "s1", 2, {}, {}).read_text())
+
+
+
+# -- side calls: a tool's own model call (the plan tool's) as a snapshot of its own ---------------
+
+PLAN_DETAILS = {"made_for": {"call": 1, "turn": 1, "step": 1, "tool": "plan", "tool_call_id": "c1", "attempt": 1},
+                "tokens": 30, "usage": {"prompt_tokens": 31, "completion_tokens": 5}}
+
+
+def test_a_side_call_is_numbered_like_any_call_and_never_overwrites_one(tmp_path) -> None:
+    write_snapshot(tmp_path, "s1", 1, {"messages": []}, {"call": 1})
+    request = {"model": "m", "messages": [{"role": "user", "content": "plan it with mysecretvalue42"}], "max_tokens": 9,
+               "extra_body": {"api_key": "abcdefghij123456"}}
+    path = write_side_snapshot(tmp_path, "s1", 1, "plan", request, PLAN_DETAILS, secrets=["mysecretvalue42"])
+    assert path.name == "2.json", "call 1 was taken: the next free number"
+    snap = read_snapshot(tmp_path, "s1", 2)
+    assert snap["call"] == 2 and snap["kind"] == "plan" and side_kind(snap) == "plan" and "report" not in snap
+    assert snap["made_for"] == PLAN_DETAILS["made_for"] and snap["usage"] == PLAN_DETAILS["usage"]
+    assert snap["request"]["messages"][0]["content"] == f"plan it with {REDACTED}"
+    assert snap["request"]["extra_body"] == {"api_key": REDACTED} and snap["redacted"] is True
+    assert side_kind(read_snapshot(tmp_path, "s1", 1)) is None
+    assert [p.name for p in path.parent.iterdir() if p.name.startswith(".")] == [], "no temporary file left"
+    with pytest.raises(ValueError):
+        write_side_snapshot(tmp_path, "s1", 3, "model", request, PLAN_DETAILS)
+
+
+def test_side_calls_are_found_for_their_call_and_across_the_session(tmp_path) -> None:
+    for n in (1, 4):
+        write_snapshot(tmp_path, "s1", n, {"messages": [{"role": "user", "content": f"main {n}"}]}, {"call": n})
+    for n, made_for in ((2, 1), (3, 1), (5, 4)):
+        write_side_snapshot(tmp_path, "s1", n, "plan", {"messages": []},
+                            {**PLAN_DETAILS, "made_for": {**PLAN_DETAILS["made_for"], "call": made_for}})
+    assert [c["call"] for c in side_calls_for(tmp_path, "s1", 1)] == [2, 3], "up to the next main call"
+    assert [c["call"] for c in side_calls_for(tmp_path, "s1", 4)] == [5]
+    assert side_calls_for(tmp_path, "s1", 5) == []
+    assert [c["call"] for c in side_calls_in(tmp_path, "s1")] == [2, 3, 5]
+    (tmp_path / "snapshots" / "s1" / "3.json").write_text("{trunc")
+    assert [c["call"] for c in side_calls_for(tmp_path, "s1", 1)] == [2], "a damaged file ends the search"
+    assert [c["call"] for c in side_calls_in(tmp_path, "s1")] == [2, 5]
+
+
+def test_a_main_call_mentioning_kind_is_not_taken_for_a_side_call(tmp_path) -> None:
+    request = {"messages": [{"role": "user", "content": '\n "kind": "plan",\n'}]}
+    write_snapshot(tmp_path, "s1", 1, request, {"kind": "plan"})
+    assert side_calls_in(tmp_path, "s1") == [] and side_kind(read_snapshot(tmp_path, "s1", 1)) is None
+
+
+@pytest.mark.parametrize("extra", [{"kind": 3}, {"kind": "plan", "made_for": []}, {"kind": "plan", "usage": "x"}])
+def test_a_side_call_of_the_wrong_shape_is_damaged(tmp_path, extra) -> None:
+    folder = tmp_path / "snapshots" / "s1"
+    folder.mkdir(parents=True)
+    (folder / "1.json").write_text(json.dumps({"version": 1, "call": 1, "request": {"messages": []}, **extra}))
+    with pytest.raises(StorageError, match="damaged"):
+        read_snapshot(tmp_path, "s1", 1)
