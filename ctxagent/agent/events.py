@@ -142,6 +142,15 @@ class ErrorEvent(Event):
     kind: str = "CtxAgentError"
 
 
+@dataclass
+class Notice(Event):
+    """Something the user should know that is neither an error nor a step of the turn, e.g.
+    that a resumed session's automatic compaction could not be reused and is redone."""
+
+    type: ClassVar[str] = "notice"
+    message: str
+
+
 #: A consumer of events. Sinks must not raise; the loop isolates them anyway.
 Sink = Callable[[Event], None]
 

@@ -8,11 +8,18 @@ happen, one JSON record a line (DESIGN.md section 4):
 - `{"kind": "event", "ts", "event": {"type": ..., ...}}` (streaming deltas are not recorded)
 - `{"kind": "history", "ts", "messages": [...]}`: the loop replaced its history (a `/compact`,
   or a compaction after a context-length error); the history goes on from these messages
+- `{"kind": "view", "ts", "turn", "method", "covers", "digest", "messages": [...]}`: what an
+  automatic compaction made of the history, written right after its `compaction` event. The
+  history itself stays whole; the model was sent this view of its first `covers` messages
+  (`ctxagent.context.view`: each entry `{"from": i}`, a history message unchanged, or
+  `{"message": {...}}`, the summary or a masked result, with `"from"` when it stands for one)
 
 Every record passes through `ctxagent.redaction.redact` first, so API keys never reach the disk even if a
 tool or the model echoes one. `resume` rebuilds the history from the last history record
 and the message records after it (so a compacted session resumes compacted, with no new
 summary call) and repairs the pairing, so a session that crashed mid-tool-call resumes validly.
+Its `compaction_view` is the last view record after that history record, which the
+context engine rebuilds instead of compacting again (`view_from_records`).
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ from ctxagent.redaction import redact
 from ctxagent.storage import append_jsonl, ensure_state_dir, read_jsonl, refuse_link, state_dir
 
 __all__ = ["Session", "ensure_state_dir", "find_transcript", "history_from_records", "new_session_id",
-           "sessions_dir"]
+           "sessions_dir", "view_from_records"]
 
 
 def new_session_id(now: datetime | None = None) -> str:
@@ -50,7 +57,8 @@ class Session:
     """One conversation with the agent.
 
     `history`: OpenAI messages without the system prompt (the loop adds a fresh one to
-    every request); `turns`: user turns so far; `secrets`: strings redacted from every record.
+    every request); `turns`: user turns so far; `secrets`: strings redacted from every record;
+    `compaction_view`: set by `resume`, see `view_from_records`.
     """
 
     id: str
@@ -58,6 +66,7 @@ class Session:
     history: list[dict[str, Any]] = field(default_factory=list)
     turns: int = 0
     secrets: list[str] = field(default_factory=list, repr=False)
+    compaction_view: dict[str, Any] | None = field(default=None, repr=False)
 
     @property
     def path(self) -> Path:
@@ -89,6 +98,7 @@ class Session:
         records = read_jsonl(path)
         session = cls(id=path.stem, repo=repo, secrets=list(secrets))
         session.history = history_from_records(records)
+        session.compaction_view = view_from_records(records)
         session.turns = sum(1 for r in records if r.get("kind") == "event" and r["event"].get("type") == "turn_start")
         session._append({"kind": "meta", "session_id": session.id, "repo": str(repo), "resumed": True, **(meta or {})})
         return session
@@ -103,6 +113,11 @@ class Session:
         record it, so `resume` goes on from it (the earlier messages stay in the transcript)."""
         self.history = list(messages)
         self._append({"kind": "history", "messages": self.history})
+
+    def record_view(self, view: dict[str, Any]) -> None:
+        """Record the view an automatic compaction made of the history (the assembler's
+        `on_view`), so a resumed session rebuilds it instead of compacting again."""
+        self._append({"kind": "view", **view})
 
     def record_event(self, event: Event) -> None:
         """Record a non-streaming event; a sink, so it can be passed to the loop."""
@@ -124,6 +139,30 @@ def history_from_records(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
             start, messages = i + 1, [m for m in record["messages"] if isinstance(m, dict)]
     messages += [r["message"] for r in records[start:] if r.get("kind") == "message" and isinstance(r.get("message"), dict)]
     return repair_pairing([m for m in messages if m.get("role") != "system"])
+
+
+def view_from_records(records: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """What a resumed session goes on from instead of compacting again: the last `view`
+    record after the last `history` record; `{"missing": why}` when an automatic
+    compaction event after that history record has no view record after it (a transcript
+    written before view records, or an edited one); None when there was no automatic
+    compaction since. Whether the view still matches the history is the assembler's to check."""
+    view, compaction = None, None
+    for record in records:
+        kind = record.get("kind")
+        if kind == "history" and isinstance(record.get("messages"), list):
+            view, compaction = None, None
+        elif kind == "view":
+            view = record
+        elif kind == "event" and isinstance(record.get("event"), dict) and record["event"].get("type") == "compaction":
+            details = record["event"].get("details")
+            if isinstance(details, dict) and details.get("trigger") == "auto":
+                compaction, view = details, None
+    if view is None and compaction is not None:
+        turn = compaction.get("turn_id")
+        return {"missing": f"the transcript has no view record for the automatic compaction of turn {turn}: "
+                           "it was written by an older ctxagent, or edited"}
+    return view
 
 
 def find_transcript(repo: Path, ref: str) -> Path:

@@ -22,8 +22,8 @@ from rich.console import Console
 from rich.status import Status
 from rich.text import Text
 
-from ctxagent.agent.events import (ApprovalRequest, Compaction, ErrorEvent, Event, ReasoningDelta, TextDelta,
-                                   ToolCallEvent, ToolResultEvent, TurnEnd, TurnStart, UsageEvent)
+from ctxagent.agent.events import (ApprovalRequest, Compaction, ErrorEvent, Event, Notice, ReasoningDelta,
+                                   TextDelta, ToolCallEvent, ToolResultEvent, TurnEnd, TurnStart, UsageEvent)
 from ctxagent.cli.safe_text import CONTROL_WARNING, has_controls, plain, visible
 from ctxagent.redaction import StreamRedactor, redact
 
@@ -182,6 +182,10 @@ class RichRenderer:
         else:  # the server said the request was too long: compacted, and the call is sent again
             line = f"context too long: compacted {counts}, retrying"
         self.console.print(Text(line, style="yellow"))
+
+    def _on_notice(self, event: Notice) -> None:
+        self._newline()
+        self.console.print(Text.assemble(("note:", "yellow"), " ", self._clean(event.message)), soft_wrap=True)
 
     def _on_error(self, event: ErrorEvent) -> None:
         self._newline()

@@ -28,6 +28,13 @@ so the system prompt and the earlier history stay byte-identical between calls. 
 
 `compact(history, focus=None)` compacts on demand (after a context-length error from
 the server, or `/compact` in chat) and returns the new history for the loop to keep.
+
+An automatic compaction is also handed to `on_view` as data (`CompactedView.to_record`:
+the summary, which messages it stands for, a digest of them), which the session writes
+to its transcript. `resume_from(record)` gives a resumed session's last such record: the
+first call rebuilds that view without a summary call when the history still starts with
+the messages it covers; otherwise `on_notice` says why not and the history is taken as
+it is (compacted anew once it passes the threshold).
 """
 
 from __future__ import annotations
@@ -48,6 +55,7 @@ from ctxagent.context.snapshot import highest_call, write_call_snapshot, write_s
 from ctxagent.context.stateselect import StateSelection, scoring_query, select_state, selection_config
 from ctxagent.context.tokens import TokenCounter
 from ctxagent.context.view import CompactedView
+from ctxagent.redaction import redact
 from ctxagent.storage import state_dir
 
 #: Each context-length error from the server shrinks the budget we count against by this factor.
@@ -71,7 +79,10 @@ class ContextAssembler:
     shares and dedup threshold select notes and memories (default: from `context`, see
     `stateselect.selection_config`); `clock`: Unix seconds, for recency;
     `request_params() -> dict`: what the model client sends beside model, messages and
-    tools, for the snapshots (`request_params_of(client)`; None: not recorded).
+    tools, for the snapshots (`request_params_of(client)`; None: not recorded);
+    `on_view(record)`: called after each automatic compaction with the compacted view as
+    JSON-ready data, for a resumed session to rebuild (`resume_from`); `on_notice(text)`:
+    told when a resumed session's record could not be used.
 
     `calls` is the number of the last call this assembler numbered. A call's number is
     the highest of: `calls + 1`, the session's highest snapshot on disk + 1 (read once
@@ -85,7 +96,9 @@ class ContextAssembler:
                  on_compaction: Callable[[CompactionRecord], None] | None = None,
                  secrets: Iterable[str] = (), select_config: ContextConfig | None = None,
                  clock: Callable[[], float] = time.time,
-                 request_params: Callable[[], dict] | None = None) -> None:
+                 request_params: Callable[[], dict] | None = None,
+                 on_view: Callable[[dict], None] | None = None,
+                 on_notice: Callable[[str], None] | None = None) -> None:
         self.model = model
         self.secrets = list(secrets)
         self.config = config or CompactionConfig.from_settings(context)
@@ -98,6 +111,8 @@ class ContextAssembler:
         self.select_config = select_config or selection_config(context)
         self.clock = clock
         self.request_params = request_params
+        self.on_view, self.on_notice = on_view, on_notice
+        self._resumed: Any = None  # a resumed session's view record, taken at the first call
         self.view = CompactedView()
         self.records: list[CompactionRecord] = []
         self.compacted_turns: set[Any] = set()
@@ -152,6 +167,7 @@ class ContextAssembler:
         if trigger == "overflow":
             self.safety = max(_MIN_SAFETY, self.safety * OVERFLOW_SHRINK)
         system, convo = _split_system(history)
+        self._take_resumed(convo, report=True)
         view, origins = self.view.apply(convo)
         new, record, _ = self._compact(system, view, origins, self._last_tools, self._last_selection,
                                        trigger=trigger, focus=focus, force=True)
@@ -163,12 +179,43 @@ class ContextAssembler:
         """The most recent compaction of this session, or None."""
         return self.records[-1] if self.records else None
 
+    def resume_from(self, record: dict | None) -> None:
+        """Go on from a resumed session's last automatic compaction: `record` is what
+        `on_view` was given then (as read back from the transcript), `{"missing": why}`
+        when the transcript shows the compaction but not its view, or None. Used at the next
+        `assemble`/`compact`, against the history it is given."""
+        self._resumed = record
+
+    def _take_resumed(self, convo: list[dict], *, report: bool) -> None:
+        """Install the view `resume_from` gave, if it still fits `convo`; else say why not."""
+        record, self._resumed = self._resumed, None
+        if record is None:
+            return
+        if isinstance(record, dict) and "missing" in record:
+            reason = str(record["missing"])
+        else:
+            reason = self.view.restore(record, convo, self._normalize)
+            if reason is None:
+                self.compacted_turns.add(record.get("turn"))  # at most one compaction per turn, resumed or not
+                return
+        if report and self.on_notice is not None:
+            self.on_notice(f"resumed session: its last automatic compaction cannot be reused ({reason}); the "
+                           "history is taken whole and compacted anew once a request passes the threshold")
+
+    def _normalize(self, message: Any) -> Any:
+        """A message as the transcript holds it (redacted), for the view's digest."""
+        return redact(message, self.secrets)
+
+    def _view_record(self, convo: list[dict], record: CompactionRecord) -> dict:
+        return {"turn": record.turn_id, "method": record.method, **self.view.to_record(convo, self._normalize)}
+
     # -- internals ---------------------------------------------------------------
 
     def _assemble(self, history: list[dict], tools: list[dict], state: dict, *, dry_run: bool) -> AssembledRequest:
         state = dict(state or {})
         budget = self.budget(state)
         system, convo = _split_system(history)
+        self._take_resumed(convo, report=not dry_run)
         query = scoring_query(state, convo)
         full_state, problems = self._gather(state, query)
         selection = select_state(full_state, query, limit=budget["limit"], counter=self.counter,
@@ -197,6 +244,8 @@ class ContextAssembler:
             self._last_state, self._last_main = state, self.calls
             if record is not None and self.on_compaction is not None:
                 self.on_compaction(record)
+            if record is not None and self.on_view is not None:  # after its event: resume rebuilds this view
+                self.on_view(self._view_record(convo, record))
         return AssembledRequest(messages=messages, report=report)
 
     def _call_number(self, state: dict) -> int:

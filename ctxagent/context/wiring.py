@@ -5,7 +5,9 @@
 `settings.context`, LLM summaries through `client` (extractive only without one),
 snapshots with `client`'s request parameters and `settings.secrets()` scrubbed,
 automatic compactions reported as `Compaction` events through `emit` (default: the
-session transcript).
+session transcript) and their compacted view written to the transcript
+(`Session.record_view`); a resumed session's last view (`Session.compaction_view`) is
+rebuilt at the first call, with a `Notice` event when it cannot be.
 
 `attach(agent)` connects an assembler to the agent built around it: compactions go to
 every sink of the agent (renderer, `--json`, transcript), the agent's `memory` tool
@@ -23,7 +25,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from ctxagent.agent.events import Compaction, ToolCallEvent
+from ctxagent.agent.events import Compaction, Notice, ToolCallEvent
 from ctxagent.context.assembler import ContextAssembler, request_params_of
 from ctxagent.context.compaction import CompactionRecord
 from ctxagent.context.summarizer import llm_summarizer
@@ -74,6 +76,7 @@ def attach(agent: Any) -> None:
     if not isinstance(assembler, ContextAssembler):
         return
     assembler.on_compaction = lambda record: agent.emit(compaction_event(record))
+    assembler.on_notice = lambda text: agent.emit(Notice(message=text))
     tool = agent.registry.get("memory")
     if tool is not None and assembler.memory_search is None:
         assembler.memory_search = memory_search(tool, session_id=agent.session.id)
@@ -121,7 +124,14 @@ def make_assembler(settings: Any, repo: Path, session: Any, *, client: Any = Non
         if sink is not None:
             sink(compaction_event(record))
 
-    return ContextAssembler(settings.model, context=settings.context,
-                            summarize=llm_summarizer(client) if client is not None else None,
-                            secrets=settings.secrets(), on_compaction=on_compaction,
-                            request_params=request_params_of(client) if client is not None else None)
+    def on_notice(text: str) -> None:
+        if sink is not None:
+            sink(Notice(message=text))
+
+    assembler = ContextAssembler(settings.model, context=settings.context,
+                                 summarize=llm_summarizer(client) if client is not None else None,
+                                 secrets=settings.secrets(), on_compaction=on_compaction,
+                                 request_params=request_params_of(client) if client is not None else None,
+                                 on_view=getattr(session, "record_view", None), on_notice=on_notice)
+    assembler.resume_from(getattr(session, "compaction_view", None))
+    return assembler

@@ -47,13 +47,14 @@ class FakeServer:
 
 @pytest.fixture
 def fake_server(tmp_path: Path) -> Iterator[Callable[[list[dict[str, Any]]], FakeServer]]:
-    """Factory `start(steps) -> FakeServer`; every process is ended at teardown."""
+    """Factory `start(steps, rules=()) -> FakeServer` (rules: see tests/support/fake_openai.py);
+    every process is ended at teardown."""
     procs: list[subprocess.Popen] = []
 
-    def start(steps: list[dict[str, Any]]) -> FakeServer:
+    def start(steps: list[dict[str, Any]], rules: list[dict[str, Any]] = ()) -> FakeServer:
         n = len(procs)
         script, port_file, requests = (tmp_path / f"script{n}.json", tmp_path / f"port{n}", tmp_path / f"req{n}.jsonl")
-        script.write_text(json.dumps({"steps": steps, "default_text": "done"}), encoding="utf-8")
+        script.write_text(json.dumps({"steps": steps, "default_text": "done", "rules": list(rules)}), encoding="utf-8")
         proc = subprocess.Popen([sys.executable, str(FAKE_SERVER), "--script", str(script), "--port-file",
                                  str(port_file), "--requests-file", str(requests)])
         procs.append(proc)

@@ -24,10 +24,15 @@ bodies, `server.request_headers` their headers (names lower-cased, lookups ignor
 Authorization included, recorded only here), `server.log` every HTTP request as
 {"method", "path", "headers", "body"}. The requests file has lower-case header names.
 
+Rules answer some requests out of the script's order: `FakeOpenAI(script, rules=[{"contains":
+"You are compacting", "step": text("## Goal ...")}])` answers every request one of whose
+messages contains the text with that step, without taking a step of the script (a
+compaction's summary request, whenever the agent makes it).
+
 CLI: `python tests/support/fake_openai.py --script script.json --port-file F
 [--requests-file R] [--port N]` writes the port to F once listening, appends each
 request to R as a JSON line, and serves until killed. The script file is a JSON list of
-steps, or {"steps": [...], "default_text": "done"}.
+steps, or {"steps": [...], "default_text": "done", "rules": [...]}.
 """
 
 from __future__ import annotations
@@ -91,7 +96,7 @@ class _Handler(BaseHTTPRequestHandler):
         if not self.path.rstrip("/").endswith("/chat/completions"):
             self._send_json(404, default_error_body(404))
             return
-        step, n = fake._next_step()
+        step, n = fake._next_step(body)
         if step["type"] == "error":
             self._send_error_step(step)
         elif body.get("stream"):
@@ -191,8 +196,9 @@ class FakeOpenAI:
 
     def __init__(self, script: Iterable[Step] = (), *, default_text: str = "done",
                  models: Iterable[str] = ("fake-model",), port: int = 0,
-                 requests_file: str | os.PathLike[str] | None = None) -> None:
+                 requests_file: str | os.PathLike[str] | None = None, rules: Iterable[dict[str, Any]] = ()) -> None:
         self.script: list[Step] = [dict(s) for s in script]
+        self.rules: list[dict[str, Any]] = [dict(r) for r in rules]
         self.default_text = default_text
         self.models = list(models)
         self.requests: list[dict[str, Any]] = []
@@ -246,9 +252,13 @@ class FakeOpenAI:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def _next_step(self) -> tuple[Step, int]:
+    def _next_step(self, body: dict[str, Any] | None = None) -> tuple[Step, int]:
+        texts = [m.get("content") for m in (body or {}).get("messages") or [] if isinstance(m, dict)]
         with self._lock:
             self._served += 1
+            for rule in self.rules:
+                if any(isinstance(t, str) and rule["contains"] in t for t in texts):
+                    return dict(rule["step"]), self._served
             if self.script:
                 return self.script.pop(0), self._served
             return text(self.default_text), self._served
@@ -279,11 +289,11 @@ class Headers(dict):
         return isinstance(key, str) and super().__contains__(key.lower())
 
 
-def _load_script(path: str) -> tuple[list[Step], str]:
+def _load_script(path: str) -> tuple[list[Step], str, list[dict[str, Any]]]:
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     if isinstance(data, dict):
-        return list(data.get("steps", [])), data.get("default_text", "done")
-    return list(data), "done"
+        return list(data.get("steps", [])), data.get("default_text", "done"), list(data.get("rules", []))
+    return list(data), "done", []
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -294,8 +304,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--requests-file", help="append each request here as a JSON line")
     parser.add_argument("--port", type=int, default=0)
     args = parser.parse_args(argv)
-    steps, default_text = _load_script(args.script) if args.script else ([], "done")
-    server = FakeOpenAI(steps, default_text=default_text, port=args.port, requests_file=args.requests_file)
+    steps, default_text, rules = _load_script(args.script) if args.script else ([], "done", [])
+    server = FakeOpenAI(steps, default_text=default_text, port=args.port, requests_file=args.requests_file,
+                        rules=rules)
     server.start()
     tmp = Path(args.port_file + ".tmp")
     tmp.write_text(str(server.port), encoding="utf-8")
