@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Callable
 
 C03_TASK = ("Task: rename function parse_cfg to parse_config across the repo. "
             "Note: the release tag is v9-TEST.")
@@ -26,6 +27,23 @@ def rounds(n: int, *, chars: int = 2000, start: int = 0, reasoning: bool = False
         line = f"def parse_cfg_{i}(path):  # module {i}\n"
         out += [assistant, {"role": "tool", "tool_call_id": cid, "content": (line * (chars // len(line) + 1))[:chars]}]
     return out
+
+
+def add_step(history: list[dict], n: int, step: tuple, words: Callable[[int, int], str]) -> None:
+    """Append step `n` of a generated history (the property tests' hypothesis steps):
+    ("user", n_words, seed), ("text", n_words, seed) or ("calls", [result sizes in
+    characters], last_interrupted) with one result per call (the last left out when
+    interrupted and there are several). `words(seed, n)` makes the text."""
+    kind, a, b = step
+    if kind == "user":
+        history.append({"role": "user", "content": f"request {n}: " + words(b, a)})
+    elif kind == "text":
+        history.append({"role": "assistant", "content": words(b, a)})
+    else:
+        ids = [f"c{n}_{k}" for k in range(len(a))]
+        history.append({"role": "assistant", "content": None, "tool_calls": [call(i, command=f"cat f{n}.py") for i in ids]})
+        answered = ids[:-1] if b and len(ids) > 1 else ids
+        history += [{"role": "tool", "tool_call_id": i, "content": words(size, size // 5)} for i, size in zip(answered, a)]
 
 
 def c03_history(n_rounds: int = 40) -> list[dict]:

@@ -12,7 +12,7 @@ from ctxagent.context.messages import history_units, truncate_tool_result
 from ctxagent.context.tokens import TokenCounter
 from ctxagent.errors import ContextOverflowError
 from ctxagent.llm.settings import ModelSettings
-from tests.context.long_history import call, tool_pairing_ok
+from tests.context.long_history import add_step, tool_pairing_ok
 
 COUNTER = TokenCounter("gpt-4o-mini")
 SYSTEM = {"role": "system", "content": "You are ctxagent, a coding agent."}
@@ -35,18 +35,8 @@ step = st.one_of(
 
 def build(task_words: int, steps: list) -> list[dict]:
     history = [SYSTEM, {"role": "user", "content": "Task: " + words(1, task_words)}]
-    for n, (kind, a, b) in enumerate(steps):
-        if kind == "user":
-            history.append({"role": "user", "content": f"request {n}: " + words(b, a)})
-        elif kind == "text":
-            history.append({"role": "assistant", "content": words(b, a)})
-        else:
-            ids = [f"c{n}_{k}" for k in range(len(a))]
-            history.append({"role": "assistant", "content": None,
-                            "tool_calls": [call(i, command=f"cat f{n}.py") for i in ids]})
-            answered = ids[:-1] if b and len(ids) > 1 else ids  # b: the last call was interrupted
-            history += [{"role": "tool", "tool_call_id": i, "content": words(size, size // 5)}
-                        for i, size in zip(answered, a)]
+    for n, step in enumerate(steps):
+        add_step(history, n, step, words)
     return history
 
 

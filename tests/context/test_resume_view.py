@@ -27,7 +27,7 @@ from ctxagent.errors import ContextOverflowError
 from ctxagent.llm.settings import ModelSettings
 from ctxagent.redaction import redact
 from ctxagent.storage import read_jsonl
-from tests.context.long_history import C03_LAST, C03_TASK, call, rounds
+from tests.context.long_history import C03_LAST, C03_TASK, add_step, call, rounds
 
 COUNTER = TokenCounter("gpt-4o-mini")
 SYSTEM = {"role": "system", "content": "You are ctxagent, a coding agent."}
@@ -75,20 +75,6 @@ step = st.one_of(
 )
 
 
-def add(history: list[dict], n: int, kind: str, a, b) -> None:
-    if kind == "user":
-        history.append({"role": "user", "content": f"request {n}: " + words(b, a)})
-    elif kind == "text":
-        history.append({"role": "assistant", "content": words(b, a)})
-    else:
-        ids = [f"c{n}_{k}" for k in range(len(a))]
-        history.append({"role": "assistant", "content": None,
-                        "tool_calls": [call(i, command=f"cat f{n}.py") for i in ids]})
-        answered = ids[:-1] if b and len(ids) > 1 else ids  # b: the last call was interrupted
-        history += [{"role": "tool", "tool_call_id": i, "content": words(size, size // 5)}
-                    for i, size in zip(answered, a)]
-
-
 def turn_of(history: list[dict]) -> int:
     return sum(1 for m in history if m.get("role") == "user" and not is_summary_message(m))
 
@@ -105,7 +91,7 @@ def test_a_rebuilt_view_sends_what_the_live_one_would(steps, window, split):
     k = max(1, int(len(steps) * split))
     try:
         for n, (kind, a, b) in enumerate(steps[:k]):
-            add(history, n, kind, a, b)
+            add_step(history, n, (kind, a, b), words)
             live.assemble(history, TOOLS, {"turn": turn_of(history)})
     except ContextOverflowError:
         assume(False)
@@ -123,8 +109,8 @@ def test_a_rebuilt_view_sends_what_the_live_one_would(steps, window, split):
             history.append({"role": "user", "content": C03_LAST})
             resumed_history.append({"role": "user", "content": C03_LAST})
         else:
-            add(history, n, kind, a, b)
-            add(resumed_history, n, kind, a, b)
+            add_step(history, n, (kind, a, b), words)
+            add_step(resumed_history, n, (kind, a, b), words)
         try:
             sent = live.assemble(history, TOOLS, {"turn": turn_of(history)})
         except ContextOverflowError:
