@@ -221,19 +221,26 @@ def _restore(path: Path, good: bytes, damaged: bytes) -> None:
 def append_jsonl(path: Path, record: dict[str, Any]) -> None:
     """Append one JSON object as a line and fsync, so a crash loses at most this record.
 
-    Never appends through a symbolic link. Raises StorageError if the file cannot be written.
+    A file whose last line a crash cut off (no final newline) gets the newline first, so
+    the torn line stays alone (read_jsonl skips it) and this record is whole on its own
+    line, instead of both being lost as one joined line. Never appends through a symbolic
+    link. Raises StorageError if the file cannot be written.
     """
     path = Path(path)
-    line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
+    line = (json.dumps(record, ensure_ascii=False, default=str) + "\n").encode("utf-8")
     guard_state_path(path)
     refuse_link(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
-        with os.fdopen(fd, "a", encoding="utf-8") as handle:
-            handle.write(line)
-            handle.flush()
-            os.fsync(handle.fileno())
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
+        try:
+            size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                line = b"\n" + line
+            os.write(fd, line)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
     except OSError as exc:
         raise StorageError(f"could not append to {path}: {exc.strerror or exc}") from exc
 
