@@ -101,7 +101,8 @@ def inspect_command(session: str, call: int | None, repo: str, grep: str | None,
     side = side_calls_for(root, session_id, number) if not kind and isinstance(number, int) else []  # for its tool calls
     sent = []  # the session's other side calls whose request mentions `grep`
     if grep:
-        said = transcript_mentions(root, session_id, grep)
+        history = [r.get("preview") for r in report.get("packets", []) if str(r.get("id", "")).startswith("msg")]
+        said = transcript_mentions(root, session_id, grep, until=history)
         report = {**report, "packets": filter_packets(report.get("packets", []), grep, said)}
         sent = [c for c in side_calls_in(root, session_id)
                 if c.get("call") != number and request_mentions(c.get("request") or {}, grep)]
@@ -243,20 +244,36 @@ def filter_packets(rows: list[dict], text: str, said: frozenset[str] | set[str] 
             or (str(r.get("id", "")).startswith("msg") and r.get("preview") in said)]
 
 
-def transcript_mentions(root: Path, session_id: str, text: str) -> set[str]:
+def transcript_mentions(root: Path, session_id: str, text: str, until: list[str] | None = None) -> set[str]:
     """The report previews (`reporting.message_preview`) of the messages of session
     `session_id`'s transcript that mention `text` (case-insensitive) in their whole
-    content or tool-call arguments; empty when there is no transcript."""
+    content or tool-call arguments; empty when there is no transcript.
+
+    `until`: the previews of a call's history rows, in order. Only the messages written
+    before that call are then searched: the transcript is replayed (a message record
+    appends to the loop's history, a `history` record replaces it) up to the first point
+    where the history is the call's; the call's reply and everything after it were never
+    in its history. When no point matches, the whole transcript is searched."""
     path = root / "sessions" / f"{session_id}.jsonl"
     if not path.is_file():
         return set()
     needle = text.lower()
-    found = set()
+    found, history, before = set(), [], set()
     for record in read_jsonl(path):
-        message = record.get("message") if record.get("kind") == "message" else None
-        if isinstance(message, dict) and needle in _message_text(message).lower():
-            found.add(message_preview(message))
-    return found
+        kind = record.get("kind")
+        if kind == "history" and isinstance(record.get("messages"), list):
+            history = [message_preview(m) for m in record["messages"] if isinstance(m, dict)]
+        message = record.get("message") if kind == "message" else None
+        if isinstance(message, dict):
+            history.append(message_preview(message))
+            if needle in _message_text(message).lower():
+                found.add(message_preview(message))
+        if until is not None and kind in ("history", "message") and history == until:
+            before = set(found)
+            break
+    else:
+        before = found
+    return before
 
 
 def _message_text(message: dict) -> str:
