@@ -80,8 +80,18 @@ def _atomic_write(path: Path, data: bytes, mode: int | None) -> None:
 
 
 def atomic_write_text(path: Path, text: str, *, encoding: str = "utf-8") -> None:
-    """Write `text` atomically; see `atomic_write_bytes`."""
-    atomic_write_bytes(Path(path), text.encode(encoding))
+    """Write `text` atomically; see `atomic_write_bytes`. A lone surrogate (from bytes that
+    were not UTF-8, read with surrogateescape) is written as its escape (`\\udce9`), so
+    such text is stored instead of failing the write."""
+    atomic_write_bytes(Path(path), text.encode(encoding, "backslashreplace"))
+
+
+def json_bytes(value: Any, **dumps: Any) -> bytes:
+    """`value` as UTF-8 JSON (`json.dumps(value, ensure_ascii=False, **dumps)`). A lone
+    surrogate in a string (bytes that were not UTF-8, read with surrogateescape) becomes
+    the JSON escape `\\udce9`, which `json.loads` reads back as the same character, so
+    nothing is lost and the write does not fail."""
+    return json.dumps(value, ensure_ascii=False, **dumps).encode("utf-8", "backslashreplace")
 
 
 def fsync_dir(folder: Path) -> None:
@@ -141,7 +151,7 @@ def write_json_with_backup(path: Path, value: Any) -> None:
     path = Path(path)
     if path.exists() and _parses(path):
         atomic_write_bytes(path.with_name(path.name + ".bak"), path.read_bytes())
-    atomic_write_text(path, json.dumps(value, ensure_ascii=False, indent=2) + "\n")
+    atomic_write_bytes(path, json_bytes(value, indent=2) + b"\n")
 
 
 def _parses(path: Path) -> bool:
@@ -227,7 +237,7 @@ def append_jsonl(path: Path, record: dict[str, Any]) -> None:
     link. Raises StorageError if the file cannot be written.
     """
     path = Path(path)
-    line = (json.dumps(record, ensure_ascii=False, default=str) + "\n").encode("utf-8")
+    line = json_bytes(record, default=str) + b"\n"
     guard_state_path(path)
     refuse_link(path)
     try:

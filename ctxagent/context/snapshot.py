@@ -56,7 +56,7 @@ from typing import Any, Iterable
 
 from ctxagent.errors import NotFoundError, StorageError
 from ctxagent.redaction import REDACTED, redact as scrub  # noqa: F401  (re-exported: one redaction for all)
-from ctxagent.storage import TMP_PREFIX, ensure_state_dir, fsync_dir, guard_state_path, refuse_links_below
+from ctxagent.storage import TMP_PREFIX, ensure_state_dir, fsync_dir, guard_state_path, json_bytes, refuse_links_below
 
 #: Numbers a writer tries past a taken one before giving up (another writer keeps taking them).
 _MAX_TRIES = 1000
@@ -160,15 +160,15 @@ def _write_new(folder: Path, n: int, record: dict) -> Path:
         if isinstance(record.get("report"), dict) and "call" in record["report"]:
             record["report"]["call"] = n
         target = folder / f"{n}.json"
-        text = json.dumps(record, ensure_ascii=False, indent=1, default=str)
-        if not os.path.lexists(target) and _create(target, text):
+        data = json_bytes(record, indent=1, default=str)
+        if not os.path.lexists(target) and _create(target, data):
             return target
         n = max(n, highest_call_in(folder)) + 1
     raise StorageError(f"could not write a snapshot in {folder}: other writers kept taking the free numbers")
 
 
-def _create(target: Path, text: str) -> bool:
-    """Write `text` to a temporary file beside `target` (fsynced), then give it the name
+def _create(target: Path, data: bytes) -> bool:
+    """Write `data` to a temporary file beside `target` (fsynced), then give it the name
     `target` only if that name is free. False when another writer took the name first."""
     try:
         fd, tmp = tempfile.mkstemp(prefix=TMP_PREFIX, suffix=".tmp", dir=target.parent)
@@ -176,7 +176,7 @@ def _create(target: Path, text: str) -> bool:
         raise StorageError(f"could not write {target}: {exc.strerror or exc}") from exc
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(text.encode("utf-8"))
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, 0o644)

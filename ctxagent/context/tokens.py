@@ -199,7 +199,13 @@ def _bindings() -> Any:
 
 @lru_cache(maxsize=65536)
 def _exact_count(encoding: str, text: str) -> int:
-    return int(_encoder(encoding).count(text))
+    try:
+        return int(_encoder(encoding).count(text))
+    except UnicodeEncodeError:
+        # Lone surrogates (bytes that were not UTF-8, read with surrogateescape) cannot
+        # be encoded; they are counted as their escapes (`\udc80`), as a JSON request
+        # carries them, which costs more tokens than a replacement character: the safe side.
+        return int(_encoder(encoding).count(text.encode("utf-8", "backslashreplace").decode("utf-8")))
 
 
 def exact_tokens(text: str, encoding: str = "cl100k_base") -> int:

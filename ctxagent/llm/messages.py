@@ -10,6 +10,8 @@ provider differences are settled here, in one place:
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -94,10 +96,30 @@ def prepare_messages(messages: list[dict[str, Any]], settings: ModelSettings) ->
     For each assistant message: `reasoning_content` removed unless
     settings.send_reasoning_content (and removed when None); an empty `tool_calls` list
     removed; empty content beside tool calls set per settings.empty_content; content
-    None without tool calls set to "". Other roles pass through unchanged.
+    None without tool calls set to "". Other roles pass through unchanged, except that
+    in every message a lone surrogate (bytes that were not UTF-8, read with
+    surrogateescape: a Latin-1 terminal, a pasted file) becomes U+FFFD, the replacement
+    character, since a request body must be UTF-8 (the HTTP client refuses it otherwise).
     """
-    return [_prepare_assistant(m, settings) if m.get("role") == "assistant" else m
+    return [_wire_text(_prepare_assistant(m, settings) if m.get("role") == "assistant" else m)
             for m in messages]
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _wire_text(value: Any) -> Any:
+    """`value` (a message, or any JSON value inside one) with lone surrogates replaced by
+    U+FFFD; the same object when it holds none, a copy otherwise."""
+    if isinstance(value, str):
+        return value if value.isascii() or not _SURROGATE.search(value) else _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        items = {key: _wire_text(item) for key, item in value.items()}
+        return value if all(items[key] is value[key] for key in value) else items
+    if isinstance(value, list):
+        items = [_wire_text(item) for item in value]
+        return value if all(a is b for a, b in zip(items, value)) else items
+    return value
 
 
 def _prepare_assistant(msg: dict[str, Any], settings: ModelSettings) -> dict[str, Any]:

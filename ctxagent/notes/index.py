@@ -10,7 +10,6 @@ the `.bak` copy, which `sync` then brings up to date.
 
 from __future__ import annotations
 
-import json
 import os
 import warnings
 from pathlib import Path
@@ -20,7 +19,7 @@ from ctxagent.errors import StorageError
 from ctxagent.notes.cache import NoteCache
 from ctxagent.notes.files import note_path, read_note, scan
 from ctxagent.notes.model import Note
-from ctxagent.storage import atomic_write_text, read_json_with_fallback, write_json_with_backup
+from ctxagent.storage import atomic_write_bytes, json_bytes, read_json_with_fallback, write_json_with_backup
 
 INDEX_NAME = "notes_index.json"
 INDEX_VERSION = 1
@@ -62,7 +61,7 @@ def save(folder: Path, entries: Entries, *, backup: bool) -> None:
     if backup:
         write_json_with_backup(path, value)
     else:
-        atomic_write_text(path, json.dumps(value, ensure_ascii=False, indent=2) + "\n")
+        atomic_write_bytes(path, json_bytes(value, indent=2) + b"\n")
 
 
 def sync(folder: Path, entries: Entries | None, cache: NoteCache) -> tuple[Entries, bool]:

@@ -143,3 +143,20 @@ def test_observe_ignores_exact_counters_and_nonsense() -> None:
 def test_empty_and_none_count_zero() -> None:
     assert TokenCounter().count("") == TokenCounter().count(None) == 0
     assert estimate_tokens("a") == 1
+
+
+@pytest.mark.parametrize("model", ["gpt-4o", "gpt-4"])
+def test_lone_surrogates_are_counted_not_raised(model: str) -> None:
+    """Text read with surrogateescape (bytes that were not UTF-8) holds lone surrogates,
+    which the exact tokenizer cannot encode: they count as their escapes, at least as many
+    tokens as a replacement character, and a build with them keeps its budget."""
+    from ctxagent.context import ContextBuilder, ContextConfig, ContextPacket
+
+    counter = TokenCounter(model)
+    text = "caf\udce9 au lait \ud800"
+    assert counter.count(text) >= counter.count("caf\ufffd au lait \ufffd")
+    builder = ContextBuilder(config=ContextConfig(max_tokens=2000), model=model)
+    packets = [ContextPacket(f"note {i}: caf\udce9 \ud83d budget", metadata={"type": "note"}) for i in range(30)]
+    messages, report = builder.build_messages("why caf\udce9 budget?", None, "You are a coding agent.", packets)
+    assert report["budget"]["used_tokens"] <= report["budget"]["input_budget"]
+    assert "why caf\udce9 budget?" in messages[-1]["content"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from ctxagent.llm.messages import ChatResponse, ToolCall, prepare_messages
@@ -103,3 +105,20 @@ def test_prepare_messages_never_mutates_or_drops():
     assert sent[4] == {"role": "assistant", "content": ""}
     assert sent[5] == {"role": "assistant", "content": ""}  # empty tool_calls list removed
     assert sent[3] is history[3]  # tool messages pass through untouched
+
+
+def test_lone_surrogates_are_sent_as_replacement_characters() -> None:
+    """A request body must be UTF-8: text read with surrogateescape (bytes that were not
+    UTF-8) is sent with U+FFFD in their place; messages without any are passed as they are."""
+    clean = {"role": "user", "content": "plain text"}
+    dirty = [clean, {"role": "user", "content": [{"type": "text", "text": "caf\udce9"}]},
+             {"role": "assistant", "content": None, "tool_calls": [
+                 {"id": "c1", "type": "function", "function": {"name": "terminal", "arguments": '{"command": "cat caf\udce9"}'}}]},
+             {"role": "tool", "tool_call_id": "c1", "content": "x\ud800y"}]
+    sent = prepare_messages(dirty, ModelSettings(model="gpt-4o"))
+    assert sent[0] is clean
+    assert sent[1]["content"][0]["text"] == "caf\ufffd"
+    assert sent[2]["tool_calls"][0]["function"]["arguments"] == '{"command": "cat caf\ufffd"}'
+    assert sent[3]["content"] == "x\ufffdy"
+    assert dirty[3]["content"] == "x\ud800y"  # inputs never mutated
+    json.dumps(sent, ensure_ascii=False).encode("utf-8")  # encodable now
