@@ -188,7 +188,8 @@ def use_compiled(enabled: bool = True) -> bool:
     at install time where a C compiler is at hand) or in pure Python; both give the same
     figures (`tests/context/test_textstats.py` runs every check on both). Clears the
     caches. Returns whether the compiled scanner is now in use (False when it was not
-    built). The environment variable CTXAGENT_PURE_PYTHON=1 makes pure Python the default."""
+    built). The environment variable CTXAGENT_PURE_PYTHON set to 1, true, yes or on makes
+    pure Python the default (any other value, such as 0, false or off, does not)."""
     global _SCANNER, _TABLE
     _TEXTS.clear()
     _FIGURES.clear()
@@ -220,4 +221,4 @@ def chunks_held() -> int:
     return len(_FIGURES) if _SCANNER is None else len(_SCANNER)
 
 
-use_compiled(os.environ.get("CTXAGENT_PURE_PYTHON", "") in ("", "0"))
+use_compiled(os.environ.get("CTXAGENT_PURE_PYTHON", "").strip().lower() not in ("1", "true", "yes", "on"))

@@ -177,9 +177,14 @@ def test_pure_python_is_chosen_by_the_environment() -> None:
     env = {**os.environ, "CTXAGENT_PURE_PYTHON": "1"}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
-    env["CTXAGENT_PURE_PYTHON"] = "0"
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
-    assert out.strip() == str(textstats.compiled_available())
+    for value in ("true", " ON ", "yes"):
+        env["CTXAGENT_PURE_PYTHON"] = value
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+        assert out.strip() == "False", value
+    for value in ("0", "false", "off", "no", ""):
+        env["CTXAGENT_PURE_PYTHON"] = value
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+        assert out.strip() == str(textstats.compiled_available()), value
 
 
 # --- hostile use of the scanner itself: none of these may crash the process or leak ------------
