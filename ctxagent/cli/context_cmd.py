@@ -5,12 +5,13 @@ notes, memory when available) without calling a model. `inspect` reads the snaps
 of a past model call (`.ctxagent/snapshots/<session>/<n>.json`) and draws its layers as
 a budget bar chart and every packet's decision in a table, after one line each for the
 request's parameters, a redaction, the compaction-summary calls made for it and the
-plan calls made for its reply's tool calls. A plan call's own snapshot (a side call: no
-layers, no packets) shows who made it, for which call, its usage and one line per
-message. `--grep TEXT` answers "why did the model not see TEXT?" in one command, and
-names the session's plan calls that were sent TEXT. A damaged snapshot asked for by
-number is an error; for the last call, the newest readable one is shown, with a warning
-naming the damaged file.
+side calls made after it (plan calls for its reply's tool calls, the summary call of a
+`/compact` or of a context-length error). A side call's own snapshot (no layers, no
+packets) shows who made it, for which call, its usage and one line per message. `--grep
+TEXT` answers "why did the model not see TEXT?" in one command, and names the session's
+plan and summary calls that were sent TEXT, with the command that shows each. A damaged
+snapshot asked for by number is an error; for the last call, the newest readable one is
+shown, with a warning naming the damaged file.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from ctxagent.cli.safe_text import markup
 from ctxagent.context import ContextBuilder, ContextConfig, TokenCounter
 from ctxagent.context.gather import repo_sources
 from ctxagent.context.snapshot import (REDACTED, list_calls, read_snapshot, resolve_session, side_calls_for,
-                                       side_calls_in, side_kind)
+                                       side_calls_in, side_kind, summary_calls_in)
 from ctxagent.context.messages import content_text
 from ctxagent.context.reporting import layer_rows, message_preview
 from ctxagent.storage import read_jsonl, state_dir
@@ -89,7 +90,7 @@ def _model_and_window(repo: Path, model: str | None, max_tokens: int | None) -> 
 @click.argument("session", default="last")
 @click.option("--call", "call", type=click.IntRange(0), default=None, help="model call number (default: the last)")
 @click.option("--repo", type=click.Path(file_okay=False), default=".", show_default=True, help="repository whose snapshots to read")
-@click.option("--grep", "grep", default=None, help="show only packets mentioning TEXT, whether the request contains it, and the plan calls sent it")
+@click.option("--grep", "grep", default=None, help="show only packets mentioning TEXT, whether the request contains it, and the plan and summary calls sent it")
 @click.option("--json", "as_json", is_flag=True, help="print the snapshot as JSON")
 def inspect_command(session: str, call: int | None, repo: str, grep: str | None, as_json: bool) -> None:
     """Show what model call N of SESSION ("last" = newest) was sent: layers, budget, packet decisions."""
@@ -100,19 +101,23 @@ def inspect_command(session: str, call: int | None, repo: str, grep: str | None,
     report = snap.get("report") or {}
     side = side_calls_for(root, session_id, number) if not kind and isinstance(number, int) else []  # for its tool calls
     sent = []  # the session's other side calls whose request mentions `grep`
+    kept = []  # the summary calls kept in main calls' snapshots whose request mentions it
     if grep:
         history = [r.get("preview") for r in report.get("packets", []) if str(r.get("id", "")).startswith("msg")]
         said = transcript_mentions(root, session_id, grep, until=history)
         report = {**report, "packets": filter_packets(report.get("packets", []), grep, said)}
         sent = [c for c in side_calls_in(root, session_id)
                 if c.get("call") != number and request_mentions(c.get("request") or {}, grep)]
+        kept = [c for c in summary_calls_in(root, session_id)
+                if isinstance(c.get("request"), dict) and request_mentions(c["request"], grep)]
     if as_json:
         payload = {**snap} if kind else {**snap, "report": report}
         if side:
             payload["side_calls"] = [side_call_summary(c) for c in side]
         if grep:
             payload["grep"] = {"text": grep, "in_request": request_mentions(snap.get("request", {}), grep),
-                               "in_side_calls": [c.get("call") for c in sent]}
+                               "in_side_calls": [c.get("call") for c in sent],
+                               "in_summary_calls": [{k: c.get(k) for k in ("call", "index", "trigger")} for c in kept]}
         click.echo(json.dumps(payload, ensure_ascii=False, indent=1))
         return
     console = Console()
@@ -127,7 +132,7 @@ def inspect_command(session: str, call: int | None, repo: str, grep: str | None,
             verdict = "[green]appears[/]" if seen else "[red]does not appear[/]"
             console.print(f"{markup(grep)!s} {verdict} in the request sent to the model ({markup(kind)} call).",
                           soft_wrap=True)
-            for line in sent_lines(sent, session_id, grep):
+            for line in sent_lines(sent, session_id, grep) + kept_lines(kept, session_id, grep, number):
                 console.print(line, soft_wrap=True)
         return
     for line in snapshot_lines(snap):
@@ -139,7 +144,7 @@ def inspect_command(session: str, call: int | None, repo: str, grep: str | None,
         seen = request_mentions(snap.get("request", {}), grep)
         verdict = "[green]appears[/]" if seen else "[red]does not appear[/]"
         console.print(f"{markup(grep)!s} {verdict} in the request sent to the model; {len(report['packets'])} packet(s) mention it.")
-        for line in sent_lines(sent, session_id, grep):
+        for line in sent_lines(sent, session_id, grep) + kept_lines(kept, session_id, grep, number):
             console.print(line, soft_wrap=True)
         rows = {r.get("preview") for r in report["packets"] if str(r.get("id", "")).startswith("msg")}
         gone = len(said - rows)
@@ -169,7 +174,11 @@ def snapshot_lines(snap: dict) -> list[str]:
         messages = sent.get("messages") if isinstance(sent.get("messages"), list) else []
         line = (f"compaction summary call ({call.get('trigger', '?')}): {len(messages)} messages, "
                 f"{call.get('tokens', '?')} tokens")
-        lines.append(markup(line + (f", failed: {call['error']}" if call.get("error") else "")))
+        if call.get("error"):
+            line += f", failed: {call['error']}"
+        elif isinstance(call.get("usage"), dict):
+            line += f", usage {_usage_text(call['usage'])}"
+        lines.append(markup(line))
     return lines
 
 
@@ -192,9 +201,26 @@ def side_call_line(snap: dict, *, this_call: bool = False) -> str:
 
 def _side_call_name(snap: dict, *, this_call: bool = False) -> str:
     made = snap.get("made_for") if isinstance(snap.get("made_for"), dict) else {}
+    if snap.get("kind") == "summary":
+        after = "this call" if this_call else ("this process's first call" if made.get("call") is None
+                                               else f"call {made['call']}")
+        return f"summary call {snap.get('call', '?')}, made " + _summary_cause(made, after)
     owner = "this call's" if this_call else f"call {made.get('call', '?')}'s"
     return (f"{snap.get('kind', '?')} call {snap.get('call', '?')}, made for {owner} tool call "
             f"{made.get('tool_call_id') or '?'} (attempt {made.get('attempt', '?')})")
+
+
+def _summary_cause(made: dict, after: str) -> str:
+    """Why a summary call (its `made_for`) was made, relative to the main call `after`
+    ("call 3", "this call"): `by /compact after call 3`, `after the server refused call 3
+    as too long`, `for a request after call 3 that could not then be built`."""
+    trigger = made.get("trigger")
+    if trigger == "manual":
+        before = after == "this process's first call"
+        return f"by /compact {'before' if before else 'after'} {after}"
+    if trigger == "overflow":
+        return f"after the server refused {after} as too long"
+    return f"by an automatic compaction for a request after {after} that could not then be built"
 
 
 def _usage_text(usage: Any) -> str:
@@ -209,6 +235,8 @@ def side_call_lines(snap: dict, session_id: str) -> list[str]:
     tool's): who made it and for which call, the request's parameters, its usage, and one
     line per message sent (the whole request: `--json`)."""
     kind, made = str(snap.get("kind")), snap.get("made_for") if isinstance(snap.get("made_for"), dict) else {}
+    if kind == "summary":
+        return summary_call_lines(snap, session_id)
     tool_call = markup(str(made.get("tool_call_id") or "?"))
     lines = [f"[bold]{markup(kind)} call[/]: made by the {markup(kind)} tool while running tool call {tool_call} "
              f"of call {made.get('call', '?')} (turn {made.get('turn', '?')}, step {made.get('step', '?')}), "
@@ -227,10 +255,50 @@ def side_call_lines(snap: dict, session_id: str) -> list[str]:
     return lines
 
 
+def summary_call_lines(snap: dict, session_id: str) -> list[str]:
+    """Rich-markup lines for a compaction-summary call's own snapshot (kind "summary"):
+    why it was made and after which call, the request's parameters, its usage, and one
+    line per message sent (the whole request: `--json`)."""
+    made = snap.get("made_for") if isinstance(snap.get("made_for"), dict) else {}
+    after = "this process's first call" if made.get("call") is None else f"call {made['call']}"
+    where = f"turn {made.get('turn', '?')}, step {made.get('step', '?')}"
+    head = f"[bold]summary call[/]: a compaction summary asked for {markup(_summary_cause(made, after))}"
+    if made.get("trigger") == "auto":
+        head += f" ({where}): {markup(str(made.get('unsent') or '?'))}"
+    elif made.get("call") is not None:
+        head += f" ({where})"
+    if made.get("focus"):
+        head += f"; focus: {markup(str(made['focus']))}"
+    request = snap.get("request") if isinstance(snap.get("request"), dict) else {}
+    messages = [m for m in request.get("messages") or [] if isinstance(m, dict)]
+    outcome = f"[red]failed: {markup(str(snap['error']))}[/]" if snap.get("error") else \
+        f"usage {markup(_usage_text(snap.get('usage')))}"
+    lines = [head, *snapshot_lines(snap), f"sent {len(messages)} message(s), {snap.get('tokens', '?')} tokens; {outcome}",
+             "[dim]no layers or packets: the compaction wrote this request itself (the messages it replaced, as a "
+             "transcript), and the summary took their place in the history (the compaction event in the session's "
+             "transcript says what it kept)[/]"]
+    for message in messages:
+        lines.append(f"  {markup(str(message.get('role', '?')))}: {markup(message_preview(message))}")
+    lines.append(f"[dim]the whole request: ctxagent inspect {markup(session_id)} --call {snap.get('call')} --json[/]")
+    return lines
+
+
 def sent_lines(sent: list[dict], session_id: str, text: str) -> list[str]:
     """Rich-markup lines naming the side calls (`sent`) whose request mentions `text`."""
     return [markup(f"{text} appears in the request of {_side_call_name(c)}: "
                    f"ctxagent inspect {session_id} --call {c.get('call')}") for c in sent]
+
+
+def kept_lines(kept: list[dict], session_id: str, text: str, number: Any = None) -> list[str]:
+    """Rich-markup lines naming the summary calls kept in a main call's snapshot (`kept`:
+    `summary_calls_in` entries) whose request mentions `text`; `number`: the call shown."""
+    lines = []
+    for c in kept:
+        owner = "this call's snapshot" if c.get("call") == number else f"the snapshot of call {c.get('call')}"
+        lines.append(markup(f"{text} appears in the request of compaction summary call {int(c.get('index', 0)) + 1} "
+                            f"({c.get('trigger', '?')}) kept in {owner}: ctxagent inspect {session_id} --call "
+                            f"{c.get('call')} --json (its summary_calls)"))
+    return lines
 
 
 def filter_packets(rows: list[dict], text: str, said: frozenset[str] | set[str] = frozenset()) -> list[dict]:

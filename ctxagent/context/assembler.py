@@ -19,8 +19,8 @@ so the system prompt and the earlier history stay byte-identical between calls. 
   (`context_window - max_output_tokens`) or raises `ContextOverflowError`;
 - a snapshot of the exact request (with the client's parameters, `request_params`) and
   its report is written, one per model call, numbered after the session's existing
-  snapshots (a resumed session numbers on); the compaction-summary model calls made
-  since the previous snapshot go in it too (`ctxagent.context.snapshot`).
+  snapshots (a resumed session numbers on); the summary call of an automatic compaction
+  made for this request goes in it too, as `summary_calls` (`ctxagent.context.snapshot`).
 
 `record_side_call(kind, messages, ...)` writes the snapshot of a model call a tool made
 (the `plan` tool), under the next number, naming the main call it was made for
@@ -28,6 +28,11 @@ so the system prompt and the earlier history stay byte-identical between calls. 
 
 `compact(history, focus=None)` compacts on demand (after a context-length error from
 the server, or `/compact` in chat) and returns the new history for the loop to keep.
+Its summary call is written when it ends as a snapshot of its own (`"kind": "summary"`,
+made for the last main call: the one the server refused, or the one before `/compact`),
+since no later call may come. So is the summary call of an automatic compaction whose
+request then could not be built (`ContextOverflowError`). `summary_reply` is the
+recorder (`ctxagent.llm.meter.RecordedClient`) that adds the server's usage to them.
 
 An automatic compaction is also handed to `on_view` as data (`CompactedView.to_record`:
 the summary, which messages it stands for, a digest of them), which the session writes
@@ -55,6 +60,7 @@ from ctxagent.context.snapshot import highest_call, write_call_snapshot, write_s
 from ctxagent.context.stateselect import StateSelection, scoring_query, select_state, selection_config
 from ctxagent.context.tokens import TokenCounter
 from ctxagent.context.view import CompactedView
+from ctxagent.errors import StorageError
 from ctxagent.redaction import redact
 from ctxagent.storage import state_dir
 
@@ -122,6 +128,8 @@ class ContextAssembler:
         self._summary_calls: list[dict] = []  # compaction-summary calls not yet in a snapshot
         self._last_state: dict | None = None  # the state of the last main call (its session, turn, step)
         self._last_main: int | None = None  # that call's number
+        self._open_summary: dict | None = None  # the summary call under way, for `summary_reply`
+        self.session_state: dict | None = None  # {"session_id", "repo"}: where side calls go before a main call
         self._last_selection = StateSelection()
         self._last_tools: list[dict] = []
 
@@ -144,9 +152,14 @@ class ContextAssembler:
     def assemble(self, history: list[dict], tools: list[dict], state: dict) -> AssembledRequest:
         """The request for this model call (system first, pairing valid, within budget).
 
-        Raises ContextOverflowError when the irreducible part cannot fit.
+        Raises ContextOverflowError when the irreducible part cannot fit; a summary call
+        made for it is then written as a snapshot of its own.
         """
-        return self._assemble(history, tools, state, dry_run=False)
+        try:
+            return self._assemble(history, tools, state, dry_run=False)
+        except Exception as exc:
+            self._write_pending_summaries(dict(state or {}), unsent=f"{type(exc).__name__}: {exc}")
+            raise
 
     def preview(self, history: list[dict], tools: list[dict] | None, state: dict) -> AssembledRequest:
         """What `assemble` would send next, without writing a snapshot or changing any state."""
@@ -170,7 +183,7 @@ class ContextAssembler:
         self._take_resumed(convo, report=True)
         view, origins = self.view.apply(convo)
         new, record, _ = self._compact(system, view, origins, self._last_tools, self._last_selection,
-                                       trigger=trigger, focus=focus, force=True)
+                                       trigger=trigger, focus=focus, force=True, own_snapshot=True)
         self.view.adopt(new)
         return [*system, *new]
 
@@ -292,13 +305,59 @@ class ContextAssembler:
             "tokens": self.counter.count_messages(messages, tools or None), "usage": usage}
         if error:
             details["error"] = error
+        return self._write_side(state, kind, request, details)
+
+    def _write_side(self, state: dict, kind: str, request: dict, details: dict) -> Path | None:
+        """Write a side call's snapshot under the next number (which `calls` then carries)."""
         path = write_side_call_snapshot(state, self._call_number(state), kind, request, details, secrets=self.secrets)
         if path is not None:
             self.calls = int(path.stem)
         return path
 
-    def _recorded(self, trigger: str) -> Callable[[list[dict]], str] | None:
-        """`self.summarize`, with each call's request kept for the next snapshot."""
+    def summary_reply(self, messages: list, tools: list | None, response: Any, error: Exception | None) -> None:
+        """A `RecordedClient` recorder for the summarizer's client: the usage the server
+        reported for the summary call under way goes in its record (and snapshot)."""
+        usage = getattr(response, "usage", None)
+        if self._open_summary is not None and hasattr(usage, "to_dict"):
+            self._open_summary["usage"] = usage.to_dict()
+
+    def _write_summary_call(self, entry: dict, state: dict | None = None, **made_for: Any) -> bool:
+        """Write summary call `entry` (`_recorded`'s record) as a snapshot of its own, kind
+        "summary", made for the last main call (`state`: the call being built instead, for
+        an automatic compaction whose request failed). False when it cannot be written
+        here (snapshots off, no session known yet, a StorageError: said through
+        `on_notice`); the caller then keeps it for the next main call's snapshot."""
+        state = state if state and state.get("session_id") else (self._last_state or self.session_state)
+        if not self.snapshots or not state or not state.get("session_id") or not state.get("repo"):
+            return False
+        details: dict[str, Any] = {
+            "made_for": {"call": self._last_main, "turn": state.get("turn"), "step": state.get("step"),
+                         "trigger": entry.get("trigger"), **made_for},
+            "tokens": entry.get("tokens"), "usage": entry.get("usage")}
+        if entry.get("error"):
+            details["error"] = entry["error"]
+        try:
+            return self._write_side(state, "summary", entry["request"], details) is not None
+        except StorageError as exc:
+            if self.on_notice is not None:
+                self.on_notice(f"the compaction summary call's snapshot could not be written ({exc}); "
+                               "it goes with the next model call's snapshot")
+            return False
+
+    def _write_pending_summaries(self, state: dict, *, unsent: str) -> None:
+        """The summary calls made for a request that was then not built (`unsent`: why),
+        each as a snapshot of its own; those that cannot be written stay pending."""
+        pending, self._summary_calls = self._summary_calls, []
+        for entry in pending:
+            extra = {"unsent": unsent} if entry.get("trigger") == "auto" else {}  # else: kept from an on-demand one
+            if not self._write_summary_call(entry, state, **extra):
+                self._summary_calls.append(entry)
+
+    def _recorded(self, trigger: str, *, own_snapshot: bool = False,
+                  focus: str | None = None) -> Callable[[list[dict]], str] | None:
+        """`self.summarize`, with each call's request recorded: kept for the snapshot of
+        the request being built (an automatic compaction), or, `own_snapshot` (an
+        on-demand compaction), written as a snapshot of its own when the call ends."""
         summarize = self.summarize
         if summarize is None or not self.snapshots:
             return summarize
@@ -307,17 +366,23 @@ class ContextAssembler:
             params = self.request_params() if self.request_params is not None else {}
             entry = {"trigger": trigger, "tokens": self.counter.count_messages(messages),
                      "request": {"model": getattr(self.model, "model", None), "messages": messages, **params}}
-            self._summary_calls.append(entry)
+            if not own_snapshot:
+                self._summary_calls.append(entry)
+            self._open_summary = entry
             try:
                 return summarize(messages)
             except Exception as exc:
                 entry["error"] = f"{type(exc).__name__}: {exc}"
                 raise
+            finally:
+                self._open_summary = None
+                if own_snapshot and not self._write_summary_call(entry, **({"focus": focus} if focus else {})):
+                    self._summary_calls.append(entry)
 
         return recorded
 
     def _compact(self, system, view, origins, tools, selection: StateSelection, *, trigger, focus=None, force=False,
-                 turn=None):
+                 turn=None, own_snapshot=False):
         """Run compaction on `view`; returns (new view, record, origins of the new view)."""
         parts, state = selection.parts, selection.summary_state
         budget = self.budget(state)
@@ -327,7 +392,7 @@ class ContextAssembler:
 
         new, record = compact_conversation(
             view, measure=measure, count_text=self.counter.count, budget=Budget(budget["target"], budget["limit"]),
-            config=self.config, summarize=self._recorded(trigger), state=state, focus=focus, force=force, trigger=trigger)
+            config=self.config, summarize=self._recorded(trigger, own_snapshot=own_snapshot, focus=focus), state=state, focus=focus, force=force, trigger=trigger)
         new_origins = [origins[i] if i is not None else None for i in record.kept]
         n_system = len(system)
         to_history = lambda idx: [origins[i] + n_system for i in idx if i is not None and origins[i] is not None]

@@ -13,10 +13,13 @@ linked to `<n>.json`, which fails if that name exists; the writer then takes the
 free number (`call` in the file and in its report say which). So a resumed session, or
 two processes on one session, cannot replace an earlier call's file.
 
-`summary_calls` are the compaction-summary model calls made for this call (an automatic
-compaction) or since the previous call (`/compact`, a context-length error): a summary
-call has no layers or packets of its own, and its outcome (the summary or why it was not
-used) is in the report's `compaction`, so it is part of the call it was made for.
+`summary_calls` are the compaction-summary model calls of an automatic compaction made
+for this call ("usage" when the server reported it): a summary call has no layers or
+packets of its own, and its outcome (the summary or why it was not used) is in the
+report's `compaction`, so it is part of the request it helped build. (Snapshots written
+before summary calls had their own files also hold there the summary calls of `/compact`
+and of a context-length error made since the previous call.) `summary_calls_in` finds
+them all in a session.
 
 A model call a tool makes (the `plan` tool asking for a plan) is a call of its own, with
 the next number, written when it ends (`write_side_snapshot`):
@@ -27,10 +30,18 @@ the next number, written when it ends (`write_side_snapshot`):
      "made_for": {"call": the main call whose reply asked for the tool, "turn", "step",
                   "tool", "tool_call_id", "attempt"}}
 
-It has no `report` (the tool wrote the request itself: no layers, no packets). A
-snapshot without `kind` is a main call (the loop's, built by the context engine).
-`side_calls_for` finds the side calls made for a main call, `side_calls_in` all of a
-session's.
+So is the summary call of an on-demand compaction (`/compact`, or after the server said
+the context is too long), which no later call may follow, with `"kind": "summary"` and
+`made_for`: {"call": the last main call before it (the one the server refused, or the
+one before `/compact`; null when this process made none yet), "turn", "step",
+"trigger": "manual" or "overflow", "focus"?: the /compact focus}. An automatic
+compaction's summary call is one too when its request could not then be built
+(`"trigger": "auto"`, "unsent": why; turn and step are that request's).
+
+A side call has no `report` (its request was written, not selected: no layers, no
+packets). A snapshot without `kind` is a main call (the loop's, built by the context
+engine). `side_calls_for` finds the side calls made for a main call, `side_calls_in`
+all of a session's.
 
 Secrets never reach disk: keys named like credentials (`api_key`, `authorization`,
 `password`, `secret`, `access_token`...) are replaced by "[REDACTED]", and string
@@ -374,6 +385,32 @@ def side_calls_in(state_dir: Path, session: str) -> list[dict]:
             found.append(snap)
     return found
 
+
+def summary_calls_in(state_dir: Path, session: str) -> list[dict]:
+    """The summary calls kept inside main calls' snapshots of `session` (a session id), by
+    number: each entry of their `summary_calls` with "call" (the snapshot holding it) and
+    "index" (its place there) added. Only files with a top-level `summary_calls` key are
+    parsed; unreadable ones are passed over (for `ctxagent inspect --grep`)."""
+    found = []
+    for k in list_calls(state_dir, session):
+        path = snapshot_path(state_dir, session, k)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, ValueError):
+            continue
+        if _SUMMARY_KEY not in text:  # JSON strings hold no raw newline: this is the top-level key
+            continue
+        try:
+            snap = _load(path)
+        except StorageError:
+            continue
+        if side_kind(snap) is None:
+            found += [{**entry, "call": k, "index": i} for i, entry in enumerate(snap.get("summary_calls") or [])]
+    return found
+
+
+#: The top-level `summary_calls` key as `_write_new` writes it (one space of indent).
+_SUMMARY_KEY = '\n "summary_calls": ['
 
 #: How a side call's file starts (`_write_new` writes the keys in order, one a line): the
 #: `kind` key comes before the request, so a file's first bytes say whether it is one.

@@ -3,7 +3,8 @@
 `make_assembler(settings, repo, session, client=..., emit=...)` returns the
 `ContextAssembler` for a session: budget from `settings.model`, compaction knobs from
 `settings.context`, LLM summaries through `client` (extractive only without one),
-snapshots with `client`'s request parameters and `settings.secrets()` scrubbed,
+snapshots with `client`'s request parameters and `settings.secrets()` scrubbed (a
+summary call's usage too, through a `RecordedClient`),
 automatic compactions reported as `Compaction` events through `emit` (default: the
 session transcript) and their compacted view written to the transcript
 (`Session.record_view`); a resumed session's last view (`Session.compaction_view`) is
@@ -129,9 +130,12 @@ def make_assembler(settings: Any, repo: Path, session: Any, *, client: Any = Non
             sink(Notice(message=text))
 
     assembler = ContextAssembler(settings.model, context=settings.context,
-                                 summarize=llm_summarizer(client) if client is not None else None,
                                  secrets=settings.secrets(), on_compaction=on_compaction,
                                  request_params=request_params_of(client) if client is not None else None,
                                  on_view=getattr(session, "record_view", None), on_notice=on_notice)
+    if client is not None:  # the summary calls' usage goes in their snapshots
+        assembler.summarize = llm_summarizer(RecordedClient(client, assembler.summary_reply))
+    if getattr(session, "id", None):  # a /compact before this process's first call still has a snapshot
+        assembler.session_state = {"session_id": session.id, "repo": str(repo)}
     assembler.resume_from(getattr(session, "compaction_view", None))
     return assembler

@@ -79,7 +79,7 @@ def test_inspect_grep_answers_why_the_model_did_not_see_it(repo: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "does not appear" in result.output and "min_relevance" in result.output
     data = json.loads(invoke(["inspect", "s1", "--repo", str(repo), "--grep", "v9-TEST", "--json"]).output)
-    assert data["grep"] == {"text": "v9-TEST", "in_request": True, "in_side_calls": []}
+    assert data["grep"] == {"text": "v9-TEST", "in_request": True, "in_side_calls": [], "in_summary_calls": []}
     assert [r["id"] for r in data["report"]["packets"]] == ["note-release"]
 
 
@@ -188,7 +188,7 @@ def test_old_snapshots_still_display_beside_plan_calls(repo: Path) -> None:
     assert "call 1 of 1..1" in result.output and "plan call" not in result.output
     assert "written by an older ctxagent" in " ".join(result.output.split())
     data = json.loads(invoke(["inspect", "s1", "--repo", str(repo), "--grep", "release", "--json"]).output)
-    assert data["grep"] == {"text": "release", "in_request": True, "in_side_calls": []} and "side_calls" not in data
+    assert data["grep"] == {"text": "release", "in_request": True, "in_side_calls": [], "in_summary_calls": []} and "side_calls" not in data
 
     details = {"made_for": {"call": 1, "turn": 1, "step": 1, "tool": "plan", "tool_call_id": "c1", "attempt": 1},
                "tokens": 40, "usage": {"prompt_tokens": 41, "completion_tokens": 9, "cost_usd": 0.0012}}
@@ -200,3 +200,36 @@ def test_old_snapshots_still_display_beside_plan_calls(repo: Path) -> None:
     text = " ".join(invoke(["inspect", "s1", "--repo", str(repo)]).output.split())
     assert "call 2 of 1..2" in text and "user: Plan the [bold]release[/bold] of v9" in text, "markup shown as text"
     assert "request model gpt-4o, max_tokens=50" in text and "input budget" not in text
+
+
+def test_inspect_grep_finds_summary_calls_kept_in_main_calls(repo: Path) -> None:
+    """Summary calls stored in a main call's `summary_calls` (an automatic compaction's, and
+    in snapshots written before on-demand ones had files of their own, a /compact's) are
+    searched too: --grep names the call that keeps each and how to open it. Such an old
+    snapshot displays as before."""
+    messages, report = ContextBuilder(config=ContextConfig(max_tokens=1000)).build_messages("hi")
+    request = {"model": "gpt-4o", "messages": messages}
+    asked = {"model": "gpt-4o", "messages": [{"role": "system", "content": "You are compacting"},
+                                             {"role": "user", "content": "### Tool result\nONLY-IN-SUMMARY-42"}]}
+    write_snapshot(state_dir(repo), "s1", 1, request, report)
+    write_snapshot(state_dir(repo), "s1", 2, request, report, summary_calls=[
+        {"trigger": "manual", "tokens": 30, "request": {"model": "gpt-4o", "messages": [{}, {}]}},
+        {"trigger": "manual", "tokens": 30, "request": asked, "usage": {"prompt_tokens": 31, "completion_tokens": 4}}])
+    write_snapshot(state_dir(repo), "s1", 3, request, report, summary_calls=[{"trigger": "auto", "tokens": 30,
+                                                                             "request": asked}])
+    text = " ".join(invoke(["inspect", "s1", "--call", "2", "--repo", str(repo)]).output.split())
+    assert "compaction summary call (manual): 2 messages, 30 tokens, usage 31 prompt + 4 completion tokens" in text
+    assert "summary call 3" not in text, "a main call is not listed as a side call"
+
+    result = invoke(["inspect", "s1", "--call", "3", "--repo", str(repo), "--grep", "only-in-summary-42"])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "only-in-summary-42 does not appear in the request sent to the model" in text
+    assert ("only-in-summary-42 appears in the request of compaction summary call 2 (manual) kept in the snapshot "
+            "of call 2: ctxagent inspect s1 --call 2 --json (its summary_calls)") in text
+    assert ("only-in-summary-42 appears in the request of compaction summary call 1 (auto) kept in this call's "
+            "snapshot: ctxagent inspect s1 --call 3 --json (its summary_calls)") in text
+    data = json.loads(invoke(["inspect", "s1", "--call", "1", "--repo", str(repo), "--grep", "ONLY-IN-SUMMARY",
+                              "--json"]).output)
+    assert data["grep"]["in_side_calls"] == [] and data["grep"]["in_summary_calls"] == [
+        {"call": 2, "index": 1, "trigger": "manual"}, {"call": 3, "index": 0, "trigger": "auto"}]

@@ -11,6 +11,7 @@ from ctxagent.context.snapshot import read_snapshot, scrub
 from ctxagent.context.summarizer import llm_summarizer
 from ctxagent.context.summary import SUMMARY_MARKER, is_summary_message, render_summary
 from ctxagent.context.tokens import TokenCounter
+from ctxagent.errors import ContextOverflowError
 from ctxagent.llm.client import LLMClient
 from ctxagent.llm.settings import ModelSettings
 from ctxagent.storage import state_dir
@@ -138,19 +139,61 @@ def test_the_snapshot_holds_the_parameters_and_the_summary_call_as_sent(recordin
     assert snap["redacted"] is True and SECRET not in json.dumps(snap)
 
 
-def test_a_summary_made_between_calls_goes_with_the_next_call(recording, tmp_path):
+def test_a_summary_made_between_calls_is_a_snapshot_of_its_own(recording, tmp_path):
     assembler, _, server = recording(error(500, "boom"))
-    state = {"turn": 1, "session_id": SESSION, "repo": str(tmp_path)}
+    state = {"turn": 1, "step": 1, "session_id": SESSION, "repo": str(tmp_path)}
     history = [SYSTEM, {"role": "user", "content": "hi"}]
     assembler.assemble(history, [], state)
     assert "summary_calls" not in _snapshot(tmp_path, 1)
     history = assembler.compact([SYSTEM, *c03_history()], trigger="manual")  # /compact; its summary call fails
-    assembler.assemble(history, [], {**state, "turn": 2})
-    [summary] = _snapshot(tmp_path, 2)["summary_calls"]
-    assert summary["trigger"] == "manual" and "500" in summary["error"]
+    summary = _snapshot(tmp_path, 2)  # written when the call ended: no later call is needed
+    assert summary["kind"] == "summary" and "report" not in summary and "summary_calls" not in summary
+    assert summary["made_for"] == {"call": 1, "turn": 1, "step": 1, "trigger": "manual"}
+    assert "500" in summary["error"] and summary["usage"] is None and summary["tokens"] > 0
     assert summary["request"]["messages"] == scrub(server.requests[0]["messages"], [SECRET])
-    assembler.assemble(history, [], {**state, "turn": 3})
-    assert "summary_calls" not in _snapshot(tmp_path, 3), "recorded once"
+    assert summary["request"]["max_completion_tokens"] == 1000 and summary["request"]["temperature"] == 0.3
+    assembler.assemble(history, [], {**state, "turn": 2})
+    assert _snapshot(tmp_path, 3).get("kind") is None and "summary_calls" not in _snapshot(tmp_path, 3)
+
+
+def test_a_compact_before_any_call_writes_where_the_session_state_says(recording, tmp_path):
+    """A resumed chat's `/compact` before its first call: `session_state` names the session,
+    and the summary call numbers after the snapshots already on disk."""
+    assembler, _, server = recording(text(GOOD))
+    folder = state_dir(tmp_path) / "snapshots" / SESSION
+    folder.mkdir(parents=True)
+    (folder / "4.json").write_text(json.dumps({"version": 1, "call": 4, "request": {}, "report": {}}), encoding="utf-8")
+    assembler.session_state = {"session_id": SESSION, "repo": str(tmp_path)}
+    assembler.compact([SYSTEM, *c03_history()], "the parser", trigger="manual")
+    summary = _snapshot(tmp_path, 5)
+    assert summary["made_for"] == {"call": None, "turn": None, "step": None, "trigger": "manual", "focus": "the parser"}
+    assert "error" not in summary and summary["request"]["messages"] == scrub(server.requests[0]["messages"], [SECRET])
+
+
+def test_without_a_session_the_summary_goes_with_the_next_call(recording, tmp_path):
+    """No main call yet and no `session_state` (the library on its own): nowhere to write,
+    so the summary call waits for the next call's snapshot, as before."""
+    assembler, _, _ = recording(text(GOOD))
+    history = assembler.compact([SYSTEM, *c03_history()], trigger="overflow")
+    assembler.assemble(history, [], {"turn": 1, "session_id": SESSION, "repo": str(tmp_path)})
+    snap = _snapshot(tmp_path, 1)
+    assert snap.get("kind") is None and [c["trigger"] for c in snap["summary_calls"]] == ["overflow"]
+
+
+def test_an_automatic_summary_whose_request_cannot_be_built_is_written(recording, tmp_path):
+    """The summary call of an automatic compaction belongs in the request it builds; when
+    that request cannot fit after all (ContextOverflowError), it is a snapshot of its own."""
+    assembler, _, server = recording(text(GOOD))
+    state = {"turn": 1, "step": 1, "session_id": SESSION, "repo": str(tmp_path)}
+    tools = [{"type": "function", "function": {"name": "big", "description": "x " * 9000, "parameters": {}}}]
+    with pytest.raises(ContextOverflowError):
+        assembler.assemble([SYSTEM, *c03_history()], tools, state)
+    assert len(server.requests) == 1, "the compaction asked for a summary before the request was found too big"
+    summary = _snapshot(tmp_path, 1)
+    assert summary["kind"] == "summary" and summary["made_for"]["trigger"] == "auto"
+    assert summary["made_for"]["unsent"].startswith("ContextOverflowError")
+    assert summary["made_for"]["call"] is None and summary["made_for"]["turn"] == 1
+    assert assembler._summary_calls == []
 
 
 def test_a_preview_s_summary_call_is_not_put_in_a_snapshot(recording, tmp_path):

@@ -110,7 +110,7 @@ def test_inspect_grep_says_why_a_note_was_or_was_not_seen(tmp_path, fake_openai)
                                                     "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
-    assert data["grep"] == {"text": "sourdough", "in_request": False, "in_side_calls": []}
+    assert data["grep"] == {"text": "sourdough", "in_request": False, "in_side_calls": [], "in_summary_calls": []}
     [row] = data["report"]["packets"]
     assert row["id"] == f"note:{ids['Aside 2']}" and row["decision"] == "dropped"
     assert row["reason"] == "relevance 0.00 below min_relevance 0.1"

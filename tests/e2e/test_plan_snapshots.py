@@ -108,7 +108,7 @@ def test_each_plan_call_is_a_snapshot_of_its_own_and_inspect_shows_it(ctxagent, 
     assert f"{ONLY_THE_PLAN_CALL} appears in the request sent to the model (plan call)" in out
     assert f"appears in the request of plan call 3" in out
     data = json.loads(ctxagent("inspect", "last", "--repo", str(repo), "--grep", ONLY_THE_PLAN_CALL, "--json").stdout)
-    assert data["grep"] == {"text": ONLY_THE_PLAN_CALL, "in_request": False, "in_side_calls": [2, 3]}
+    assert data["grep"] == {"text": ONLY_THE_PLAN_CALL, "in_request": False, "in_side_calls": [2, 3], "in_summary_calls": []}
     assert "side_calls" not in data
 
 
