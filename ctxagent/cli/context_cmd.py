@@ -105,7 +105,8 @@ def inspect_command(session: str, call: int | None, repo: str, grep: str | None,
     if grep:
         history = [r.get("preview") for r in report.get("packets", []) if str(r.get("id", "")).startswith("msg")]
         said = transcript_mentions(root, session_id, grep, until=history)
-        report = {**report, "packets": filter_packets(report.get("packets", []), grep, said)}
+        sent_whole = request_message_mentions(snap.get("request") or {}, grep)
+        report = {**report, "packets": filter_packets(report.get("packets", []), grep, said | sent_whole)}
         sent = [c for c in side_calls_in(root, session_id)
                 if c.get("call") != number and request_mentions(c.get("request") or {}, grep)]
         kept = [c for c in summary_calls_in(root, session_id)
@@ -303,13 +304,23 @@ def kept_lines(kept: list[dict], session_id: str, text: str, number: Any = None)
 
 def filter_packets(rows: list[dict], text: str, said: frozenset[str] | set[str] = frozenset()) -> list[dict]:
     """Packet rows whose id, source, reason, preview, type or title mention `text`
-    (case-insensitive), and the history rows whose preview is in `said` (the previews of
-    the transcript messages that mention it anywhere, `transcript_mentions`: a row's
-    preview is only the start of its message)."""
+    (case-insensitive), and the history and summary rows whose preview is in `said` (the
+    previews of the messages that mention it anywhere: in the transcript,
+    `transcript_mentions`, or in the request, `request_message_mentions`; a row's preview
+    is only the start of its message)."""
     needle = text.lower()
     keys = ("id", "source", "reason", "preview", "type", "title")
     return [r for r in rows if any(needle in str(r.get(k, "")).lower() for k in keys)
-            or (str(r.get("id", "")).startswith("msg") and r.get("preview") in said)]
+            or (str(r.get("id", "")).startswith(("msg", "summary")) and r.get("preview") in said)]
+
+
+def request_message_mentions(request: dict, text: str) -> set[str]:
+    """The report previews of the request's messages that mention `text` (case-insensitive)
+    in their whole content or tool-call arguments: a history or summary row whose preview
+    stops before the text was still sent it."""
+    needle = text.lower()
+    return {message_preview(m) for m in request.get("messages") or [] if isinstance(m, dict)
+            and needle in _message_text(m).lower()}
 
 
 def transcript_mentions(root: Path, session_id: str, text: str, until: list[str] | None = None) -> set[str]:

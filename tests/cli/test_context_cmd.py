@@ -233,3 +233,28 @@ def test_inspect_grep_finds_summary_calls_kept_in_main_calls(repo: Path) -> None
                               "--json"]).output)
     assert data["grep"]["in_side_calls"] == [] and data["grep"]["in_summary_calls"] == [
         {"call": 2, "index": 1, "trigger": "manual"}, {"call": 3, "index": 0, "trigger": "auto"}]
+
+
+def test_inspect_grep_finds_a_summary_row_by_its_whole_text(repo: Path) -> None:
+    """New-user finding: a compaction summary row's preview stops at 200 characters, so a
+    fact later in the summary the model was sent was not reported as mentioned by it."""
+    summary = {"role": "user", "content": "[Compaction summary]\n## Goal\n" + "Rename the loader. " * 12
+               + "\n## Key facts\n- the release tag is v9-TEST"}
+    task = {"role": "user", "content": "Rename the loader."}
+    messages = [{"role": "system", "content": "You are a coding agent."}, task, {"role": "assistant", "content": "Ok."},
+                summary, {"role": "assistant", "content": "Ok."}, {"role": "user", "content": "Go on."}]
+    from ctxagent.context.reporting import message_preview
+
+    rows = [{"id": "msg0", "layer": "history", "type": "history", "decision": "selected", "reason": "the task",
+             "preview": message_preview(task)},
+            {"id": "summary0", "layer": "history", "type": "summary", "decision": "selected",
+             "reason": "compaction summary", "preview": message_preview(summary)}]
+    assert "v9-TEST" not in rows[1]["preview"]
+    report = {"call": 1, "query": "Go on.", "budget": {"max_tokens": 4000, "input_budget": 3000},
+              "layers": {"history": {"budget": 2000, "used": 300}}, "packets": rows, "sources": {}}
+    write_snapshot(state_dir(repo), "s1", 1, {"model": "gpt-4o", "messages": messages}, report)
+    data = json.loads(invoke(["inspect", "s1", "--repo", str(repo), "--grep", "v9-test", "--json"]).output)
+    assert data["grep"]["in_request"] is True
+    assert [r["id"] for r in data["report"]["packets"]] == ["summary0"]
+    text = " ".join(invoke(["inspect", "s1", "--repo", str(repo), "--grep", "v9-TEST"]).output.split())
+    assert "1 packet(s) mention it" in text and "compacted away" not in text
