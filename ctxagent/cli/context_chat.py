@@ -49,6 +49,8 @@ def _compact(ctx: "ChatContext", arg: str) -> None:
 
 
 def _context(ctx: "ChatContext", arg: str) -> None:
+    from rich.markup import escape
+
     from ctxagent.cli.context_cmd import draw_report, filter_packets, transcript_mentions
     from ctxagent.storage import state_dir
 
@@ -60,6 +62,22 @@ def _context(ctx: "ChatContext", arg: str) -> None:
         said = transcript_mentions(state_dir(ctx.agent.session.repo), ctx.agent.session.id, arg)
         report = {**report, "packets": filter_packets(report.get("packets", []), arg, said)}
     draw_report(ctx.console, report, title="next model call")
+    line = compaction_line(report)
+    if line:
+        ctx.console.print(f"[yellow]{escape(line)}[/]")
+
+
+def compaction_line(report: dict) -> str | None:
+    """What /context says when the next call compacts the history: with a model summary,
+    that the summary shown is the preview's stand-in (`ContextAssembler.preview`)."""
+    compaction = report.get("compaction")
+    if not isinstance(compaction, dict):
+        return None
+    stand_in = compaction.get("stand_in")
+    if isinstance(stand_in, dict):
+        return f"note: {stand_in.get('note')}"
+    return (f"note: the next call compacts the history ({compaction.get('method')}, "
+            f"{compaction.get('tokens_before')} to {compaction.get('tokens_after')} tokens), without a model call")
 
 
 def register_slash_commands(register: Callable[[str, str, Any], None]) -> None:

@@ -53,10 +53,11 @@ from ctxagent.agent.protocols import AssembledRequest
 from ctxagent.context.compaction import Budget, CompactionConfig, CompactionRecord, compact_conversation
 from ctxagent.context.fitting import build_request, fit_request
 from ctxagent.context.messages import repair_pairing, truncate_tool_result
-from ctxagent.context.reporting import build_report
+from ctxagent.context.reporting import build_report, message_preview
 from ctxagent.context.packet import ContextConfig
 from ctxagent.context.sessionstate import gather_state
 from ctxagent.context.snapshot import highest_call, write_call_snapshot, write_side_call_snapshot
+from ctxagent.context.summary import summary_message
 from ctxagent.context.stateselect import StateSelection, scoring_query, select_state, selection_config
 from ctxagent.context.tokens import TokenCounter
 from ctxagent.context.view import CompactedView
@@ -162,12 +163,30 @@ class ContextAssembler:
             raise
 
     def preview(self, history: list[dict], tools: list[dict] | None, state: dict) -> AssembledRequest:
-        """What `assemble` would send next, without writing a snapshot or changing any state."""
+        """What `assemble` would send next, without a model call, a snapshot or any change of state.
+
+        When that call would compact and ask the model for the summary, the preview does not
+        ask: the deterministic extractive summary stands in for it (as when a summary call
+        fails), and the report says so. Its "compaction" then has "stand_in": the tokens
+        of the summary request the next call will send and a `note` saying all this; the
+        summary row of "packets" says "stand-in" in its reason. The next `assemble` is unchanged
+        (the same compaction, with the model's summary)."""
         twin = copy.copy(self)
         twin.view, twin.records = self.view.copy(), list(self.records)
         twin.compacted_turns = set(self.compacted_turns)
-        twin._summary_calls = []  # a preview's summary call belongs to no snapshot
-        return twin._assemble(history, tools or [], state, dry_run=True)
+        twin._summary_calls = []  # a preview's records belong to no snapshot
+        asked: list[list[dict]] = []
+        if self.summarize is not None:
+            def stand_in(messages: list[dict]) -> str:  # the summary call, not made
+                asked.append(messages)
+                raise _NoModelCall("a preview makes no model call")
+
+            twin.summarize = stand_in
+        result = twin._assemble(history, tools or [], state, dry_run=True)
+        compaction = result.report.get("compaction")
+        if asked and compaction is not None and compaction.get("method") == "extractive":
+            _mark_stand_in(result.report, compaction, self.counter.count_messages(asked[-1]))
+        return result
 
     def compact(self, history: list[dict], focus: str | None = None, *, trigger: str = "overflow") -> list[dict]:
         """Compact now; return the new history (system messages first) for the loop to keep.
@@ -433,6 +452,28 @@ class ContextAssembler:
                 out[i] = {**message, "content": truncate_tool_result(content, chars)}
                 capped.append(i)
         return out, capped
+
+
+class _NoModelCall(Exception):
+    """Raised by a preview's stand-in summarizer: the compaction falls back to the extractive summary."""
+
+
+#: What a preview says when it shows the extractive summary in place of the model's.
+STAND_IN_NOTE = ("the summary shown is a stand-in: the next call compacts the history and asks the model for "
+                 "the summary first (a summary request of {tokens} tokens); this preview made no model call and "
+                 "shows the deterministic extractive summary instead, so the summary and the token counts may "
+                 "differ")
+
+
+def _mark_stand_in(report: dict, compaction: dict, tokens: int) -> None:
+    """Mark a preview's compaction summary as the extractive stand-in for the model's."""
+    note = STAND_IN_NOTE.format(tokens=tokens)
+    compaction["summary_error"] = None
+    compaction["stand_in"] = {"tokens": tokens, "note": note}
+    shown = message_preview(summary_message(compaction.get("summary") or ""))
+    for row in report.get("packets", []):
+        if row.get("type") == "summary" and row.get("source") == "compaction" and row.get("preview") == shown:
+            row["reason"] = "compaction summary: stand-in (extractive; the next call asks the model for it)"
 
 
 def request_params_of(client: Any) -> Callable[[], dict]:

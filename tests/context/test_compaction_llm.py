@@ -196,10 +196,19 @@ def test_an_automatic_summary_whose_request_cannot_be_built_is_written(recording
     assert assembler._summary_calls == []
 
 
-def test_a_preview_s_summary_call_is_not_put_in_a_snapshot(recording, tmp_path):
+def test_a_preview_makes_no_summary_call_and_says_its_summary_is_a_stand_in(recording, tmp_path):
     assembler, _, server = recording(text(GOOD), text(GOOD))
     state = {"turn": 1, "session_id": SESSION, "repo": str(tmp_path)}
-    assembler.preview([SYSTEM, *c03_history()], [], state)  # /context in chat
-    assert len(server.requests) == 1
-    assembler.assemble([SYSTEM, {"role": "user", "content": "hi"}], [], state)
-    assert "summary_calls" not in _snapshot(tmp_path, 1)
+    report = assembler.preview([SYSTEM, *c03_history()], [], state).report  # /context in chat
+    assert server.requests == [], "a preview calls no model"
+    assert not (tmp_path / ".ctxagent").exists(), "and writes nothing"
+    compaction = report["compaction"]
+    assert compaction["method"] == "extractive" and compaction["summary_error"] is None
+    assert compaction["stand_in"]["tokens"] > 0 and "stand-in" in compaction["stand_in"]["note"]
+    [row] = [r for r in report["packets"] if r["type"] == "summary"]
+    assert "stand-in" in row["reason"]
+    request = assembler.assemble([SYSTEM, *c03_history()], [], state)  # the real call: as before
+    assert len(server.requests) == 1 and request.report["compaction"]["method"] == "llm"
+    assert "stand_in" not in request.report["compaction"]
+    [summary_call] = _snapshot(tmp_path, 1)["summary_calls"]
+    assert summary_call["tokens"] == compaction["stand_in"]["tokens"], "the preview named the request it did not send"

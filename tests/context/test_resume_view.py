@@ -199,7 +199,7 @@ def test_a_refused_record_is_noted_once_and_the_history_compacted_anew():
     resumed.resume_from(record)
     resumed.preview(resumed_history + [{"role": "user", "content": C03_LAST}], TOOLS, {"turn": 2})
     assert notes == [], "a preview says nothing"
-    calls.clear()  # a preview compacts too (on a copy), as /context does
+    assert calls == [], "a preview compacts on a copy, as /context does, with no summary call"
     request = resumed.assemble(resumed_history + [{"role": "user", "content": C03_LAST}], TOOLS, {"turn": 2})
     assert len(notes) == 1 and "cannot be reused (the history no longer starts with the" in notes[0]
     assert request.report["compaction"] is not None and len(calls) == 1, "compacted anew"
