@@ -118,3 +118,25 @@ def ctxagent(env: dict[str, str]) -> Callable[..., subprocess.CompletedProcess]:
 def model_env(server: FakeServer) -> dict[str, str]:
     """Environment pointing the CLI at `server` with an API key that must never be written anywhere."""
     return {"CTXAGENT_BASE_URL": server.base_url, "CTXAGENT_MODEL": "fake-model", "CTXAGENT_API_KEY": API_KEY}
+
+
+def session_snapshots(repo: Path) -> tuple[str, dict[int, dict], dict[int, str]]:
+    """The one session's snapshots under `repo`: (session id, {call: parsed}, {call: raw text})."""
+    [folder] = (repo / ".ctxagent" / "snapshots").iterdir()
+    raw = {int(p.stem): p.read_text(encoding="utf-8") for p in folder.glob("*.json")}
+    return folder.name, {n: json.loads(t) for n, t in raw.items()}, raw
+
+
+def flat(output: str) -> str:
+    """`output` with every run of white space as one space (rich wraps long lines)."""
+    return " ".join(output.split())
+
+
+def write_modules(repo: Path, count: int, key_shaped: str | None = None) -> None:
+    """`m0.py` .. `m<count-1>.py` in `repo`, about 1,000 tokens each (100 `def parse_cfg_i_j`
+    lines); `key_shaped`, if given, as a TOKEN assignment in m0.py."""
+    for i in range(count):
+        lines = [f"def parse_cfg_{i}_{j}(path):  # module {i}\n" for j in range(100)]
+        if i == 0 and key_shaped is not None:
+            lines.insert(3, f'TOKEN = "{key_shaped}"\n')
+        (repo / f"m{i}.py").write_text("".join(lines), encoding="utf-8")

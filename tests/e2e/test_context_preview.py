@@ -5,11 +5,10 @@ and the next real call compacts as before, with one summary call kept in its sna
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from tests.e2e.conftest import model_env
-from tests.e2e.test_summary_snapshots import MODULES, PROMPT, SUMMARY, SUMMARY_USAGE, _is_summary, _reads, flat, snapshots
+from tests.e2e.conftest import flat, model_env, session_snapshots
+from tests.e2e.test_summary_snapshots import MODULES, PROMPT, SUMMARY, SUMMARY_USAGE, _is_summary, _reads
 from tests.support.fake_openai import text
 
 #: The turn's last reply: long enough that the history passes the compaction threshold
@@ -43,7 +42,7 @@ def test_context_over_the_threshold_makes_no_model_call_and_says_the_summary_is_
     assert out.count("the summary shown is a stand-in") == 2, out
     assert "this preview made no model call" in out and "stand-in (extractive" in out
 
-    _, snaps, _ = snapshots(repo)
+    _, snaps, _ = session_snapshots(repo)
     first = MODULES + 1
     assert sorted(snaps) == [*range(1, first + 2)], "/context wrote no snapshot"
     assert all("summary_calls" not in snaps[n] for n in range(1, first + 1))

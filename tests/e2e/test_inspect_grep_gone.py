@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.e2e.conftest import model_env
+from tests.e2e.conftest import flat, model_env
 from tests.support.fake_openai import text, tool_calls
 
 GONE = "earlier message(s) of the session mention it but were no longer in its history"
@@ -16,8 +16,6 @@ SUMMARY = ("## Goal\nLook at the app.\n## Progress and decisions\nRead two modul
            "None.\n## Key facts\nThe app greets.\n## Current state\nRead.\n## Next steps\nWait for the user.")
 
 
-def flat(output: str) -> str:
-    return " ".join(output.split())
 
 
 def cat(path: str, call_id: str) -> dict:

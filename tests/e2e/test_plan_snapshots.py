@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.e2e.conftest import API_KEY, model_env
+from tests.e2e.conftest import API_KEY, flat, model_env, session_snapshots
 from tests.support.fake_openai import error, text, tool_calls
 
 PARAMS = ("max_tokens", "temperature", "stream", "stream_options")
@@ -18,14 +18,8 @@ EXTRA_SECRET = "team-secret-0f9e8d7c6b5a"
 ONLY_THE_PLAN_CALL = "planning a software task before anyone starts"  # from agent/prompts/plan.md
 
 
-def snapshots(repo: Path) -> tuple[str, dict[int, dict], dict[int, str]]:
-    [folder] = (repo / ".ctxagent" / "snapshots").iterdir()
-    raw = {int(p.stem): p.read_text(encoding="utf-8") for p in folder.glob("*.json")}
-    return folder.name, {n: json.loads(t) for n, t in raw.items()}, raw
 
 
-def flat(output: str) -> str:
-    return " ".join(output.split())
 
 
 def test_each_plan_call_is_a_snapshot_of_its_own_and_inspect_shows_it(ctxagent, fake_server, repo: Path,
@@ -45,7 +39,7 @@ def test_each_plan_call_is_a_snapshot_of_its_own_and_inspect_shows_it(ctxagent, 
     assert proc.returncode == 0, proc.stderr
     received = server.requests()
     assert len(received) == 4
-    session, snaps, raw = snapshots(repo)
+    session, snaps, raw = session_snapshots(repo)
     assert sorted(snaps) == [1, 2, 3, 4], "the two plan calls take the numbers between the loop's calls"
     assert [snaps[n].get("kind") for n in (1, 2, 3, 4)] == [None, "plan", "plan", None]
     assert snaps[4]["report"]["call"] == 4
@@ -99,14 +93,14 @@ def test_each_plan_call_is_a_snapshot_of_its_own_and_inspect_shows_it(ctxagent, 
     shown = ctxagent("inspect", "last", "--repo", str(repo), "--grep", ONLY_THE_PLAN_CALL)
     assert shown.returncode == 0, shown.stderr
     out = flat(shown.stdout)
-    assert f"call 4 of 1..4" in out and f"{ONLY_THE_PLAN_CALL} does not appear in the request sent to the model" in out
+    assert "call 4 of 1..4" in out and f"{ONLY_THE_PLAN_CALL} does not appear in the request sent to the model" in out
     for n, attempt in ((2, 1), (3, 2)):
         assert (f"{ONLY_THE_PLAN_CALL} appears in the request of plan call {n}, made for call 1's tool call "
                 f"call_plan (attempt {attempt}): ctxagent inspect {session} --call {n}") in out
     shown = ctxagent("inspect", session, "--call", "2", "--repo", str(repo), "--grep", ONLY_THE_PLAN_CALL)
     out = flat(shown.stdout)
     assert f"{ONLY_THE_PLAN_CALL} appears in the request sent to the model (plan call)" in out
-    assert f"appears in the request of plan call 3" in out
+    assert "appears in the request of plan call 3" in out
     data = json.loads(ctxagent("inspect", "last", "--repo", str(repo), "--grep", ONLY_THE_PLAN_CALL, "--json").stdout)
     assert data["grep"] == {"text": ONLY_THE_PLAN_CALL, "in_request": False, "in_side_calls": [2, 3], "in_summary_calls": []}
     assert "side_calls" not in data
@@ -123,7 +117,7 @@ def test_a_plan_call_that_ends_the_turn_or_fails_is_still_recorded(ctxagent, fak
     env = model_env(server)
     proc = ctxagent("run", "plan it", "--repo", str(repo), "--max-steps", "1", extra_env=env)
     assert proc.returncode == 3 and "max_steps" in proc.stderr, proc.stderr
-    session, snaps, _ = snapshots(repo)
+    session, snaps, _ = session_snapshots(repo)
     assert sorted(snaps) == [1, 2] and snaps[2]["kind"] == "plan" and snaps[2]["made_for"]["call"] == 1
     shown = ctxagent("inspect", "last", "--repo", str(repo))
     assert shown.returncode == 0, shown.stderr
@@ -131,7 +125,7 @@ def test_a_plan_call_that_ends_the_turn_or_fails_is_still_recorded(ctxagent, fak
 
     proc = ctxagent("run", "plan it again", "--repo", str(repo), "--resume", "last", extra_env=env)
     assert proc.returncode == 0, proc.stderr
-    _, snaps, _ = snapshots(repo)
+    _, snaps, _ = session_snapshots(repo)
     assert sorted(snaps) == [1, 2, 3, 4, 5] and [snaps[n].get("kind") for n in (3, 4, 5)] == [None, "plan", None]
     failed = snaps[4]
     assert failed["made_for"] == {"call": 3, "turn": 2, "step": 1, "tool": "plan", "tool_call_id": "c2", "attempt": 1}

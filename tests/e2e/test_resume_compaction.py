@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.e2e.conftest import model_env
+from tests.e2e.conftest import model_env, write_modules
 from tests.support.fake_openai import text, tool_calls
 
 PROMPT = "You are compacting"  # the first words of the compaction prompt (agent/prompts/compaction.md)
@@ -29,11 +29,7 @@ KEY_SHAPED = "sk-proj-" + "Q" * 24  # redacted in the transcript, not in memory:
 def _setup(repo: Path, env: dict[str, str]) -> None:
     """Modules of about 1,000 tokens each, and a user config with a small window, the terminal
     tool only and a compaction target that masking alone cannot reach (so a summary is made)."""
-    for i in range(ROUNDS + 2):
-        lines = [f"def parse_cfg_{i}_{j}(path):  # module {i}\n" for j in range(100)]
-        if i == 0:
-            lines.insert(3, f'TOKEN = "{KEY_SHAPED}"\n')
-        (repo / f"m{i}.py").write_text("".join(lines), encoding="utf-8")
+    write_modules(repo, ROUNDS + 2, KEY_SHAPED)
     config = Path(env["XDG_CONFIG_HOME"]) / "ctxagent" / "config.toml"
     config.parent.mkdir(parents=True, exist_ok=True)
     config.write_text('[model]\ncontext_window = 8000\nmax_output_tokens = 500\n'

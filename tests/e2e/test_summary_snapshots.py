@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.e2e.conftest import API_KEY, model_env
+from tests.e2e.conftest import API_KEY, flat, model_env, session_snapshots, write_modules
 from tests.support.fake_openai import error, text, tool_calls
 
 PROMPT = "You are compacting"  # the first words of the compaction prompt (agent/prompts/compaction.md)
@@ -31,11 +31,7 @@ def _setup(repo: Path, env: dict[str, str]) -> None:
     """Modules of about 1,000 tokens each (one holds a key-shaped string), a window of
     8,000 tokens that three of them do not fill (no automatic compaction), the terminal
     tool only, and a secret in the request parameters."""
-    for i in range(MODULES):
-        lines = [f"def parse_cfg_{i}_{j}(path):  # module {i}\n" for j in range(100)]
-        if i == 0:
-            lines.insert(3, f'TOKEN = "{KEY_SHAPED}"\n')
-        (repo / f"m{i}.py").write_text("".join(lines), encoding="utf-8")
+    write_modules(repo, MODULES, KEY_SHAPED)
     config = Path(env["XDG_CONFIG_HOME"]) / "ctxagent" / "config.toml"
     config.parent.mkdir(parents=True, exist_ok=True)
     config.write_text('[model]\ncontext_window = 8000\nmax_output_tokens = 500\n'
@@ -55,14 +51,8 @@ def _is_summary(body: dict) -> bool:
     return any(PROMPT in str(m.get("content")) for m in body["messages"])
 
 
-def snapshots(repo: Path) -> tuple[str, dict[int, dict], dict[int, str]]:
-    [folder] = (repo / ".ctxagent" / "snapshots").iterdir()
-    raw = {int(p.stem): p.read_text(encoding="utf-8") for p in folder.glob("*.json")}
-    return folder.name, {n: json.loads(t) for n, t in raw.items()}, raw
 
 
-def flat(output: str) -> str:
-    return " ".join(output.split())
 
 
 def _assert_as_sent(snap: dict, body: dict, *, quotes_key: bool = True) -> None:
@@ -89,7 +79,7 @@ def test_compact_in_chat_then_exit_keeps_the_summary_call(ctxagent, fake_server,
     assert proc.returncode == 0, proc.stderr
     received = server.requests()
     assert [_is_summary(b) for b in received] == [False] * (MODULES + 1) + [True], "/compact asked for a summary"
-    session, snaps, raw = snapshots(repo)
+    session, snaps, raw = session_snapshots(repo)
     last = MODULES + 1  # the turn's last call; no call comes after /compact
     assert sorted(snaps) == [*range(1, last + 1), last + 1]
     summary = snaps[last + 1]
@@ -139,7 +129,7 @@ def test_compact_in_chat_then_exit_keeps_the_summary_call(ctxagent, fake_server,
     proc = ctxagent("chat", "--repo", str(repo), "--resume", "last", input="and the changelog\n/exit\n",
                     extra_env=model_env(server))
     assert proc.returncode == 0, proc.stderr
-    _, snaps, _ = snapshots(repo)
+    _, snaps, _ = session_snapshots(repo)
     assert sorted(snaps)[-1] == last + 2 and snaps[last + 2].get("kind") is None
 
 
@@ -153,7 +143,7 @@ def test_a_compact_before_the_first_call_of_a_resumed_chat_is_recorded(ctxagent,
                     extra_env=model_env(server))
     assert proc.returncode == 0, proc.stderr
     assert _is_summary(server.requests()[-1])
-    session, snaps, _ = snapshots(repo)
+    session, snaps, _ = session_snapshots(repo)
     last = MODULES + 1
     assert sorted(snaps) == [*range(1, last + 2)]
     summary = snaps[last + 1]
@@ -173,7 +163,7 @@ def test_an_overflow_compaction_s_summary_call_is_a_snapshot_of_its_own(ctxagent
     received = server.requests()
     refused = MODULES + 1
     assert [_is_summary(b) for b in received] == [False] * refused + [True, False], "refused, summary, retry"
-    session, snaps, raw = snapshots(repo)
+    session, snaps, raw = session_snapshots(repo)
     assert sorted(snaps) == [*range(1, refused + 3)]
     summary, retry = snaps[refused + 1], snaps[refused + 2]
     assert summary["kind"] == "summary"
