@@ -243,17 +243,8 @@ def side_call_lines(snap: dict, session_id: str) -> list[str]:
              f"of call {made.get('call', '?')} (turn {made.get('turn', '?')}, step {made.get('step', '?')}), "
              f"attempt {made.get('attempt', '?')}",
              *snapshot_lines(snap)]
-    request = snap.get("request") if isinstance(snap.get("request"), dict) else {}
-    messages = [m for m in request.get("messages") or [] if isinstance(m, dict)]
-    outcome = f"[red]failed: {markup(str(snap['error']))}[/]" if snap.get("error") else \
-        f"usage {markup(_usage_text(snap.get('usage')))}"
-    lines.append(f"sent {len(messages)} message(s), {snap.get('tokens', '?')} tokens; {outcome}")
-    lines.append(f"[dim]no layers or packets: the {markup(kind)} tool wrote this request itself, and its answer "
-                 f"reached the model as the result of tool call {tool_call}[/]")
-    for message in messages:
-        lines.append(f"  {markup(str(message.get('role', '?')))}: {markup(message_preview(message))}")
-    lines.append(f"[dim]the whole request: ctxagent inspect {markup(session_id)} --call {snap.get('call')} --json[/]")
-    return lines
+    return lines + request_lines(snap, session_id, f"[dim]no layers or packets: the {markup(kind)} tool wrote this "
+                                 f"request itself, and its answer reached the model as the result of tool call {tool_call}[/]")
 
 
 def summary_call_lines(snap: dict, session_id: str) -> list[str]:
@@ -270,18 +261,23 @@ def summary_call_lines(snap: dict, session_id: str) -> list[str]:
         head += f" ({where})"
     if made.get("focus"):
         head += f"; focus: {markup(str(made['focus']))}"
+    return [head, *snapshot_lines(snap), *request_lines(
+        snap, session_id, "[dim]no layers or packets: the compaction wrote this request itself (the messages it replaced, "
+        "as a transcript), and the summary took their place in the history (the compaction event in the session's "
+        "transcript says what it kept)[/]")]
+
+
+def request_lines(snap: dict, session_id: str, note: str) -> list[str]:
+    """Rich-markup lines on a side call's request: what was sent and its usage or error,
+    `note` (why it has no layers or packets), one line per message, and the command that
+    shows the whole request."""
     request = snap.get("request") if isinstance(snap.get("request"), dict) else {}
     messages = [m for m in request.get("messages") or [] if isinstance(m, dict)]
     outcome = f"[red]failed: {markup(str(snap['error']))}[/]" if snap.get("error") else \
         f"usage {markup(_usage_text(snap.get('usage')))}"
-    lines = [head, *snapshot_lines(snap), f"sent {len(messages)} message(s), {snap.get('tokens', '?')} tokens; {outcome}",
-             "[dim]no layers or packets: the compaction wrote this request itself (the messages it replaced, as a "
-             "transcript), and the summary took their place in the history (the compaction event in the session's "
-             "transcript says what it kept)[/]"]
-    for message in messages:
-        lines.append(f"  {markup(str(message.get('role', '?')))}: {markup(message_preview(message))}")
-    lines.append(f"[dim]the whole request: ctxagent inspect {markup(session_id)} --call {snap.get('call')} --json[/]")
-    return lines
+    return [f"sent {len(messages)} message(s), {snap.get('tokens', '?')} tokens; {outcome}", note,
+            *(f"  {markup(str(m.get('role', '?')))}: {markup(message_preview(m))}" for m in messages),
+            f"[dim]the whole request: ctxagent inspect {markup(session_id)} --call {snap.get('call')} --json[/]"]
 
 
 def sent_lines(sent: list[dict], session_id: str, text: str) -> list[str]:
