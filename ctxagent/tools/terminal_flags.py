@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from ctxagent.errors import ToolInputError, ToolRefusedError
 from ctxagent.tools.shell_parse import Word
 from ctxagent.tools.terminal_paths import PathContext
-from ctxagent.tools.terminal_specs import NONE, OPTIONAL, PATH, Spec
+from ctxagent.tools.terminal_specs import ATTACHED, NONE, OPTIONAL, PATH, Spec
 
 _DEFAULT_WHY = "it is not on the allow-list of read-only flags"
 
@@ -105,6 +105,8 @@ def _long_flag(cmd: str, spec: Spec, words: list[Word], i: int, result: Scan) ->
             raise ToolRefusedError(f"{cmd}: {words[i].text!r} is not allowed ({name} takes no value)")
         result.flags.append((name, None))
         return i + 1
+    if kind == ATTACHED and not eq:
+        raise ToolRefusedError(f"{cmd}: {name} takes its value only attached: write {name}=VALUE")
     if eq or kind == OPTIONAL:
         result.add(name, kind, value if eq else None, i, name + "=")
         return i + 1
@@ -124,6 +126,9 @@ def _short_cluster(cmd: str, spec: Spec, words: list[Word], i: int, result: Scan
             while end < len(text) and text[end].isdigit():
                 end += 1
             result.flags.append(("-" + text[j:end], None))
+            if spec.numeric_suffix is not None:
+                _numeric_suffix(cmd, spec, text, end, result)
+                return i + 1
             j = end
             continue
         kind = spec.short.get(ch)
@@ -142,6 +147,18 @@ def _short_cluster(cmd: str, spec: Spec, words: list[Word], i: int, result: Scan
         result.add("-" + ch, kind, words[i + 1].text, i + 1)
         return i + 2
     return i + 1
+
+
+def _numeric_suffix(cmd: str, spec: Spec, text: str, start: int, result: Scan) -> None:
+    """The letters after `-NUM` in the program's obsolete syntax (head -100c): each must be
+    in `spec.numeric_suffix`, and none takes a value, so the next word stays an operand."""
+    for ch in text[start:]:
+        if ch not in (spec.numeric_suffix or ""):
+            allowed = f" (allowed after it: {', '.join(spec.numeric_suffix)})" if spec.numeric_suffix else ""
+            raise ToolRefusedError(
+                f"{cmd}: {text!r} is not allowed: {ch!r} cannot follow -NUM here{allowed}; "
+                f"write the count as a flag value instead (for example -n NUM or -c NUM)")
+        result.flags.append(("-" + ch, None))
 
 
 def refuse_flag(cmd: str, flag: str, spec: Spec, *, cluster: str = "") -> ToolRefusedError:

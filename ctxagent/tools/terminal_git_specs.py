@@ -1,7 +1,10 @@
 """Allow-lists of flags for the read-only git subcommands (git 2.39 option syntax).
 
 git's own option parser takes optional values only attached (`-M50%`, `-U5`,
-`--stat=80`), so those are OPTIONAL here and never take the next word. Left out on
+`--stat=80`), so those are OPTIONAL here and never take the next word. The revision
+parser of log and show takes `--format=`, `--min-parents=` and `--max-parents=` only
+attached (`--format --output=FILE` would open FILE): those are ATTACHED. `-NUM` of log
+and show must be digits alone (git dies on `-5c`). Left out on
 purpose: `--output` (writes a file), `--ext-diff` / `--textconv` (run programs),
 `--show-signature` and `%G` formats (run gpg), `--no-index` (compares files outside
 the repository), `--recurse-submodules` / `--ignore-submodules` (submodule configs are
@@ -15,7 +18,7 @@ grep has no `--file`.
 
 from __future__ import annotations
 
-from ctxagent.tools.terminal_specs import NONE, OPTIONAL, PATH, VALUE, Spec
+from ctxagent.tools.terminal_specs import ATTACHED, NONE, OPTIONAL, PATH, VALUE, Spec
 
 _DIFF_NONE = (
     "patch no-patch raw patch-with-raw patch-with-stat numstat shortstat summary name-only "
@@ -41,9 +44,10 @@ _LOG_NONE = (
     "simplify-by-decoration dense sparse remove-empty full-diff no-walk"
 )
 _LOG_VALUE = (
-    "max-count skip since after until before author committer grep date format "
-    "decorate-refs decorate-refs-exclude min-parents max-parents encoding"
+    "max-count skip since after until before author committer grep date "
+    "decorate-refs decorate-refs-exclude encoding"
 )
+_LOG_ATTACHED = "format min-parents max-parents"
 _WHY = {
     "--output": "it writes a file", "--ext-diff": "it runs an external diff program",
     "--textconv": "it runs text conversion programs", "--show-signature": "it runs gpg",
@@ -57,9 +61,9 @@ _WHY = {
 
 
 def _spec(short: dict[str, str], none: str = "", value: str = "", optional: str = "",
-          path: str = "", **kw: object) -> Spec:
+          path: str = "", attached: str = "", **kw: object) -> Spec:
     long: dict[str, str] = {}
-    for names, kind in ((none, NONE), (value, VALUE), (optional, OPTIONAL), (path, PATH)):
+    for names, kind in ((none, NONE), (value, VALUE), (optional, OPTIONAL), (path, PATH), (attached, ATTACHED)):
         long.update({f"--{n}": kind for n in names.split()})
     return Spec(short=short, long=long, why=_WHY, **kw)  # type: ignore[arg-type]
 
@@ -87,11 +91,13 @@ SUBCOMMANDS: dict[str, Spec] = {
     ),
     "log": _spec(
         _short(**_LOG_SHORT), none=_DIFF_NONE + " " + _LOG_NONE, value=_DIFF_VALUE + " " + _LOG_VALUE,
-        optional=_DIFF_OPTIONAL + " pretty decorate glob exclude expand-tabs", numeric=True,
+        optional=_DIFF_OPTIONAL + " pretty decorate glob exclude expand-tabs", attached=_LOG_ATTACHED,
+        numeric=True, numeric_suffix="",
     ),
     "show": _spec(
         _short(**_LOG_SHORT), none=_DIFF_NONE + " " + _LOG_NONE, value=_DIFF_VALUE + " " + _LOG_VALUE,
-        optional=_DIFF_OPTIONAL + " pretty decorate expand-tabs", numeric=True,
+        optional=_DIFF_OPTIONAL + " pretty decorate expand-tabs", attached=_LOG_ATTACHED,
+        numeric=True, numeric_suffix="",
     ),
     "ls-files": _spec(
         _short(none="cdmoisuktvfz", value="x"),

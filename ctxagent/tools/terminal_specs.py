@@ -15,7 +15,8 @@ mawk 1.3.4). Flags that follow symbolic links during traversal (`grep -R`, `rg -
 
 Value kinds: NONE (no value), VALUE (free text: a number, a glob, a pattern), PATH (a
 file name that must stay inside the workspace), OPTIONAL (long flags only: `--x` or
-`--x=VALUE`, never the next word). Every flag that makes the program open a file or
+`--x=VALUE`, never the next word), ATTACHED (long flags only: `--x=VALUE` and nothing
+else, as git's revision parser takes `--format=`; the next word is never its value). Every flag that makes the program open a file or
 directory named by its value is either PATH or left out (refused): the scanner
 (`terminal_flags.scan`) confines PATH values itself and hands the program their
 absolute path, and `tests/tools/test_terminal_flag_paths.py` lists the file-taking
@@ -28,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping
 
-NONE, VALUE, PATH, OPTIONAL = "none", "value", "path", "optional"
+NONE, VALUE, PATH, OPTIONAL, ATTACHED = "none", "value", "path", "optional", "attached"
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,9 @@ class Spec:
       pattern unless one of `pattern_flags` was given), "script" (sed), "program" (awk),
       "text" (never checked; echo), "none" (no operands allowed).
     max_operands: None for no limit. numeric: `-NUM` is allowed (head -5, grep -3).
+    numeric_suffix: None: letters after `-NUM` go on as a getopt cluster (grep -5n);
+      else the letters allowed after the digits, none taking a value (head -100c: GNU's
+      obsolete syntax, where the next word is a file).
     permute: GNU-style, flags may follow operands (False: the first operand ends flags).
     why: refusal reasons for well-known forbidden flags, shown to the model.
     """
@@ -50,6 +54,7 @@ class Spec:
     pattern_flags: frozenset[str] = frozenset()
     max_operands: int | None = None
     numeric: bool = False
+    numeric_suffix: str | None = None
     permute: bool = True
     why: Mapping[str, str] = field(default_factory=dict)
 
@@ -91,11 +96,11 @@ SPECS: dict[str, Spec] = {
         long_none="show-all number-nonblank show-ends number squeeze-blank show-tabs show-nonprinting",
     ),
     "head": _spec(
-        short_none="qvz", short_value="cn", numeric=True,
+        short_none="qvz", short_value="cn", numeric=True, numeric_suffix="bkmclqvz",
         long_none="quiet silent verbose zero-terminated", long_value="bytes lines",
     ),
     "tail": _spec(
-        short_none="fFqvz", short_value="cns", numeric=True,
+        short_none="fFqvz", short_value="cns", numeric=True, numeric_suffix="bclf",
         long_none="quiet silent verbose zero-terminated retry",
         long_value="bytes lines max-unchanged-stats sleep-interval", long_optional="follow",
     ),
