@@ -29,9 +29,9 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from ctxagent.context.assembler import ContextAssembler
-from ctxagent.context.compaction import Budget, compact_conversation
+from ctxagent.context.compaction.compactor import Budget, compact_conversation
 from ctxagent.context.messages import history_units
-from ctxagent.context.tokens import TokenCounter
+from ctxagent.text.tokens import TokenCounter
 from ctxagent.llm.settings import ModelSettings
 
 DATA = Path(__file__).parent / "data"
@@ -109,15 +109,15 @@ def baseline(messages, facts, limit) -> dict:
 def llm_summarize() -> Iterator[tuple[Callable[[list[dict]], str], str]]:
     """(summarize, model name) for the model configured for the current directory; the
     offline local model is started for the duration."""
-    from ctxagent.config import LOCAL_PROVIDER, load_settings
-    from ctxagent.context.summarizer import llm_summarizer
+    from ctxagent.config.settings import LOCAL_PROVIDER, load_settings
+    from ctxagent.context.compaction.model_summary import llm_summarizer
     from ctxagent.llm.client import LLMClient
 
     settings = load_settings(Path.cwd())
     with contextlib.ExitStack() as stack:
         model = settings.model
         if model.provider == LOCAL_PROVIDER:
-            from ctxagent.llm.local import LocalServer
+            from ctxagent.llm.local.bundle import LocalServer
 
             model = stack.enter_context(LocalServer()).settings()
         client = LLMClient(model)

@@ -46,7 +46,8 @@ import time
 from functools import lru_cache
 from pathlib import Path
 
-from ctxagent.context import ContextBuilder, ContextConfig, ContextPacket, textstats
+from ctxagent.context import ContextBuilder, ContextConfig, ContextPacket
+from ctxagent.text import statistics as textstats
 
 WORDS = ("the parser reads config files and builds a context with budget tokens layer evidence history tool result "
          "git commit note state memory window model query select score relevance recency").split()

@@ -34,7 +34,7 @@ sys.path.insert(0, str(REPO))
 
 from ctxagent.fetch.rank import WorkspaceIndex  # noqa: E402
 from ctxagent.fetch.walk import list_files  # noqa: E402
-from ctxagent.storage import atomic_write_text  # noqa: E402
+from ctxagent.storage.files import atomic_write_text  # noqa: E402
 from ctxagent.tools.context_fetch import ContextFetchTool  # noqa: E402
 
 DATASETS = ("rich==13.9.4", "click==8.1.7", "httpx==0.27.0", "prompt_toolkit==3.0.48")

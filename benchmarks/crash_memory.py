@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.memory_search import write_section  # noqa: E402
-from ctxagent.storage import read_jsonl  # noqa: E402
+from ctxagent.storage.files import read_jsonl  # noqa: E402
 from tests.memory.crash_harness import check, crash_once  # noqa: E402
 
 

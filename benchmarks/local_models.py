@@ -35,8 +35,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from ctxagent.agent.runtime import open_agent  # noqa: E402
-from ctxagent.config import load_settings  # noqa: E402
-from ctxagent.llm.local_server import LocalServer  # noqa: E402
+from ctxagent.config.settings import load_settings  # noqa: E402
+from ctxagent.llm.local.server import LocalServer  # noqa: E402
 
 TASKS: list[tuple[str, tuple[str, ...]]] = [
     ("List the files in this repository and say what the project is.", ("ctxagent", "agent")),

@@ -23,8 +23,8 @@ import time
 from pathlib import Path
 
 from ctxagent.context.packet import ContextConfig
-from ctxagent.context.stateselect import select_state
-from ctxagent.context.tokens import TokenCounter
+from ctxagent.context.state.select import select_state
+from ctxagent.text.tokens import TokenCounter
 
 QUERY = "Where is parse_cfg defined, and how is the evidence budget computed?"
 WORDS = (Path(__file__).resolve().parents[1] / "docs" / "context.md").read_text(encoding="utf-8").split()

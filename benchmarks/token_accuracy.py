@@ -7,7 +7,7 @@ Python code (four standard-library modules: json/decoder.py, textwrap.py, argpar
 dataclasses.py, as installed with this Python) and a mix of all three. For each sample,
 the whole text and its chunks of --chunk characters (a third of that for Chinese) are
 counted exactly with cl100k_base and o200k_base (bpe-openai, offline) and estimated
-with `ctxagent.context.tokens.estimate_tokens` (which is calibrated against cl100k).
+with `ctxagent.text.tokens.estimate_tokens` (which is calibrated against cl100k).
 Error = (estimate - exact) / exact; positive means the estimate overcounts (the safe
 side of a budget). Prints a Markdown table.
 """
@@ -19,7 +19,7 @@ import statistics
 import sysconfig
 from pathlib import Path
 
-from ctxagent.context.tokens import estimate_tokens, exact_tokens
+from ctxagent.text.tokens import estimate_tokens, exact_tokens
 
 DATA = Path(__file__).resolve().parent / "data"
 STDLIB_FILES = ("json/decoder.py", "textwrap.py", "argparse.py", "dataclasses.py")

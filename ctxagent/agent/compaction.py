@@ -2,7 +2,7 @@
 
 If the assembler has `compact(messages) -> messages` (the context engine's does), it is
 used; otherwise `mask_tool_outputs` is the simple fallback, built on the context
-engine's observation masking (`ctxagent.context.masking`): every tool output but the
+engine's observation masking (`ctxagent.context.compaction.masking`): every tool output but the
 newest becomes a one-line placeholder, and the newest is clipped (head and tail kept).
 Either way the pairing of calls and results stays valid (DESIGN.md section 5).
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctxagent.context.masking import mask_observations
+from ctxagent.context.compaction.masking import mask_observations
 from ctxagent.context.messages import repair_pairing, truncate_observation
 
 #: The newest tool output is clipped to this many characters.

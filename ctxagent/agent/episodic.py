@@ -20,7 +20,7 @@ from ctxagent.agent.prompts import render
 from ctxagent.redaction import redact
 
 #: Importance of an episode (0..1): above the memory layer's 0.3 floor
-#: (`ctxagent.context.wiring.MEMORY_MIN_IMPORTANCE`), so relevant episodes come back.
+#: (`ctxagent.agent.wiring.MEMORY_MIN_IMPORTANCE`), so relevant episodes come back.
 IMPORTANCE = 0.5
 #: Characters kept of the task's and the answer's first lines.
 LINE_CHARS = 200

@@ -28,10 +28,10 @@ from ctxagent.agent.compaction import compact_history
 from ctxagent.agent.events import (Compaction, ErrorEvent, Event, ReasoningDelta, Sink, TextDelta, ToolCallEvent,
                                    ToolResultEvent, TurnEnd, TurnStart, UsageEvent)
 from ctxagent.agent.limits import TurnStop, check_limits, limits_dict
-from ctxagent.agent.protocols import ChatModel, ContextAssembler, PassthroughAssembler
+from ctxagent.context.request import ChatModel, ContextAssembler, PassthroughAssembler
 from ctxagent.agent.session import Session
 from ctxagent.agent.toolcalls import Outcome, ToolRunner
-from ctxagent.config import Settings
+from ctxagent.config.settings import Settings
 from ctxagent.context.messages import INTERRUPTED_RESULT, tool_message, unanswered_calls
 from ctxagent.errors import CtxAgentError
 from ctxagent.llm.errors import ContextLengthError, LLMCancelledError

@@ -13,7 +13,7 @@ from typing import Any
 
 import jinja2
 
-from ctxagent.storage import state_dir
+from ctxagent.storage.files import state_dir
 
 PROMPTS_DIR = Path(__file__).parent / "prompts"
 #: Characters of a repository's AGENTS.md included in the system prompt.

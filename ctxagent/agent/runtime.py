@@ -17,11 +17,11 @@ from ctxagent.agent.episodic import EpisodeRecorder
 from ctxagent.agent.events import Sink
 from ctxagent.agent.loop import Agent
 from ctxagent.agent.prompts import system_prompt
-from ctxagent.agent.protocols import ContextAssembler
+from ctxagent.context.request import ContextAssembler
 from ctxagent.agent.session import Session
 from ctxagent.agent.toolset import build_registry
-from ctxagent.config import LOCAL_PROVIDER, Settings
-from ctxagent.context.wiring import attach
+from ctxagent.config.settings import LOCAL_PROVIDER, Settings
+from ctxagent.agent.wiring import attach
 from ctxagent.llm.client import LLMClient
 from ctxagent.llm.meter import MeteredClient, UsageMeter
 
@@ -74,8 +74,8 @@ def _model_client(settings: Settings, notice: Callable[[str], None] | None) -> I
         with LLMClient(settings.model) as client:
             yield client
         return
-    from ctxagent.llm.local import LocalServer, startup_notice
-    from ctxagent.llm.local_client import LocalServerClient
+    from ctxagent.llm.local.bundle import LocalServer, startup_notice
+    from ctxagent.llm.local.client import LocalServerClient
 
     with LocalServer() as server:
         if notice is not None:
@@ -85,11 +85,11 @@ def _model_client(settings: Settings, notice: Callable[[str], None] | None) -> I
 
 
 def default_assembler(settings: Settings, repo: Path, session: Session, client: LLMClient) -> ContextAssembler | None:
-    """The context engine's assembler (`ctxagent.context.wiring.make_assembler`): budgets,
+    """The context engine's assembler (`ctxagent.agent.wiring.make_assembler`): budgets,
     compaction with model summaries through `client`, snapshots. `open_agent` then
-    attaches it to the agent (`ctxagent.context.wiring.attach`): compactions go to every
+    attaches it to the agent (`ctxagent.agent.wiring.attach`): compactions go to every
     sink, the `memory` tool feeds the memory layer."""
-    from ctxagent.context.wiring import make_assembler
+    from ctxagent.agent.wiring import make_assembler
 
     return make_assembler(settings, repo, session, client=client)
 

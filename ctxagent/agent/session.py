@@ -11,7 +11,7 @@ happen, one JSON record a line (DESIGN.md section 4):
 - `{"kind": "view", "ts", "turn", "method", "covers", "digest", "messages": [...]}`: what an
   automatic compaction made of the history, written right after its `compaction` event. The
   history itself stays whole; the model was sent this view of its first `covers` messages
-  (`ctxagent.context.view`: each entry `{"from": i}`, a history message unchanged, or
+  (`ctxagent.context.compaction.view`: each entry `{"from": i}`, a history message unchanged, or
   `{"message": {...}}`, the summary or a masked result, with `"from"` when it stands for one)
 
 Every record passes through `ctxagent.redaction.redact` first, so API keys never reach the disk even if a
@@ -35,7 +35,7 @@ from ctxagent.agent.events import STREAMING_TYPES, Event
 from ctxagent.context.messages import repair_pairing
 from ctxagent.errors import NotFoundError
 from ctxagent.redaction import redact
-from ctxagent.storage import append_jsonl, ensure_state_dir, read_jsonl, refuse_link, state_dir
+from ctxagent.storage.files import append_jsonl, ensure_state_dir, read_jsonl, refuse_link, state_dir
 
 __all__ = ["Session", "ensure_state_dir", "find_transcript", "history_from_records", "new_session_id",
            "sessions_dir", "view_from_records"]
@@ -77,7 +77,7 @@ class Session:
     def create(cls, repo: Path, *, secrets: Iterable[str] = (), meta: dict[str, Any] | None = None) -> "Session":
         """Start a new session in `repo` and write its meta record. Never reuses an id.
 
-        Raises StorageError when `<repo>/.ctxagent` is refused (`ctxagent.storage.ensure_state_dir`)."""
+        Raises StorageError when `<repo>/.ctxagent` is refused (`ctxagent.storage.files.ensure_state_dir`)."""
         repo = Path(repo).resolve()
         ensure_state_dir(repo)
         while True:

@@ -14,7 +14,7 @@
 
 Each tool is one entry of `_makers` (name -> opener), never an if/elif on names;
 `[agent] tools` chooses which are offered (the bundled offline model gets only
-`terminal` and `apply_patch`: `ctxagent.config.LOCAL_TOOLS`). Every name
+`terminal` and `apply_patch`: `ctxagent.config.settings.LOCAL_TOOLS`). Every name
 matches OpenAI's `^[a-zA-Z0-9_-]{1,64}$` and is unique (`ToolRegistry.register` refuses
 a second tool of the same name).
 """
@@ -26,7 +26,7 @@ import warnings
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from ctxagent.config import Settings
+from ctxagent.config.settings import Settings
 from ctxagent.errors import ConfigError, StorageError
 from ctxagent.tools.base import Tool, ToolRegistry
 from ctxagent.tools.unavailable import UnavailableTool
@@ -36,7 +36,7 @@ def build_registry(workspace: Path, settings: Settings, *, session_id: str | Non
                    client: Any = None, only: Sequence[str] | None = None) -> ToolRegistry:
     """A fresh ToolRegistry with the agent tools working in `workspace` (a directory).
 
-    `only`: the names to register (a subset of `ctxagent.config.AGENT_TOOLS`, registered
+    `only`: the names to register (a subset of `ctxagent.config.settings.AGENT_TOOLS`, registered
     in that order; the agent passes `settings.agent.tool_names(provider)`); None: every
     tool. A tool left out is never opened (no database or file is touched for it).
     `session_id`: recorded in the metadata of memories the agent adds. `client`: the
@@ -46,7 +46,7 @@ def build_registry(workspace: Path, settings: Settings, *, session_id: str | Non
     recreated (with a warning); one that cannot be opened at all (a newer schema, an
     unwritable folder) becomes an `UnavailableTool` with a warning, so a run is never
     blocked by it. Raises StorageError when `<workspace>/.ctxagent` itself is refused
-    (a symbolic link: `ctxagent.storage.ensure_state_dir`), ConfigError for a name in
+    (a symbolic link: `ctxagent.storage.files.ensure_state_dir`), ConfigError for a name in
     `only` that is not a tool.
     """
     workspace = Path(workspace).resolve()

@@ -18,12 +18,12 @@ from rich.console import Console
 
 from ctxagent.cli.render import approval_preview
 from ctxagent.cli.safe_text import markup, visible
-from ctxagent.config import ToolSettings, load_settings
+from ctxagent.config.settings import ToolSettings, load_settings
 from ctxagent.errors import ConfigError, CtxAgentError
 from ctxagent.patch import apply_changes, parse_patch, plan_patch, unified_diff
 from ctxagent.patch.paths import workspace_root
 from ctxagent.patch.plan import PatchLimits
-from ctxagent.storage import ensure_state_dir
+from ctxagent.storage.files import ensure_state_dir
 
 
 def register(cli: click.Group) -> None:

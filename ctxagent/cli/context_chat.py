@@ -52,7 +52,7 @@ def _context(ctx: "ChatContext", arg: str) -> None:
     from rich.markup import escape
 
     from ctxagent.cli.context_cmd import draw_report, filter_packets, transcript_mentions
-    from ctxagent.storage import state_dir
+    from ctxagent.storage.files import state_dir
 
     report = context_command(ctx.agent)
     if report is None:

@@ -28,11 +28,11 @@ from rich.table import Table
 from ctxagent.cli.safe_text import markup
 from ctxagent.context import ContextBuilder, ContextConfig, TokenCounter
 from ctxagent.context.gather import repo_sources
-from ctxagent.context.snapshot import (REDACTED, list_calls, read_snapshot, resolve_session, side_calls_for,
+from ctxagent.context.record.snapshot import (REDACTED, list_calls, read_snapshot, resolve_session, side_calls_for,
                                        side_calls_in, side_kind, summary_calls_in)
 from ctxagent.context.messages import content_text
-from ctxagent.context.reporting import layer_rows, message_preview
-from ctxagent.storage import read_jsonl, state_dir
+from ctxagent.context.record.report import layer_rows, message_preview
+from ctxagent.storage.files import read_jsonl, state_dir
 
 _DECISION_STYLE = {"selected": "green", "truncated": "yellow", "dropped": "red"}
 BAR_WIDTH = 36  # with the merged "history + tool_results" row the chart fits 80 columns
@@ -79,7 +79,7 @@ def context_command(query: str, repo: str, max_tokens: int | None, model: str | 
 def _model_and_window(repo: Path, model: str | None, max_tokens: int | None) -> tuple[str | None, int]:
     """The model name and window from flags, else the configured model, else (None, 8000).
     A configuration that is there but wrong is a ConfigError (as for `run`), not ignored."""
-    from ctxagent.config import load_settings
+    from ctxagent.config.settings import load_settings
 
     settings = load_settings(repo, require_key=False, require_model=False).model
     configured, window = (None if settings.model == "(none)" else settings.model), settings.context_window

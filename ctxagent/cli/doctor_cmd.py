@@ -15,9 +15,8 @@ from rich.table import Table
 
 from ctxagent.cli.run_cmd import model_options, repo_option, trust_option
 from ctxagent.cli.safe_text import markup
-from ctxagent.config import LOCAL_PROVIDER, Settings, load_settings
-from ctxagent.config_trust import RepoConfigTrust
-from ctxagent.context import textstats
+from ctxagent.config.settings import LOCAL_PROVIDER, Settings, load_settings
+from ctxagent.config.trust import RepoConfigTrust
 from ctxagent.errors import ConfigError
 from ctxagent.llm.presets import check_endpoint
 from ctxagent.llm.settings import mask
@@ -47,21 +46,11 @@ def doctor_command(repo: Path, model: str | None, base_url: str | None, provider
     console.print(trust_line(settings.repo_trust), soft_wrap=True)
     for name in ("rg", "bwrap"):
         console.print(f"{name}: {'found' if shutil.which(name) else '[yellow]not found[/]'}")
-    console.print(f"context analysis: {analysis_line()}", soft_wrap=True)
     if offline:
         return 0
     ok, detail = _check(settings)
     console.print(f"endpoint: {'[green]ok[/]' if ok else '[red]failed[/]'} {markup(detail)}", soft_wrap=True)
     return 0 if ok else 1
-
-
-def analysis_line() -> str:
-    """Which path `textstats.analyse` takes: the compiled scanner or pure Python, and why."""
-    if textstats.compiled_in_use():
-        return "compiled (ctxagent.context._chunkscan)"
-    if textstats.compiled_available():
-        return "[yellow]pure Python[/] (CTXAGENT_PURE_PYTHON is set; same results, slower)"
-    return "[yellow]pure Python[/] (the optional C module was not built: reinstall with a C compiler for faster builds)"
 
 
 def settings_table(settings: Settings) -> Table:

@@ -21,7 +21,7 @@ from rich.text import Text
 from ctxagent.cli.jsonout import JsonLinesSink
 from ctxagent.cli.render import RichRenderer
 from ctxagent.cli.safe_text import visible
-from ctxagent.config import load_settings
+from ctxagent.config.settings import load_settings
 from ctxagent.redaction import redact
 
 #: TurnEnd reason -> exit code (docs/cli.md).

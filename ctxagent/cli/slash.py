@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from ctxagent.cli.render import usage_totals
-from ctxagent.storage import read_jsonl
+from ctxagent.storage.files import read_jsonl
 
 if TYPE_CHECKING:
     from ctxagent.agent.loop import Agent
@@ -88,7 +88,7 @@ def _compact(ctx: ChatContext, arg: str) -> None:
 
 
 def _context(ctx: ChatContext, arg: str) -> None:
-    from ctxagent.context.tokens import TokenCounter
+    from ctxagent.text.tokens import TokenCounter
 
     messages = [{"role": "system", "content": ctx.agent.system}, *ctx.agent.session.history]
     counter = TokenCounter(ctx.agent.settings.model.model)

@@ -18,7 +18,7 @@ from ctxagent.agent.toolcalls import redacted_arguments
 from ctxagent.agent.toolset import build_registry
 from ctxagent.cli.safe_text import safe_json, visible
 from ctxagent.cli.run_cmd import repo_option
-from ctxagent.config import load_settings
+from ctxagent.config.settings import load_settings
 from ctxagent.redaction import redact
 
 

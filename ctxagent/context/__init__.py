@@ -13,14 +13,14 @@ from typing import Any
 
 from ctxagent.context.builder import ContextBuilder
 from ctxagent.context.packet import ContextConfig, ContextPacket, Message
-from ctxagent.context.tokens import TokenCounter, estimate_tokens
+from ctxagent.text.tokens import TokenCounter, estimate_tokens
 
 # Imported on first use: the assembler and compaction sit on the loop's side of the
 # seam and pull in agent modules that plain library users of the builder do not need.
 _LAZY = {
     "ContextAssembler": "ctxagent.context.assembler",
-    "CompactionConfig": "ctxagent.context.compaction",
-    "compact_conversation": "ctxagent.context.compaction",
+    "CompactionConfig": "ctxagent.context.compaction.compactor",
+    "compact_conversation": "ctxagent.context.compaction.compactor",
 }
 
 __all__ = ["ContextBuilder", "ContextConfig", "ContextPacket", "Message", "TokenCounter", "estimate_tokens", *_LAZY]

@@ -4,7 +4,7 @@ Before every model call the loop calls `assemble(history, tools, state)`. The re
 built from: the system messages at the head of `history`; the conversation, seen through
 the compaction done so far in this session; and the session state, re-read every call
 so it comes back after any compaction, and selected for this request
-(`ctxagent.context.stateselect`): the todo board as the state layer, the notes as
+(`ctxagent.context.state.select`): the todo board as the state layer, the notes as
 evidence packets and the memory hits as memory packets (memories of other sessions only:
 `own_memory`), each note and memory scored by
 relevance to the current request and the task and by recency, and chosen under its
@@ -13,18 +13,18 @@ so the system prompt and the earlier history stay byte-identical between calls. 
 
 - every tool result is capped to `tool_result_ratio` of the input budget (case C05);
 - above `trigger_ratio` of the context window, and at most once per turn, the
-  conversation is compacted (`ctxagent.context.compaction`); the compacted view is
+  conversation is compacted (`ctxagent.context.compaction.compactor`); the compacted view is
   kept here, so the loop's history stays the full record;
 - `ctxagent.context.fitting` makes the request fit the input budget
   (`context_window - max_output_tokens`) or raises `ContextOverflowError`;
 - a snapshot of the exact request (with the client's parameters, `request_params`) and
   its report is written, one per model call, numbered after the session's existing
   snapshots (a resumed session numbers on); the summary call of an automatic compaction
-  made for this request goes in it too, as `summary_calls` (`ctxagent.context.snapshot`).
+  made for this request goes in it too, as `summary_calls` (`ctxagent.context.record.snapshot`).
 
 `record_side_call(kind, messages, ...)` writes the snapshot of a model call a tool made
 (the `plan` tool), under the next number, naming the main call it was made for
-(`ctxagent.context.wiring.attach` connects the plan tool to it).
+(`ctxagent.agent.wiring.attach` connects the plan tool to it).
 
 `compact(history, focus=None)` compacts on demand (after a context-length error from
 the server, or `/compact` in chat) and returns the new history for the loop to keep.
@@ -49,21 +49,21 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from ctxagent.agent.protocols import AssembledRequest
-from ctxagent.context.compaction import Budget, CompactionConfig, CompactionRecord, compact_conversation
+from ctxagent.context.request import AssembledRequest
+from ctxagent.context.compaction.compactor import Budget, CompactionConfig, CompactionRecord, compact_conversation
 from ctxagent.context.fitting import build_request, fit_request
 from ctxagent.context.messages import repair_pairing, truncate_tool_result
-from ctxagent.context.reporting import build_report, message_preview
+from ctxagent.context.record.report import build_report, message_preview
 from ctxagent.context.packet import ContextConfig
-from ctxagent.context.sessionstate import gather_state
-from ctxagent.context.snapshot import highest_call, write_call_snapshot, write_side_call_snapshot
-from ctxagent.context.summary import summary_message
-from ctxagent.context.stateselect import StateSelection, scoring_query, select_state, selection_config
-from ctxagent.context.tokens import TokenCounter
-from ctxagent.context.view import CompactedView
+from ctxagent.context.state.read import gather_state
+from ctxagent.context.record.snapshot import highest_call, write_call_snapshot, write_side_call_snapshot
+from ctxagent.context.compaction.sections import summary_message
+from ctxagent.context.state.select import StateSelection, scoring_query, select_state, selection_config
+from ctxagent.text.tokens import TokenCounter
+from ctxagent.context.compaction.view import CompactedView
 from ctxagent.errors import StorageError
 from ctxagent.redaction import redact
-from ctxagent.storage import state_dir
+from ctxagent.storage.files import state_dir
 
 #: Each context-length error from the server shrinks the budget we count against by this factor.
 OVERFLOW_SHRINK = 0.9
@@ -76,7 +76,7 @@ class ContextAssembler:
     `model`: a `ModelSettings` (context_window, max_output_tokens, model name for the
     tokenizer); `context`: `Settings.context` (keys `compaction_*`, see CompactionConfig);
     `summarize`: `summarize(messages) -> str`, the model call for LLM summaries
-    (`ctxagent.context.summarizer.llm_summarizer(client)`), None for extractive only;
+    (`ctxagent.context.compaction.model_summary.llm_summarizer(client)`), None for extractive only;
     `counter`: a TokenCounter (default: one for the model); `snapshots`: write snapshot
     files; `load_state`: reads the todo board and notes of `state["repo"]` (None: only
     what `state` carries); `memory_search(query) -> list`: memory hits for the memory

@@ -21,15 +21,15 @@ import time
 from typing import Any, Callable, Iterable
 
 from ctxagent.context import compress, structure
-from ctxagent.context.collector import collector_paused
+from ctxagent.text.collector import collector_paused
 from ctxagent.context.gather import Gathered, gather
 from ctxagent.context.messages import call_ids, history_units, last_user_text, split_current, strip_private
 from ctxagent.context.packet import TYPE_LAYER, ContextConfig, ContextPacket, to_epoch
-from ctxagent.context.reporting import fixed_layer, unused_note
+from ctxagent.context.record.report import fixed_layer, unused_note
 from ctxagent.context.select import Candidate, score, select
-from ctxagent.context.terms import terms
-from ctxagent.context.textstats import analyse
-from ctxagent.context.tokens import TokenCounter
+from ctxagent.text.terms import terms
+from ctxagent.text.statistics import analyse
+from ctxagent.text.tokens import TokenCounter
 from ctxagent.errors import ContextOverflowError
 
 _SKELETON = {"State": [""], "Evidence": [""], "Context": [""]}
@@ -119,7 +119,7 @@ class ContextBuilder:
         as sent; "memory", "evidence", "history", "tool_results" have `select`'s share as
         budget (used above it is room other layers left, taken in the second pass). The
         budgets add up to input_budget less the shares' rounding, the used tokens with
-        unused_tokens to input_budget (`ctxagent.context.reporting` has the details).
+        unused_tokens to input_budget (`ctxagent.context.record.report` has the details).
         """
         query = user_query if isinstance(user_query, str) and user_query.strip() else None
         custom = [*(custom_packets or []), *(additional_packets or [])]  # additional_packets: the textbook's name

@@ -2,7 +2,7 @@
 context fit its budget when the parts' sum underestimated the whole.
 
 This is the builder's own last stage (truncation); the session's compaction
-(observation masking, summaries) is `ctxagent.context.compaction`.
+(observation masking, summaries) is `ctxagent.context.compaction.compactor`.
 
 Cutting keeps head and tail around a marker (`truncate_observation`), and tool
 results keep their JSON keys (`truncate_tool_result`). Character limits are found by
@@ -17,7 +17,7 @@ from typing import Callable
 
 from ctxagent.context.messages import strip_private, truncate_observation, truncate_tool_result
 from ctxagent.context.select import Candidate
-from ctxagent.context.tokens import TokenCounter
+from ctxagent.text.tokens import TokenCounter
 
 MIN_CHARS = 64
 

@@ -32,10 +32,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctxagent.agent.prompts import render
-from ctxagent.context.masking import mask_observations
+from ctxagent.context.compaction.masking import mask_observations
 from ctxagent.context.messages import history_units, truncate_tool_result
 from ctxagent.context.structure import render_block
-from ctxagent.context.summary import is_summary_message
+from ctxagent.context.compaction.sections import is_summary_message
 from ctxagent.errors import ContextOverflowError
 
 #: Session-state parts in the order they are given up when the request does not fit.

@@ -195,7 +195,7 @@ def _agents_md(repo: Any, out: RepoSources) -> int:
 
 
 def _session_state(repo: Any, query: str, out: RepoSources) -> int:
-    from ctxagent.context.sessionstate import gather_state
+    from ctxagent.context.state.read import gather_state
 
     state, problems = gather_state(repo, query)
     todos = [f"[{t.get('status', '?')}] {t.get('content') or t.get('title') or t.get('text', '')}" for t in state.get("todos", [])]

@@ -112,7 +112,7 @@ class ContextPacket:
                                              or self.token_count < 0):
             raise ValueError(f"ContextPacket.token_count must be an integer >= 0 or None (estimated), got {self.token_count!r}")
         if self.token_count is None:
-            from ctxagent.context.tokens import estimate_tokens
+            from ctxagent.text.tokens import estimate_tokens
 
             self.token_count = estimate_tokens(self.content)
 

@@ -1,7 +1,7 @@
 """Select: score every candidate and choose what fits the token budget.
 
 score = relevance_weight * relevance + recency_weight * recency, where relevance is
-BM25 against the query (`ctxagent.context.scoring`), normalised per layer (see
+BM25 against the query (`ctxagent.text.scoring`), normalised per layer (see
 `score`; a caller's own score is kept) and recency halves every `half_life_s` seconds. Then, in order:
 
 1. pinned candidates (the task's first user message, the current turn, packets marked
@@ -37,9 +37,9 @@ from typing import Any, Callable
 
 from ctxagent.context.budget import classify_query, layer_budgets
 from ctxagent.context.packet import ContextConfig, ContextPacket
-from ctxagent.context.scoring import recency_score
-from ctxagent.context.terms import evict_oldest, terms
-from ctxagent.context.textstats import analyse, compiled_sketch
+from ctxagent.text.scoring import recency_score
+from ctxagent.text.terms import evict_oldest, terms
+from ctxagent.text.statistics import analyse
 
 MIN_TRUNCATED_TOKENS = 48
 HISTORY_LAYERS = ("history", "tool_results")
@@ -114,11 +114,7 @@ _TERM_HEADS = _TermMemo(lambda term: zlib.crc32(term.encode("utf-8") + b"\x00"))
 def sketch(text: str) -> frozenset[int]:
     """Bottom-k MinHash sketch of the text's term bigrams (all of them when fewer than
     SKETCH_K): Jaccard of two sketches estimates that of the full bigram sets (Broder 1997).
-    Hashes are CRC-32, stable across runs (unlike hash()). The compiled scanner computes the
-    same sketch from its chunk table when it is in use (`textstats.compiled_sketch`)."""
-    fast = compiled_sketch(text, SKETCH_K)
-    if fast is not None:
-        return fast
+    Hashes are CRC-32, stable across runs (unlike hash())."""
     doc = terms(text)
     if len(doc) > 1:
         shingles = set(map(zlib.crc32, map(_TERM_BYTES.__getitem__, doc[1:]), map(_TERM_HEADS.__getitem__, doc[:-1])))

@@ -22,7 +22,7 @@ from typing import Any, Iterable
 import jinja2
 
 from ctxagent.context.packet import ContextPacket
-from ctxagent.context.terms import has_cjk
+from ctxagent.text.terms import has_cjk
 
 SECTIONS = ("Role & Policies", "Task", "State", "Evidence", "Context", "Output")
 _TYPE_SECTION = {

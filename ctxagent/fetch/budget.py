@@ -8,7 +8,7 @@ context lines first (the farthest from the match), then the end of its text; a h
 share cannot hold even its first words is dropped.
 
 Tokens are counted by `count_tokens`, the project's estimate
-(`ctxagent.context.tokens.estimate_tokens`, calibrated against cl100k, erring towards
+(`ctxagent.text.tokens.estimate_tokens`, calibrated against cl100k, erring towards
 overcounting), or chars/4 if that module is unavailable. The estimate is a sum over
 characters rounded up, so the count of joined pieces never exceeds the sum of the
 pieces' counts: budgets checked piece by piece hold for the joined text.
@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 try:
-    from ctxagent.context.tokens import estimate_tokens as _estimate
+    from ctxagent.text.tokens import estimate_tokens as _estimate
 except ImportError:  # pragma: no cover - the context package is part of ctxagent
     _estimate = None
 

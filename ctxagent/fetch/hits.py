@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctxagent.context.terms import terms
+from ctxagent.text.terms import terms
 from ctxagent.fetch.budget import count_tokens, truncate_to
 from ctxagent.fetch.chunks import Chunk
 

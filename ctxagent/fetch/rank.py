@@ -1,7 +1,7 @@
 """Rank workspace files for a question: BM25 at two granularities with field weights.
 
-One ranking in the whole project: `ctxagent.context.scoring.BM25Index` over the terms
-of `ctxagent.context.terms.terms`. context_fetch uses it twice:
+One ranking in the whole project: `ctxagent.text.scoring.BM25Index` over the terms
+of `ctxagent.text.terms.terms`. context_fetch uses it twice:
 - a *file* index: one document per file = its text + its definition names + its path;
 - a *chunk* index: one document per definition chunk (`ctxagent.fetch.chunks`) =
   the chunk's text + its name x NAME_WEIGHT + its enclosing class x PARENT_WEIGHT
@@ -29,8 +29,8 @@ import threading
 from dataclasses import dataclass, field, replace
 from typing import Iterable
 
-from ctxagent.context.scoring import BM25Index
-from ctxagent.context.terms import terms
+from ctxagent.text.scoring import BM25Index
+from ctxagent.text.terms import terms
 from ctxagent.fetch.chunks import Chunk, split_chunks
 from ctxagent.fetch.walk import FileEntry, read_text
 

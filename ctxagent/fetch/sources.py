@@ -13,7 +13,7 @@ from typing import Any
 
 from ctxagent.errors import CtxAgentError
 from ctxagent.fetch import tests_artifacts
-from ctxagent.storage import state_dir
+from ctxagent.storage.files import state_dir
 
 
 class SourceUnavailable(Exception):

@@ -2,7 +2,7 @@
 
 The fields are the contract in INTERFACES.md ("Model settings"). Provider defaults
 (base URL, key variable, context window) live in `ctxagent.llm.presets`; config loading
-(`ctxagent.config`) fills a `ModelSettings` from files, environment and flags.
+(`ctxagent.config.settings`) fills a `ModelSettings` from files, environment and flags.
 
 The API key is a `pydantic.SecretStr`: `repr`, `str`, `model_dump()` and
 `model_dump_json()` show `**********`, never the key. Only the client reads it, with

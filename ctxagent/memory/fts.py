@@ -2,7 +2,7 @@
 
 FTS5's `unicode61` tokenizer does not segment CJK text: `Pandas内存优化` would be one
 token, so a query for `内存` finds nothing. Instead every indexed text is turned into
-`ctxagent.context.terms.terms()` (CJK unigrams and bigrams, stemmed English, identifiers
+`ctxagent.text.terms.terms()` (CJK unigrams and bigrams, stemmed English, identifiers
 split and whole: the one tokenizer of the whole project), joined by spaces, and stored in
 a one-column FTS5 table. Queries go through the same `terms()`; each term is put in
 double quotes and the quoted terms are OR-ed, so a query is always data: `"`, `*`,
@@ -10,7 +10,7 @@ double quotes and the quoted terms are OR-ed, so a query is always data: `"`, `*
 
 Ranking: FTS5's `bm25()` (k1 = 1.2, b = 0.75; smaller = better) is turned into a
 relevance in [0, 1] by dividing by the best score of the query, the same normalisation
-as `ctxagent.context.scoring.BM25Index.scores`. On large tables a query keeps only its
+as `ctxagent.text.scoring.BM25Index.scores`. On large tables a query keeps only its
 rarest terms up to a budget of matching rows (`focus_terms`), which bounds search time.
 """
 
@@ -20,7 +20,7 @@ import hashlib
 import sqlite3
 from typing import Iterable, Sequence
 
-from ctxagent.context.terms import terms
+from ctxagent.text.terms import terms
 
 #: Terms hold CJK characters, ASCII letters and digits, `_` and `.` (numbers like 3.14).
 TOKENIZE = "unicode61 remove_diacritics 0 tokenchars '_.'"

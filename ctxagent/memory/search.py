@@ -4,7 +4,7 @@ score = (0.8 * relevance + 0.2 * recency) * (0.8 + 0.4 * importance), the Hello-
 textbook's episodic-memory formula (section 8.2.5): relevance first, recency as a
 tie-breaker, importance scaling by at most +-20%. `relevance` is FTS5 bm25() normalised
 to [0, 1] (`ctxagent.memory.fts.relevance`), averaged with cosine similarity when an
-embedding model is installed; `recency` is `ctxagent.context.scoring.recency_score` with
+embedding model is installed; `recency` is `ctxagent.text.scoring.recency_score` with
 a 7-day half-life (the textbook's exp(-0.1 * age_days) halves in 6.9 days).
 
 Speed: FTS5 scores every row that matches any query term, so on a large table a query
@@ -20,7 +20,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from ctxagent.context.scoring import recency_score
+from ctxagent.text.scoring import recency_score
 from ctxagent.memory import fts
 from ctxagent.memory.embeddings import cosine_top
 from ctxagent.memory.migrations import MEMORY_FTS as FTS

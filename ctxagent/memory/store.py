@@ -1,6 +1,6 @@
 """`MemoryStore`: memories in one SQLite file (`<repo>/.ctxagent/memory.db`).
 
-SQLite in WAL mode with a busy timeout (`ctxagent.storage_sqlite.connect_sqlite`), so several
+SQLite in WAL mode with a busy timeout (`ctxagent.storage.sqlite.connect_sqlite`), so several
 sessions, threads and processes share one file (case S04): readers never block the
 writer, writers queue on the busy timeout, and every write runs in one
 `BEGIN IMMEDIATE` transaction, so a crash leaves each memory wholly there or wholly
@@ -30,8 +30,8 @@ from ctxagent.memory.migrations import MEMORY, MEMORY_FTS as FTS_TABLE
 from ctxagent.memory.model import (
     DEFAULT_IMPORTANCE, MemoryItem, check_content, check_id, check_importance, check_modality, check_type,
 )
-from ctxagent.storage import LOCK_TIMEOUT_S
-from ctxagent.storage_sqlite import immediate_transaction, open_sqlite
+from ctxagent.storage.files import LOCK_TIMEOUT_S
+from ctxagent.storage.sqlite import immediate_transaction, open_sqlite
 
 DEFAULT_USER = "default_user"
 
@@ -49,7 +49,7 @@ class MemoryStore:
     `embedder`: optional local embedding model (`ctxagent.memory.embeddings`); when set,
     new and changed memories also get a vector and search blends vector similarity in.
     A damaged file (garbage, truncated) is moved aside as `<name>.corrupt-<stamp>` with a
-    warning and a new database is created (`ctxagent.storage_sqlite.open_sqlite`).
+    warning and a new database is created (`ctxagent.storage.sqlite.open_sqlite`).
     Raises StorageError when the file cannot be opened otherwise (a database of a newer
     ctxagent, a symbolic link, an unwritable folder).
     """

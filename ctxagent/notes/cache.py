@@ -11,8 +11,8 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 
-from ctxagent.context.scoring import BM25Index
-from ctxagent.context.terms import terms
+from ctxagent.text.scoring import BM25Index
+from ctxagent.text.terms import terms
 from ctxagent.notes.model import Note
 
 MAX_ENTRIES = 20_000
@@ -58,7 +58,7 @@ class NoteCache:
                 self._items.popitem(last=False)
 
     def terms(self, path: str, mtime_ns: int, size: int, note: Note) -> list[str]:
-        """The index terms of `note` (`ctxagent.context.terms` of `search_text`), computed once."""
+        """The index terms of `note` (`ctxagent.text.terms` of `search_text`), computed once."""
         with self._lock:
             item = self._items.get(path)
             if item is not None and item[:2] == (mtime_ns, size) and item[3] is not None:

@@ -1,6 +1,6 @@
 """One note file on disk: its path, reading it (tolerating human edits) and writing it.
 
-Files are written atomically (`ctxagent.storage.atomic_write_bytes`) as bytes, and read
+Files are written atomically (`ctxagent.storage.files.atomic_write_bytes`) as bytes, and read
 as bytes, so a body keeps its exact line endings. Reading is lenient about what a
 person may have typed (a missing field, tags as `a, b`, an unknown type) and strict
 about structure (no front matter -> StorageError).
@@ -17,7 +17,7 @@ from typing import Any
 from ctxagent.errors import StorageError, ToolRefusedError
 from ctxagent.notes import frontmatter
 from ctxagent.notes.model import Note, check_note_id
-from ctxagent.storage import atomic_write_bytes
+from ctxagent.storage.files import atomic_write_bytes
 
 SUFFIX = ".md"
 
@@ -119,7 +119,7 @@ def sweep_stale_temp_files(folder: Path, prefix: str | tuple[str, ...] = ".", *,
                            min_age_s: float = STALE_TMP_S) -> int:
     """Remove `<prefix>*.tmp` files older than `min_age_s` seconds in `folder`; return how many.
 
-    `prefix`: one prefix or a tuple of them. `ctxagent.storage.atomic_write_bytes` names
+    `prefix`: one prefix or a tuple of them. `ctxagent.storage.files.atomic_write_bytes` names
     its temporary files `.ctxtmp-<random>.tmp` (`.<target>.<random>.tmp` before);
     a writer killed mid-write leaves one behind. Call with the store's lock held, so no
     live writer of this store is using one (the age limit covers writers that are not).

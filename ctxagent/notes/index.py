@@ -4,7 +4,7 @@ The Markdown files are the truth; the index is a cache for fast list/summary. Ea
 entry records the file's mtime (ns) and size, so `sync` sees human edits, new files and
 removed files, re-reads only what changed, and reports whether the index must be saved.
 A missing, empty or corrupt index is rebuilt from the files with a warning (case S01b);
-`ctxagent.storage.read_json_with_fallback` first sets a corrupt file aside and tries
+`ctxagent.storage.files.read_json_with_fallback` first sets a corrupt file aside and tries
 the `.bak` copy, which `sync` then brings up to date.
 """
 
@@ -19,7 +19,7 @@ from ctxagent.errors import StorageError
 from ctxagent.notes.cache import NoteCache
 from ctxagent.notes.files import note_path, read_note, scan
 from ctxagent.notes.model import Note
-from ctxagent.storage import atomic_write_bytes, json_bytes, read_json_with_fallback, write_json_with_backup
+from ctxagent.storage.files import atomic_write_bytes, json_bytes, read_json_with_fallback, write_json_with_backup
 
 INDEX_NAME = "notes_index.json"
 INDEX_VERSION = 1

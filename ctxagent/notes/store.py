@@ -1,9 +1,9 @@
 """`NoteStore`: structured notes in a folder, one Markdown file each, plus an index.
 
 The storage behind `NoteTool` and `ctxagent notes`. Every read-modify-write runs under
-`ctxagent.storage.file_lock` on the index, so several sessions and processes can share
+`ctxagent.storage.files.file_lock` on the index, so several sessions and processes can share
 one folder; every file is written atomically, so a crash leaves the old or the new
-note, never half of one (case S01). Search ranks with `ctxagent.context.scoring`
+note, never half of one (case S01). Search ranks with `ctxagent.text.scoring`
 (BM25 over title, tags and body, Chinese included), the ranking used everywhere in
 ctxagent.
 """
@@ -31,7 +31,7 @@ from ctxagent.notes.model import (
     normalise_tags,
     now_iso,
 )
-from ctxagent.storage import atomic_write_bytes, file_lock
+from ctxagent.storage.files import atomic_write_bytes, file_lock
 
 #: Textbook defaults (Hello-Agents section 9.4.3): list returns 20 notes, search 10.
 DEFAULT_LIST_LIMIT = 20

@@ -22,7 +22,7 @@ from ctxagent.errors import CtxAgentError, PatchError
 from ctxagent.patch import paths
 from ctxagent.patch.parser import parse_patch
 from ctxagent.patch.plan import FileChange, PatchLimits, plan_patch
-from ctxagent.storage import atomic_write_bytes, ensure_state_dir
+from ctxagent.storage.files import atomic_write_bytes, ensure_state_dir
 
 __all__ = ["ApplyResult", "apply_changes", "apply_patch_text", "plan_patch", "FileChange", "PatchLimits"]
 
@@ -79,7 +79,7 @@ def apply_changes(changes: list[FileChange], workspace: Path | str, backup_root:
     backup_root: folder under which a fresh `<stamp>/` folder receives the originals
     (None: no backup). Raises PatchError if a file changed since planning or cannot be
     read or backed up (nothing written), or if a write fails (everything restored);
-    StorageError if the backup folder is refused (`ctxagent.storage`).
+    StorageError if the backup folder is refused (`ctxagent.storage.files`).
     """
     root = paths.workspace_root(workspace)
     targets = [(c, root / c.path) for c in changes]

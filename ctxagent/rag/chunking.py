@@ -1,6 +1,6 @@
 """Split extracted text into overlapping chunks that can be cited by line (and page).
 
-Sizes are in TOKENS as estimated by `ctxagent.context.tokens.estimate_tokens` (the
+Sizes are in TOKENS as estimated by `ctxagent.text.tokens.estimate_tokens` (the
 project's calibrated estimate: ~4 English characters or ~1 Chinese character a token).
 
 - Markdown: blocks are paragraphs (blank-line separated) and headings; a heading starts
@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ctxagent.context.tokens import estimate_tokens
+from ctxagent.text.tokens import estimate_tokens
 from ctxagent.errors import ToolInputError
 from ctxagent.rag.extract import Extracted
 

@@ -1,6 +1,6 @@
 """`KnowledgeBase`: documents cut into chunks, indexed for full-text search in SQLite.
 
-One SQLite file (WAL, busy timeout: `ctxagent.storage_sqlite.connect_sqlite`) with numbered
+One SQLite file (WAL, busy timeout: `ctxagent.storage.sqlite.connect_sqlite`) with numbered
 migrations (`ctxagent.memory.migrations`) and the CJK-aware FTS5 index shared with
 memory (`ctxagent.memory.fts`). A document is known by its key (the resolved file path,
 or the caller's document id) within a namespace. Adding it again replaces its chunks in
@@ -25,8 +25,8 @@ from ctxagent.memory import fts
 from ctxagent.memory.migrations import Migrations
 from ctxagent.rag.chunking import Chunk
 from ctxagent.redaction import redact
-from ctxagent.storage import LOCK_TIMEOUT_S
-from ctxagent.storage_sqlite import immediate_transaction, open_sqlite
+from ctxagent.storage.files import LOCK_TIMEOUT_S
+from ctxagent.storage.sqlite import immediate_transaction, open_sqlite
 
 RAG = Migrations("rag")
 FTS_TABLE = "chunks_fts"
@@ -86,7 +86,7 @@ class KnowledgeBase:
 
     A damaged file is moved aside (`<name>.corrupt-<stamp>`, with a warning) and a new,
     empty knowledge base is created: add the documents again. Raises StorageError when
-    the file cannot be opened otherwise (`ctxagent.storage_sqlite.open_sqlite`).
+    the file cannot be opened otherwise (`ctxagent.storage.sqlite.open_sqlite`).
     """
 
     def __init__(self, path: str | Path, *, namespace: str = "default", timeout_s: float = LOCK_TIMEOUT_S) -> None:

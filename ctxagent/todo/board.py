@@ -5,7 +5,7 @@ integers that never repeat on a board (the model and people type them). Status i
 pending, in_progress or completed, and at most one item is in progress at any time
 (case S05): a change that would make two is refused with an error naming both ids and
 the board stays as it was. Every change is a read-modify-write under
-`ctxagent.storage.file_lock`, saved with `write_json_with_backup`; reading uses
+`ctxagent.storage.files.file_lock`, saved with `write_json_with_backup`; reading uses
 `read_json_with_fallback`, so an empty or corrupt file falls back to `.bak` (or an
 empty board) with one warning, after being copied aside once (case S01a); a board the
 `.bak` restores is written back, so the corrupt file does not linger (breaker F12).
@@ -22,7 +22,7 @@ from ctxagent.errors import NotFoundError, ToolInputError
 from ctxagent.notes.files import sweep_stale_temp_files
 from ctxagent.notes.model import now_iso
 from ctxagent.redaction import redact
-from ctxagent.storage import TMP_PREFIX, file_lock, read_json_with_fallback, write_json_with_backup
+from ctxagent.storage.files import TMP_PREFIX, file_lock, read_json_with_fallback, write_json_with_backup
 
 STATUSES: tuple[str, ...] = ("pending", "in_progress", "completed")
 PRIORITIES: tuple[str, ...] = ("high", "medium", "low")

@@ -30,7 +30,7 @@ from ctxagent.memory import upkeep
 from ctxagent.memory.embeddings import detect_embedder
 from ctxagent.memory.model import MEMORY_TYPES, check_type
 from ctxagent.memory.store import DEFAULT_USER, MemoryStore
-from ctxagent.storage import ensure_state_dir
+from ctxagent.storage.files import ensure_state_dir
 from ctxagent.tools.base import Tool, ToolResult
 from ctxagent.memory.render import render_item_rows, render_stats, render_summary, short
 
@@ -76,7 +76,7 @@ class MemoryParams(BaseModel):
     min_importance: float | None = Field(None, ge=0, le=1, description="search: skip less important (0.1)")
     limit: int | None = Field(None, ge=1, le=100, description="most results (search, summary: 5)")
     #: Not in the model's schema: the context engine's own searches leave out the memories of
-    #: the session they are for (`ctxagent.context.wiring.memory_search`).
+    #: the session they are for (`ctxagent.agent.wiring.memory_search`).
     exclude_session_id: SkipJsonSchema[str | None] = Field(
         None, description="search: leave out memories recorded with this session_id")
     memory_id: str | None = Field(None, description="id or unique id prefix (update, remove)")

@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 
 from ctxagent.notes.model import NOTE_TYPES, Note
 from ctxagent.notes.store import DEFAULT_LIST_LIMIT, DEFAULT_SEARCH_LIMIT, NoteStore
-from ctxagent.storage import ensure_state_dir
+from ctxagent.storage.files import ensure_state_dir
 from ctxagent.tools.base import Tool, ToolResult
 
 #: Characters of a note body shown per row in list/search text for the model.

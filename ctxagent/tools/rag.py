@@ -30,7 +30,7 @@ from ctxagent.memory.render import short
 from ctxagent.rag.chunking import DEFAULT_OVERLAP, DEFAULT_SIZE, check_sizes, chunk_document
 from ctxagent.rag.extract import Extracted, Segment, extract
 from ctxagent.rag.store import KnowledgeBase
-from ctxagent.storage import ensure_state_dir
+from ctxagent.storage.files import ensure_state_dir
 from ctxagent.tools.base import Tool, ToolResult
 from ctxagent.tools.memory import TextbookExecute
 

@@ -15,7 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from ctxagent.errors import ToolInputError
-from ctxagent.storage import ensure_state_dir
+from ctxagent.storage.files import ensure_state_dir
 from ctxagent.todo.board import PRIORITIES, STATUSES, TodoBoard, TodoItem, check_status
 from ctxagent.tools.base import Tool, ToolResult
 

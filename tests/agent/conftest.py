@@ -16,7 +16,7 @@ from ctxagent.agent.approval import ApprovalPolicy
 from ctxagent.agent.events import Event
 from ctxagent.agent.loop import Agent
 from ctxagent.agent.session import Session
-from ctxagent.config import AgentSettings, Settings
+from ctxagent.config.settings import AgentSettings, Settings
 from ctxagent.errors import ToolInputError
 from ctxagent.llm.client import LLMClient
 from ctxagent.llm.settings import ModelSettings

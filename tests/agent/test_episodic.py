@@ -10,7 +10,7 @@ from pydantic import SecretStr
 
 from ctxagent.agent.episodic import first_line, patch_paths
 from ctxagent.agent.runtime import open_agent
-from ctxagent.config import AgentSettings, Settings
+from ctxagent.config.settings import AgentSettings, Settings
 from ctxagent.llm.settings import ModelSettings
 from ctxagent.tools.memory import MemoryTool
 from tests.support.fake_openai import text, tool_calls

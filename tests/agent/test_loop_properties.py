@@ -14,7 +14,7 @@ from ctxagent.agent.approval import ApprovalPolicy
 from ctxagent.agent.loop import Agent
 from ctxagent.context.messages import pairing_errors
 from ctxagent.agent.session import Session
-from ctxagent.config import Settings
+from ctxagent.config.settings import Settings
 from ctxagent.llm.client import LLMClient
 from ctxagent.llm.settings import ModelSettings
 from ctxagent.tools.base import ToolRegistry

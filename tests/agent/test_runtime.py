@@ -11,10 +11,10 @@ import pytest
 from pydantic import SecretStr
 
 from ctxagent.agent.runtime import open_agent
-from ctxagent.config import Settings
+from ctxagent.config.settings import Settings
 from ctxagent.context.assembler import ContextAssembler
 from ctxagent.llm.settings import ModelSettings
-from ctxagent.storage import read_jsonl
+from ctxagent.storage.files import read_jsonl
 from ctxagent.tools.memory import MemoryTool
 from ctxagent.tools.notes import NoteTool
 from ctxagent.tools.todo import TodoTool

@@ -45,7 +45,7 @@ def test_every_agent_tool_that_stores_text_declares_it(tmp_path) -> None:
     from pydantic import SecretStr
 
     from ctxagent.agent.toolset import build_registry
-    from ctxagent.config import Settings
+    from ctxagent.config.settings import Settings
     from ctxagent.llm.settings import ModelSettings
 
     settings = Settings(model=ModelSettings(provider="custom", model="m", base_url="http://127.0.0.1:9/v1",

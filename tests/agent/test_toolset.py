@@ -14,7 +14,7 @@ from pydantic import SecretStr
 from ctxagent.agent.loop import Agent
 from ctxagent.agent.session import Session
 from ctxagent.agent.toolset import build_registry
-from ctxagent.config import AGENT_TOOLS, LOCAL_PROVIDER, LOCAL_TOOLS, AgentSettings, Settings, load_settings
+from ctxagent.config.settings import AGENT_TOOLS, LOCAL_PROVIDER, LOCAL_TOOLS, AgentSettings, Settings, load_settings
 from ctxagent.errors import ConfigError
 from ctxagent.llm.client import LLMClient
 from ctxagent.llm.settings import ModelSettings
@@ -111,7 +111,7 @@ def test_a_patch_refreshes_context_fetch_results(tmp_path, fake_openai) -> None:
 
 
 def _local_settings(base_url: str) -> Settings:
-    """Settings as the bundled offline model gets them (ctxagent.llm.local.local_model_settings)."""
+    """Settings as the bundled offline model gets them (ctxagent.llm.local.bundle.local_model_settings)."""
     return Settings(model=ModelSettings(provider=LOCAL_PROVIDER, model="smollm2-135m-instruct", base_url=base_url,
                                         max_retries=0, timeout_s=10, empty_content="empty"))
 

@@ -17,7 +17,7 @@ import pytest
 
 from ctxagent.agent.runtime import open_agent
 from ctxagent.agent.toolset import build_registry
-from ctxagent.config import Settings
+from ctxagent.config.settings import Settings
 from ctxagent.memory import MemoryStore
 from ctxagent.rag.store import KnowledgeBase
 from ctxagent.tools.memory import MemoryTool

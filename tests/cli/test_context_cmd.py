@@ -12,8 +12,8 @@ from click.testing import CliRunner
 from ctxagent.cli import context_cmd
 from ctxagent.cli.main import cli, register_commands, run_cli
 from ctxagent.context import ContextBuilder, ContextConfig, ContextPacket
-from ctxagent.context.snapshot import write_snapshot
-from ctxagent.storage import state_dir
+from ctxagent.context.record.snapshot import write_snapshot
+from ctxagent.storage.files import state_dir
 
 
 @pytest.fixture
@@ -178,7 +178,7 @@ OLD_SNAPSHOT = {  # as an older ctxagent wrote it: no kind, no side calls, layer
 def test_old_snapshots_still_display_beside_plan_calls(repo: Path) -> None:
     """A session folder from before plan calls had snapshots: shown as before, no plan
     lines; a plan call written after it is listed with it and shown on its own."""
-    from ctxagent.context.snapshot import write_side_snapshot
+    from ctxagent.context.record.snapshot import write_side_snapshot
 
     folder = state_dir(repo) / "snapshots" / "s1"
     folder.mkdir(parents=True)
@@ -243,7 +243,7 @@ def test_inspect_grep_finds_a_summary_row_by_its_whole_text(repo: Path) -> None:
     task = {"role": "user", "content": "Rename the loader."}
     messages = [{"role": "system", "content": "You are a coding agent."}, task, {"role": "assistant", "content": "Ok."},
                 summary, {"role": "assistant", "content": "Ok."}, {"role": "user", "content": "Go on."}]
-    from ctxagent.context.reporting import message_preview
+    from ctxagent.context.record.report import message_preview
 
     rows = [{"id": "msg0", "layer": "history", "type": "history", "decision": "selected", "reason": "the task",
              "preview": message_preview(task)},

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from pydantic import BaseModel
 
 from ctxagent.cli.main import cli, register_commands
-from ctxagent.config import AgentSettings, ToolSettings
+from ctxagent.config.settings import AgentSettings, ToolSettings
 from ctxagent.llm.settings import ModelSettings
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"

@@ -14,11 +14,11 @@ from pydantic import SecretStr
 
 from ctxagent.agent.runtime import open_agent
 from ctxagent.cli.main import cli, register_commands
-from ctxagent.config import Settings
+from ctxagent.config.settings import Settings
 from ctxagent.context import ContextBuilder, ContextConfig, ContextPacket, TokenCounter
-from ctxagent.context.snapshot import write_snapshot
+from ctxagent.context.record.snapshot import write_snapshot
 from ctxagent.llm.settings import ModelSettings
-from ctxagent.storage import state_dir
+from ctxagent.storage.files import state_dir
 from tests.support.fake_openai import text
 
 ROW = re.compile(r"^(?P<name>[a-z_][a-z_ +]*?) +(?P<tokens>-?\d+)(?: +(?P<budget>-?\d+))?(?=\s|$)")

@@ -1,5 +1,5 @@
 """With no provider and no usable offline model, `ctxagent run` exits 2 with
-`ctxagent.llm.local.no_model_error`: how to set a provider, `ctxagent doctor`, why the
+`ctxagent.llm.local.bundle.no_model_error`: how to set a provider, `ctxagent doctor`, why the
 offline model cannot run, and how to install it with the llama.cpp build flag.
 
 The real CLI in a subprocess; the offline model is made unavailable through

@@ -7,12 +7,12 @@ import json
 import pytest
 
 from ctxagent.context.assembler import ContextAssembler
-from ctxagent.context.compaction import CompactionConfig
+from ctxagent.context.compaction.compactor import CompactionConfig
 from ctxagent.context.fitting import alternate
 from ctxagent.context.messages import is_valid_pairing
-from ctxagent.context.sessionstate import gather_state
-from ctxagent.context.summary import is_summary_message
-from ctxagent.context.tokens import TokenCounter
+from ctxagent.context.state.read import gather_state
+from ctxagent.context.compaction.sections import is_summary_message
+from ctxagent.text.tokens import TokenCounter
 from ctxagent.errors import ContextOverflowError
 from ctxagent.llm.settings import ModelSettings
 from tests.context.long_history import C03_TASK, call, rounds, tool_pairing_ok
@@ -263,8 +263,8 @@ def test_on_compaction_is_called_for_automatic_compactions():
 
 
 def test_every_call_writes_a_snapshot_without_secrets(tmp_path):
-    from ctxagent.context.snapshot import read_snapshot
-    from ctxagent.storage import state_dir
+    from ctxagent.context.record.snapshot import read_snapshot
+    from ctxagent.storage.files import state_dir
 
     assembler = make(window=8000, output=1000, snapshots=True, secrets=["sk-test-very-secret-key-123"])
     history = _long_turn(40)
@@ -295,8 +295,8 @@ def test_a_tool_call_row_shows_its_arguments_so_grep_finds_it():
 def test_a_new_assembler_numbers_on_after_the_session_s_snapshots(tmp_path):
     """A resumed session (a new process: a new assembler, the loop counting from 1 again)
     writes call 7 after calls 1..6, and overwrites none of them."""
-    from ctxagent.context.snapshot import list_calls, read_snapshot, write_snapshot
-    from ctxagent.storage import ensure_state_dir
+    from ctxagent.context.record.snapshot import list_calls, read_snapshot, write_snapshot
+    from ctxagent.storage.files import ensure_state_dir
 
     root = ensure_state_dir(tmp_path)
     session = "20260101-000000-abcd"
@@ -318,7 +318,7 @@ def test_a_new_assembler_numbers_on_after_the_session_s_snapshots(tmp_path):
 
 def test_a_summary_kept_as_history_is_reported_as_a_summary():
     """After /compact the loop keeps the summary as a user message; its row said 'user, kept verbatim'."""
-    from ctxagent.context.summary import SUMMARY_MARKER
+    from ctxagent.context.compaction.sections import SUMMARY_MARKER
 
     history = [SYSTEM, {"role": "user", "content": "Fix the bug."},
                {"role": "user", "content": f"{SUMMARY_MARKER}\nGoal: fix the bug."}, {"role": "user", "content": "Go on."}]

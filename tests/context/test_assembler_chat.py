@@ -15,11 +15,11 @@ from ctxagent.agent.session import Session
 from ctxagent.cli.context_chat import compact_command, context_command
 from ctxagent.cli.render import RichRenderer
 from ctxagent.cli.slash import ChatContext, dispatch
-from ctxagent.config import Settings
-from ctxagent.context.wiring import make_assembler
+from ctxagent.config.settings import Settings
+from ctxagent.agent.wiring import make_assembler
 from ctxagent.llm.client import LLMClient
 from ctxagent.llm.settings import ModelSettings
-from ctxagent.storage import read_jsonl
+from ctxagent.storage.files import read_jsonl
 from ctxagent.tools.base import Tool, ToolRegistry, ToolResult
 from tests.context.long_history import C03_TASK
 from tests.support.fake_openai import text, tool_calls
@@ -120,7 +120,7 @@ def test_a_resumed_session_goes_on_from_its_compacted_history(agent):
     compact_command(agent, "keep the tag")
     resumed = Session.resume(agent.session.repo, agent.session.id)
     assert resumed.history == agent.session.history
-    from ctxagent.context.summary import is_summary_message
+    from ctxagent.context.compaction.sections import is_summary_message
 
     recorded = [r for r in read_jsonl(agent.session.path) if r.get("kind") == "message"]
     assert len(resumed.history) < len(recorded) and any(is_summary_message(m) for m in resumed.history)

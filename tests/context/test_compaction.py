@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from ctxagent.context.compaction import Budget, CompactionConfig, compact_conversation
+from ctxagent.context.compaction.compactor import Budget, CompactionConfig, compact_conversation
 from ctxagent.context.messages import is_valid_pairing
-from ctxagent.context.summary import SECTIONS, SUMMARY_MARKER, is_summary_message, render_summary
-from ctxagent.context.tokens import TokenCounter
+from ctxagent.context.compaction.sections import SECTIONS, SUMMARY_MARKER, is_summary_message, render_summary
+from ctxagent.text.tokens import TokenCounter
 from ctxagent.errors import ConfigError
 from tests.context.long_history import C03_LAST, C03_TASK, USELESS, c03_history, call, rounds, tool_pairing_ok
 

@@ -7,7 +7,7 @@ import dataclasses
 import re
 from pathlib import Path
 
-from ctxagent.context.compaction import CompactionConfig
+from ctxagent.context.compaction.compactor import CompactionConfig
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "compaction.md"
 

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from ctxagent.context.assembler import ContextAssembler
 from ctxagent.context.messages import history_units, truncate_tool_result
-from ctxagent.context.tokens import TokenCounter
+from ctxagent.text.tokens import TokenCounter
 from ctxagent.errors import ContextOverflowError
 from ctxagent.llm.settings import ModelSettings
 from tests.context.long_history import add_step, tool_pairing_ok

@@ -13,7 +13,7 @@ import pytest
 from ctxagent.context import ContextBuilder, ContextConfig, ContextPacket
 from ctxagent.context.assembler import ContextAssembler
 from ctxagent.context.budget import classify_query, layer_budgets
-from ctxagent.context.tokens import TokenCounter
+from ctxagent.text.tokens import TokenCounter
 from ctxagent.llm.settings import ModelSettings
 from tests.context.long_history import rounds
 

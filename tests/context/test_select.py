@@ -9,14 +9,13 @@ import pytest
 
 from ctxagent.context.budget import classify_query, layer_budgets
 from ctxagent.context.packet import DEFAULT_SHARES, ContextConfig, ContextPacket
-from ctxagent.context.scoring import BM25Index, query_scores
+from ctxagent.text.scoring import BM25Index, query_scores
 from ctxagent.context.select import SKETCH_K, Candidate, score, select, sketch
-from ctxagent.context.terms import terms
+from ctxagent.text.terms import terms
 
 NOW = 1_700_000_000.0
 
 
-pytestmark = pytest.mark.usefixtures("analysis_path")  # the near-duplicate sketch on both paths
 
 
 def cand(cid: str, text: str, cost: int, *, layer: str = "evidence", kind: str = "rag", rel: float | None = None,

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ctxagent.context import ContextBuilder, ContextConfig
-from ctxagent.context.snapshot import (
+from ctxagent.context.record.snapshot import (
     REDACTED,
     highest_call,
     list_calls,
@@ -107,7 +107,7 @@ def test_a_taken_call_number_is_never_overwritten(tmp_path) -> None:
 
 _WRITER = """
 import sys
-from ctxagent.context.snapshot import write_snapshot
+from ctxagent.context.record.snapshot import write_snapshot
 root, tag = sys.argv[1], sys.argv[2]
 for i in range(1, 26):
     write_snapshot(root, "shared", i, {"messages": [{"role": "user", "content": f"{tag}-{i}"}]}, {"call": i})

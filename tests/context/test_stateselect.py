@@ -1,4 +1,4 @@
-"""`ctxagent.context.stateselect`: the todo board as state, notes as evidence and memory
+"""`ctxagent.context.state.select`: the todo board as state, notes as evidence and memory
 hits as memory packets, each scored and selected under its layer's budget (issue 3's
 wiring, issue 4's per-packet decisions)."""
 
@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 from ctxagent.context.assembler import ContextAssembler
 from ctxagent.context.fitting import build_request
 from ctxagent.context.packet import ContextConfig
-from ctxagent.context.stateselect import rows, scoring_query, select_state, selection_config
-from ctxagent.context.tokens import TokenCounter
-from ctxagent.context.summary import is_summary_message
+from ctxagent.context.state.select import rows, scoring_query, select_state, selection_config
+from ctxagent.text.tokens import TokenCounter
+from ctxagent.context.compaction.sections import is_summary_message
 from ctxagent.errors import ConfigError, ContextOverflowError
 from ctxagent.llm.settings import ModelSettings
 from tests.context.long_history import call

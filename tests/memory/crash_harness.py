@@ -25,7 +25,7 @@ from typing import Any
 
 from ctxagent.memory import MemoryStore
 from ctxagent.memory.upkeep import consolidate, forget
-from ctxagent.storage import append_jsonl, read_jsonl
+from ctxagent.storage.files import append_jsonl, read_jsonl
 from tests.storage.crash_harness import body_ok, digest  # one integrity check for every crash harness
 
 

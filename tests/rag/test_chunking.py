@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from ctxagent.context.tokens import estimate_tokens
+from ctxagent.text.tokens import estimate_tokens
 from ctxagent.errors import ToolInputError
 from ctxagent.rag.chunking import chunk_document, markdown_blocks
 from ctxagent.rag.extract import Extracted, Segment

@@ -23,7 +23,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from ctxagent.storage import append_jsonl, read_jsonl
+from ctxagent.storage.files import append_jsonl, read_jsonl
 from ctxagent.tools import NoteTool, TodoTool
 
 STATUSES = ("pending", "in_progress", "completed")

@@ -63,7 +63,7 @@ def test_harness_catches_a_torn_or_lost_note(tmp_path: Path) -> None:
 
 
 def test_harness_catches_a_stale_todo_board(tmp_path: Path) -> None:
-    from ctxagent.storage import append_jsonl
+    from ctxagent.storage.files import append_jsonl
     from ctxagent.tools import TodoTool
 
     path, journal = tmp_path / "todos.json", tmp_path / "journal.jsonl"

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxagent.storage import read_json_with_fallback, set_aside, write_json_with_backup
+from ctxagent.storage.files import read_json_with_fallback, set_aside, write_json_with_backup
 
 DAMAGE = [b"", b"{", b"\x00" * 10, b"\xff\xfe garbage", b'{"items": 1']
 

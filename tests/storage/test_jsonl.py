@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxagent.storage import append_jsonl, read_jsonl
+from ctxagent.storage.files import append_jsonl, read_jsonl
 
 
 def test_a_record_appended_after_a_torn_line_is_kept(tmp_path: Path) -> None:

@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 
 from ctxagent.errors import StorageError
-from ctxagent.storage import (
+from ctxagent.storage.files import (
     append_jsonl, atomic_write_bytes, atomic_write_text, ensure_state_dir, file_lock, refuse_links_below, state_dir,
     write_json_with_backup,
 )
-from ctxagent.storage_sqlite import connect_sqlite
+from ctxagent.storage.sqlite import connect_sqlite
 
 #: Everything ctxagent keeps directly in `.ctxagent/` (DESIGN.md section 4 and the CLI).
 ENTRIES = ["notes", "sessions", "snapshots", "backups", "knowledge", "memory.db", "memory.db-wal",

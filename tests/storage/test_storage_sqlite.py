@@ -15,7 +15,7 @@ import pytest
 from ctxagent.errors import StorageError
 from ctxagent.memory import MemoryStore
 from ctxagent.rag.store import KnowledgeBase
-from ctxagent.storage_sqlite import is_damaged, set_aside_sqlite
+from ctxagent.storage.sqlite import is_damaged, set_aside_sqlite
 
 
 def open_memory(path: Path) -> MemoryStore:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxagent.context.tokens import estimate_tokens
+from ctxagent.text.tokens import estimate_tokens
 from ctxagent.errors import ToolInputError
 from ctxagent.fetch.files import find_rg
 from ctxagent.fetch.hits import render_hit

@@ -1,0 +1,381 @@
+"""Settings from flags, environment and config files, in that precedence.
+
+Highest first: command-line flags > environment (CTXAGENT_PROVIDER, CTXAGENT_MODEL,
+CTXAGENT_BASE_URL, CTXAGENT_API_KEY, and the chosen preset's own OPENAI_API_KEY,
+DEEPSEEK_API_KEY...) > `<repo>/.ctxagent/config.toml` > `$XDG_CONFIG_HOME/ctxagent/config.toml`
+> provider preset > defaults. `Settings.sources` says where each value came from. A
+provider set on purpose replaces the model, base_url and api_key of lower levels (a key
+is never sent to another provider). With no provider anywhere: a preset whose key
+variable is set, else "custom" for a bare base_url, else the offline local model if
+installed, else a ConfigError saying how to set one. Reference: docs/configuration.md.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any, Literal, Mapping
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from ctxagent.config.trust import TRUSTED_REPOS_KEY, RepoConfigTrust, RepoTrust
+from ctxagent.config.check import allowed_range, check_context, context_keys, shown_value, unknown_key_message
+from ctxagent.errors import ConfigError, StorageError
+from ctxagent.llm.presets import PRESETS
+from ctxagent.llm.settings import ModelSettings
+from ctxagent.storage.files import state_dir
+
+#: Every agent tool, in the order the model sees them (`ctxagent.agent.toolset.build_registry`).
+AGENT_TOOLS = ("terminal", "apply_patch", "context_fetch", "note", "todo", "plan", "memory", "rag")
+#: The tools the bundled offline model gets when `[agent] tools` is not set: SmolLM2-135M,
+#: offered all 8 (about 3,750-5,000 prompt tokens of schemas), mostly calls `todo` for any
+#: task (breaker F15); with these two it looks around with `terminal`.
+LOCAL_TOOLS = ("terminal", "apply_patch")
+
+
+class AgentSettings(BaseModel):
+    """Limits and behaviour of the agent loop; each limit ends a turn with its own TurnEnd reason.
+
+    Every number must be finite and within the range given in its description (a value
+    outside it is a ConfigError naming the key and the range).
+    """
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True)  # strict: `true` is not 1
+
+    max_steps: int = Field(40, gt=0, le=10_000)
+    """Model calls per turn before it stops (TurnEnd reason max_steps); 1 to 10000."""
+    max_task_tokens: int = Field(2_000_000, gt=0, le=1_000_000_000)
+    """Prompt + completion tokens per turn (the plan tool's and compaction summaries' model calls included) before it stops (reason max_tokens); 1 to 10^9."""
+    max_cost_usd: float = Field(2.0, gt=0, le=10_000)
+    """USD per turn (side calls included, as for max_task_tokens) before it stops (reason max_cost); counted only when model prices are set; (0, 10000]."""
+    wall_time_s: float = Field(1800.0, gt=0, le=86_400)
+    """Seconds per turn before it stops (reason wall_time); checked before each model call; (0, 86400]."""
+    auto_approve: bool = False
+    """Approve every tool call that needs approval without asking (same as --yes)."""
+    episodic_memory: bool = True
+    """Write a short episodic memory (task, outcome, files changed, tokens) to memory.db when a turn ends."""
+    tools: list[str] | Literal["all"] | None = None
+    """Tools offered to the model, by name (e.g. ["terminal", "apply_patch"]), or "all"; unset: all of them, except for provider local (the bundled offline model), which gets only terminal and apply_patch."""
+
+    @field_validator("tools")
+    @classmethod
+    def _known_tools(cls, value: list[str] | str | None) -> list[str] | str | None:
+        """A list must name known tools (AGENT_TOOLS), at least one; duplicates are dropped."""
+        if not isinstance(value, list):
+            return value
+        unknown = [name for name in value if name not in AGENT_TOOLS]
+        if unknown:
+            raise ValueError(f"unknown tool name(s) {', '.join(map(repr, unknown))}; "
+                             f"the tools are {', '.join(AGENT_TOOLS)} (or \"all\")")
+        if not value:
+            raise ValueError('name at least one tool, or use "all"')
+        return list(dict.fromkeys(value))
+
+    def tool_names(self, provider: str) -> list[str]:
+        """The tools the agent offers with model `provider`, in AGENT_TOOLS order: `tools`
+        when set ("all": every one), else LOCAL_TOOLS for provider "local", else every one."""
+        if self.tools is None:
+            chosen = LOCAL_TOOLS if provider == LOCAL_PROVIDER else AGENT_TOOLS
+        else:
+            chosen = AGENT_TOOLS if self.tools == "all" else self.tools
+        return [name for name in AGENT_TOOLS if name in chosen]
+
+
+class ToolSettings(BaseModel):
+    """Limits passed to the tools (finite, within the range given in each description)."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True)  # strict: `true` is not 1
+
+    terminal_timeout_s: float = Field(30.0, gt=0, le=3600)
+    """Seconds a terminal command may run before its process group is killed; (0, 3600]."""
+    terminal_max_output_bytes: int = Field(64_000, gt=0, le=10_000_000)
+    """Bytes of terminal output kept (head and tail) before it is cut; 1 to 10^7."""
+    patch_max_files: int = Field(50, gt=0, le=10_000)
+    """Files one patch may touch; 1 to 10000."""
+    patch_max_changed_lines: int = Field(5_000, gt=0, le=1_000_000)
+    """Added + removed lines one patch may contain; 1 to 10^6."""
+    max_result_chars: int = Field(40_000, gt=0, le=10_000_000)
+    """Characters of one tool result kept in the history (head and tail, marked; case C05); 1 to 10^7."""
+
+
+class ContextSettings(BaseModel):
+    """Settings of the context engine (`[context]`); its keys are defined and validated there
+    (`ctxagent.context.packet.ContextConfig` fields and `compaction_<CompactionConfig field>`);
+    `load_settings` refuses unknown keys and out-of-range values (`ctxagent.config.check`)."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class Settings(BaseModel):
+    """Everything ctxagent reads from configuration. `sources`: dotted key -> where its value came from."""
+
+    model_config = ConfigDict(protected_namespaces=())
+
+    model: ModelSettings
+    """The model endpoint."""
+    agent: AgentSettings = Field(default_factory=AgentSettings)
+    """Loop limits and approval."""
+    tools: ToolSettings = Field(default_factory=ToolSettings)
+    """Tool limits."""
+    context: ContextSettings = Field(default_factory=ContextSettings)
+    """Context engine settings."""
+    sources: dict[str, str] = Field(default_factory=dict)
+    """Where each non-default value came from: "flag --model", "env CTXAGENT_MODEL", a file path, "preset deepseek"."""
+    files: list[str] = Field(default_factory=list)
+    """Config files that were read, lowest precedence first."""
+    repo_trust: RepoConfigTrust = Field(default_factory=RepoConfigTrust)
+    """Whether `<repo>/.ctxagent/config.toml` was trusted and which of its settings were ignored (F0)."""
+
+    def secrets(self) -> list[str]:
+        """Secret strings to redact from anything written (the API key)."""
+        key = self.model.api_key
+        return [key.get_secret_value()] if key is not None and key.get_secret_value() else []
+
+
+_SECTIONS = {"model": ModelSettings, "agent": AgentSettings, "tools": ToolSettings, "context": ContextSettings}
+_LOADER_KEYS = {"model.api_key_env"}
+_ENV = {"CTXAGENT_PROVIDER": "model.provider", "CTXAGENT_MODEL": "model.model",
+        "CTXAGENT_BASE_URL": "model.base_url", "CTXAGENT_API_KEY": "model.api_key"}
+#: Flag names (as the CLI passes them) -> dotted settings; dotted keys are accepted too.
+FLAGS = {"provider": "model.provider", "model": "model.model", "base_url": "model.base_url",
+         "max_steps": "agent.max_steps", "max_task_tokens": "agent.max_task_tokens",
+         "max_cost_usd": "agent.max_cost_usd", "wall_time_s": "agent.wall_time_s",
+         "auto_approve": "agent.auto_approve", "yes": "agent.auto_approve"}
+_IDENTITY = ("model.model", "model.base_url", "model.api_key")
+_AUTO_ORDER = ("openai", "deepseek", "qwen")
+LOCAL_PROVIDER = "local"
+CUSTOM_PROVIDER = "custom"
+
+# Precedence ranks (higher wins).
+_DEFAULT, _PRESET, _USER, _REPO, _ENVRANK, _FLAG = range(6)
+Value = tuple[Any, str, int]  # value, source label, rank
+
+
+def user_config_path(env: Mapping[str, str] | None = None) -> Path:
+    """`$XDG_CONFIG_HOME/ctxagent/config.toml`, else `$HOME/.config/ctxagent/config.toml`."""
+    env = os.environ if env is None else env
+    base = env.get("XDG_CONFIG_HOME") or str(Path(env.get("HOME") or Path.home()) / ".config")
+    return Path(base) / "ctxagent" / "config.toml"
+
+
+def repo_config_path(repo: Path) -> Path:
+    """`<repo>/.ctxagent/config.toml`. Raises ConfigError when `<repo>/.ctxagent` is refused
+    (a symbolic link, or holding one: `ctxagent.storage.files.state_dir`)."""
+    try:
+        return state_dir(repo) / "config.toml"
+    except StorageError as exc:
+        raise ConfigError(str(exc), setting="state folder") from None
+
+
+def load_settings(repo: Path, flags: dict[str, Any] | None = None, env: Mapping[str, str] | None = None,
+                  *, require_key: bool = True, require_model: bool = True, trust_repo: bool = False) -> Settings:
+    """Resolve the settings for `repo`. `flags`: CLI values (None = not given); `env`: default os.environ.
+
+    The repository's config file is untrusted unless `trust_repo` (--trust-repo-config) or
+    the user file's `trusted_repos` lists the repo: `ctxagent.config.trust` then drops the
+    settings it may not set, with one warning (F0); `Settings.repo_trust` says what it did.
+
+    Raises ConfigError (naming the file or variable and the fix) for unreadable TOML, unknown
+    keys, invalid values, an unknown provider, no provider at all (unless `require_model`
+    is False: commands that need no model, such as `ctxagent tool`, then get a placeholder
+    model "(none)"), or (when `require_key`) a hosted provider without an API key.
+    """
+    env = os.environ if env is None else env
+    values: dict[str, Value] = {}
+    files = []
+    trust = RepoTrust(repo, user_config_path(env), flag=trust_repo, sections=_SECTIONS)
+    for path, rank in ((user_config_path(env), _USER), (repo_config_path(repo), _REPO)):
+        if os.path.lexists(path):  # a folder or unreadable file in its place is an error, not "no file"
+            layer = _file_layer(path)
+            _merge(values, trust.filter(layer, values, path) if rank == _REPO else layer, rank)
+            files.append(str(path))
+    _merge(values, {k: (env[name], f"env {name}") for name, k in _ENV.items() if env.get(name)}, _ENVRANK)
+    _merge(values, _flag_layer(flags or {}), _FLAG)
+    _resolve_key_env(values, env)
+    if not require_model and not _provider_hint(values, env):
+        values["model.model"] = ("(none)", "no provider configured", _DEFAULT)
+        values["model.provider"] = (CUSTOM_PROVIDER, "no provider configured", _DEFAULT)
+        return _build(values, files, trust.report)
+    provider = _apply_provider(values, env)
+    settings = _build(values, files, trust.report)
+    if require_key and provider in PRESETS:
+        from ctxagent.llm.presets import resolve_api_key
+        resolve_api_key(settings.model)
+    return settings
+
+
+def _merge(values: dict[str, Value], layer: dict[str, tuple[Any, str]], rank: int) -> None:
+    for key, (value, source) in layer.items():
+        if value is not None:
+            values[key] = (value, source, rank)
+
+
+def _file_layer(path: Path) -> dict[str, tuple[Any, str]]:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"cannot parse {path}: {exc}. Fix the TOML syntax (https://toml.io) or move the file away.") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise ConfigError(f"cannot read the config file {path}: {why}. It must be a readable UTF-8 TOML "
+                          "file; fix or remove it.", setting=str(path)) from None
+    layer: dict[str, tuple[Any, str]] = {}
+    for section, table in data.items():
+        if section == TRUSTED_REPOS_KEY:  # read by ctxagent.config.trust
+            continue
+        if section not in _SECTIONS or not isinstance(table, dict):
+            raise ConfigError(f"{path}: unknown top-level entry {section!r}; use the tables "
+                              + ", ".join(f"[{s}]" for s in _SECTIONS), setting=section)
+        for key, value in table.items():
+            dotted = f"{section}.{key}"
+            _check_known(dotted, path)
+            layer[dotted] = (value, str(path))
+    return layer
+
+
+def _check_known(dotted: str, path: Path) -> None:
+    section, key = dotted.split(".", 1)
+    model = _SECTIONS[section]
+    if key in model.model_fields or dotted in _LOADER_KEYS:
+        return
+    valid = set(context_keys()) if model is ContextSettings else set(model.model_fields)
+    if key in valid:
+        return
+    valid |= {k.split(".")[1] for k in _LOADER_KEYS if k.startswith(section + ".")}
+    raise ConfigError(unknown_key_message(dotted, valid, path), setting=dotted)
+
+
+def _flag_layer(flags: dict[str, Any]) -> dict[str, tuple[Any, str]]:
+    layer = {}
+    for name, value in flags.items():
+        dotted = FLAGS.get(name, name)
+        if "." not in dotted or dotted.split(".")[0] not in _SECTIONS:
+            raise ConfigError(f"unknown setting {name!r} passed as a flag", setting=name)
+        if value is not None and not (dotted == "agent.auto_approve" and value is False):
+            layer[dotted] = (value, f"flag --{name.replace('_', '-')}")
+    return layer
+
+
+def _resolve_key_env(values: dict[str, Value], env: Mapping[str, str]) -> None:
+    entry = values.pop("model.api_key_env", None)
+    if entry is None:
+        return
+    name, source, rank = entry
+    key = env.get(str(name), "")
+    if not key:
+        raise ConfigError(f"{source}: model.api_key_env names {name!r}, which is not set in the environment; "
+                          f"export {name}=... or remove api_key_env", setting="model.api_key_env")
+    if values.get("model.api_key", (None, "", -1))[2] <= rank:
+        values["model.api_key"] = (key, f"env {name} (via api_key_env in {source})", rank)
+
+
+def _apply_provider(values: dict[str, Value], env: Mapping[str, str]) -> str:
+    """Pick the provider, fill its preset below the level that chose it; return its name."""
+    name, source, rank = _choose_provider(values, env)
+    values["model.provider"] = (name, source, rank)
+    if name not in PRESETS:
+        if name == CUSTOM_PROVIDER and "model.base_url" not in values:
+            raise ConfigError("provider 'custom' needs a base_url: set CTXAGENT_BASE_URL or --base-url "
+                              "(an OpenAI-compatible root such as http://127.0.0.1:8000/v1)", setting="model.base_url")
+        if name not in (CUSTOM_PROVIDER, LOCAL_PROVIDER):
+            valid = ", ".join([*PRESETS, LOCAL_PROVIDER, CUSTOM_PROVIDER])
+            raise ConfigError(f"unknown provider {name!r} (from {source}); use one of {valid}", setting="model.provider")
+        reason = _local_unavailable_reason(env) if name == LOCAL_PROVIDER else None
+        if reason is not None:
+            raise ConfigError(f"provider 'local' (from {source}) cannot run: {reason}. Install it with "
+                              "`pip install 'ctxagent[local]'`, or choose another provider.", setting="model.provider")
+        values.setdefault("model.model", (name, "default", _DEFAULT))
+        if name == LOCAL_PROVIDER:  # what the offline server allocates, so doctor and `context` show the real window
+            from ctxagent.llm.local.bundle import DEFAULT_N_CTX, local_reply_tokens
+
+            values.setdefault("model.context_window", (DEFAULT_N_CTX, "offline model", _PRESET))
+            values.setdefault("model.max_output_tokens", (local_reply_tokens(), "offline model", _PRESET))
+        return name
+    preset = PRESETS[name]
+    for key in _IDENTITY:  # only a provider set on purpose overrides lower levels
+        if key in values and values[key][2] < rank and not source.startswith("auto"):
+            del values[key]
+    label = f"preset {name}"
+    for field in ("model", "base_url", "context_window", "max_output_tokens", "send_reasoning_content", "empty_content"):
+        if field in preset:
+            values.setdefault(f"model.{field}", (preset[field], label, _PRESET))
+    for field, env_names in (("base_url", preset["base_url_env"]), ("api_key", preset["key_env"])):
+        found = next((n for n in env_names if env.get(n, "").strip()), None)
+        current_rank = values.get(f"model.{field}", (None, "", -1))[2]
+        if found and current_rank < _ENVRANK:  # CTXAGENT_* variables and flags still win
+            values[f"model.{field}"] = (env[found].strip(), f"env {found}", _ENVRANK)
+    return name
+
+
+def _choose_provider(values: dict[str, Value], env: Mapping[str, str]) -> Value:
+    if "model.provider" in values:
+        value, source, rank = values["model.provider"]
+        return str(value).strip().lower(), source, rank
+    if "model.base_url" in values:
+        return CUSTOM_PROVIDER, f"implied by base_url ({values['model.base_url'][1]})", values["model.base_url"][2]
+    for name in _AUTO_ORDER:
+        found = next((n for n in (*PRESETS[name]["key_env"], *PRESETS[name]["base_url_env"]) if env.get(n, "").strip()), None)
+        if found:
+            return name, f"auto: {found} is set", _ENVRANK
+    if _local_unavailable_reason(env) is None:
+        return LOCAL_PROVIDER, "auto: no provider configured; the offline local model is installed", _DEFAULT
+    raise _no_provider_error(env)
+
+
+def _no_provider_error(env: Mapping[str, str]) -> ConfigError:
+    """`ctxagent.llm.local.bundle.no_model_error`: how to set a provider, `ctxagent doctor`, why the
+    offline model cannot run, and how to install it (with the llama.cpp build flag)."""
+    from ctxagent.llm.local.bundle import no_model_error
+
+    return no_model_error(env=env)
+
+
+def _provider_hint(values: dict[str, Value], env: Mapping[str, str]) -> bool:
+    """True when something names a provider: a provider/base_url setting or a preset variable."""
+    if "model.provider" in values or "model.base_url" in values:
+        return True
+    names = [n for name in _AUTO_ORDER for n in (*PRESETS[name]["key_env"], *PRESETS[name]["base_url_env"])]
+    return any(env.get(n, "").strip() for n in names) or _local_unavailable_reason(env) is None
+
+
+def _local_unavailable_reason(env: Mapping[str, str]) -> str | None:
+    """None when the offline model can be served (the `local` extra and a model file), else why not."""
+    try:
+        from ctxagent.llm.local.bundle import local_unavailable_reason
+    except ImportError:
+        return "the offline model support is not part of this build"
+    return local_unavailable_reason(env=env)
+
+
+def _build(values: dict[str, Value], files: list[str], trust: RepoConfigTrust) -> Settings:
+    nested: dict[str, dict[str, Any]] = {s: {} for s in _SECTIONS}
+    for dotted, (value, _source, _rank) in values.items():
+        section, key = dotted.split(".", 1)
+        nested[section][key] = value
+    sources = {k: source for k, (_v, source, _r) in sorted(values.items())}
+    check_context({k.split(".", 1)[1]: (v, s) for k, (v, s, _r) in values.items() if k.startswith("context.")})
+    try:
+        settings = Settings(**nested, sources=sources, files=files, repo_trust=trust)
+    except ValidationError as exc:
+        raise ConfigError(_explain(exc, values)) from None
+    model = settings.model
+    if model.max_output_tokens >= model.context_window:
+        out, window = (values.get(f"model.{k}", (None, "defaults", 0))[1] for k in ("max_output_tokens", "context_window"))
+        raise ConfigError(f"model.max_output_tokens = {model.max_output_tokens} (from {out}) leaves no room for the "
+                          f"request in model.context_window = {model.context_window} (from {window}): the reply is "
+                          "reserved out of the window. Lower max_output_tokens or raise context_window.",
+                          setting="model.max_output_tokens")
+    return settings
+
+
+def _explain(exc: ValidationError, values: dict[str, Value]) -> str:
+    err = exc.errors()[0]
+    dotted = ".".join(str(p) for p in err.get("loc", ())[:2])
+    value, source, _rank = values.get(dotted, ("(missing)", "defaults", 0))
+    shown = "***" if dotted == "model.api_key" else shown_value(value)
+    more = f" (and {len(exc.errors()) - 1} more problem(s))" if len(exc.errors()) > 1 else ""
+    section, _, key = dotted.partition(".")
+    bounds = allowed_range(_SECTIONS[section], key) if section in _SECTIONS else None
+    allowed = f" (allowed: {bounds})" if bounds else ""
+    return f"invalid setting {dotted} = {shown} from {source}: {err.get('msg', 'invalid')}{allowed}. Fix it there{more}."

@@ -1,0 +1,122 @@
+"""The LLM side of compaction: the summary request and the model wiring.
+
+`build_summary_request` turns the messages being compacted into a two-message chat
+request: the `compaction.md` prompt (with the todo board and note titles from the
+session state) as the system message, and a plain-text transcript as the user
+message, shrunk to fit the model's input budget (tool output is cut first, user text
+last). `llm_summarizer(client)` gives the `summarize(messages) -> str` callable that
+`compact_conversation` takes.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ctxagent.agent.prompts import render
+from ctxagent.context.compaction.masking import calls_by_id, describe_call
+from ctxagent.context.messages import truncate_observation
+from ctxagent.context.state.render import state_sections
+from ctxagent.context.compaction.sections import SECTIONS, is_summary_message
+
+#: Per-role character caps of the transcript, first try; halved while it does not fit.
+CAPS = {"tool": 2_000, "assistant": 4_000, "user": 12_000}
+_MIN_CAPS = {"tool": 0, "assistant": 200, "user": 1_000}
+_ROUNDS = 12
+
+
+def _text(message: dict) -> str:
+    content = message.get("content")
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return content if isinstance(content, str) else ""
+
+
+def _block(message: dict, calls: dict, caps: dict[str, int]) -> str:
+    role = message.get("role")
+    text = _text(message)
+    if is_summary_message(message):
+        return f"### Earlier summary (merge it, do not drop it)\n{text}"
+    if role == "tool":
+        info = calls.get(str(message.get("tool_call_id")))
+        body = truncate_observation(text, caps["tool"]) if caps["tool"] > 0 and text else "[output omitted]"
+        return f"### Tool result of {describe_call(info)}\n{body}"
+    cap = caps.get(role, caps["assistant"])
+    body = truncate_observation(text, cap) if text else ""
+    lines = [f"### {str(role).capitalize()}", body] if body else [f"### {str(role).capitalize()}"]
+    for call in message.get("tool_calls") or []:
+        lines.append(f"-> calls {describe_call(calls.get(str(call.get('id'))))}")
+    return "\n".join(lines)
+
+
+def render_transcript(messages: list[dict], caps: dict[str, int] | None = None) -> str:
+    """The messages as a readable transcript, each text cut to its role's cap (characters)."""
+    caps = caps or CAPS
+    calls = calls_by_id(messages)
+    return "\n\n".join(_block(m, calls, caps) for m in messages)
+
+
+def fit_transcript(messages: list[dict], max_tokens: int, count_text: Callable[[str], int]) -> str:
+    """`render_transcript` within `max_tokens`: halve tool caps, then assistant, then user
+    caps; as a last resort cut the whole transcript (head + tail kept, marked)."""
+    caps = dict(CAPS)
+    text = render_transcript(messages, caps)
+    for _ in range(_ROUNDS):
+        tokens = count_text(text)
+        if tokens <= max_tokens:
+            return text
+        role = next((r for r in ("tool", "assistant", "user") if caps[r] > _MIN_CAPS[r]), None)
+        if role is None:
+            break
+        caps[role] = caps[role] // 2 if caps[role] // 2 >= max(_MIN_CAPS[role], 50) else _MIN_CAPS[role]
+        text = render_transcript(messages, caps)
+    tokens = count_text(text)
+    if tokens > max_tokens:
+        text = truncate_observation(text, max(40, int(len(text) * max_tokens / tokens * 0.9)))
+    return text
+
+
+def build_summary_request(messages: list[dict], *, state: dict | None, focus: str | None, max_tokens: int,
+                          count_text: Callable[[str], int], request_tokens: int) -> list[dict]:
+    """The chat request that asks the model for a summary of `messages`.
+
+    `max_tokens`: the summary's size limit (stated in the prompt); `request_tokens`: the
+    model's input budget, which the whole request stays within (tokens, counted with
+    `count_text`; 64 tokens are left for message framing).
+    """
+    layers = dict(state_sections(state))
+    system = render(
+        "compaction",
+        headings=[heading for _, heading in SECTIONS],
+        max_tokens=max_tokens,
+        focus=(focus or "").strip(),
+        todos=layers.get("todos", "").partition("\n")[2],
+        notes=_note_titles(state),
+    )
+    room = max(200, request_tokens - count_text(system) - 64)
+    transcript = fit_transcript(messages, room, count_text)
+    return [{"role": "system", "content": system},
+            {"role": "user", "content": f"Messages to summarize:\n\n{transcript}"}]
+
+
+def _note_titles(state: dict | None) -> str:
+    notes = (state or {}).get("notes")
+    if isinstance(notes, str):
+        return notes.strip()[:2000]
+    if not isinstance(notes, list):
+        return ""
+    titles = [str(n.get("title") or n.get("id")) for n in notes if isinstance(n, dict) and (n.get("title") or n.get("id"))]
+    return "\n".join(f"- {t}" for t in titles)
+
+
+def llm_summarizer(client: Any) -> Callable[[list[dict]], str]:
+    """`summarize(messages) -> str` backed by an `LLMClient` (no tools offered).
+
+    Errors of the client propagate; `compact_conversation` catches them and falls back
+    to the extractive summary.
+    """
+
+    def summarize(messages: list[dict]) -> str:
+        response = client.chat(messages, tools=None)
+        return response.content or ""
+
+    return summarize

@@ -1,0 +1,431 @@
+"""Context snapshots: what model call n of a session was sent, and why.
+
+One JSON file per model call, `<state_dir>/snapshots/<session>/<n>.json` (DESIGN.md
+section 4):
+
+    {"version": 1, "session": id, "call": n, "created_at": ISO-8601 UTC,
+     "redacted": bool, "request": {"model", "messages", "tools", "max_tokens", "temperature",
+     "stream", "stream_options"...}, "report": builder report,
+     "summary_calls": [{"trigger", "request", "tokens", "error"?}]  (only when there were any)}
+
+A snapshot is never overwritten: the file is written to a temporary name, fsynced, then
+linked to `<n>.json`, which fails if that name exists; the writer then takes the next
+free number (`call` in the file and in its report say which). So a resumed session, or
+two processes on one session, cannot replace an earlier call's file.
+
+`summary_calls` are the compaction-summary model calls of an automatic compaction made
+for this call ("usage" when the server reported it): a summary call has no layers or
+packets of its own, and its outcome (the summary or why it was not used) is in the
+report's `compaction`, so it is part of the request it helped build. (Snapshots written
+before summary calls had their own files also hold there the summary calls of `/compact`
+and of a context-length error made since the previous call.) `summary_calls_in` finds
+them all in a session.
+
+A model call a tool makes (the `plan` tool asking for a plan) is a call of its own, with
+the next number, written when it ends (`write_side_snapshot`):
+
+    {"version": 1, "session", "call": n, "created_at", "redacted", "kind": "plan",
+     "request": {"model", "messages", "max_tokens", ...as sent}, "tokens": counted,
+     "usage": {"prompt_tokens", ...} or null, "error"?: str,
+     "made_for": {"call": the main call whose reply asked for the tool, "turn", "step",
+                  "tool", "tool_call_id", "attempt"}}
+
+So is the summary call of an on-demand compaction (`/compact`, or after the server said
+the context is too long), which no later call may follow, with `"kind": "summary"` and
+`made_for`: {"call": the last main call before it (the one the server refused, or the
+one before `/compact`; null when this process made none yet), "turn", "step",
+"trigger": "manual" or "overflow", "focus"?: the /compact focus}. An automatic
+compaction's summary call is one too when its request could not then be built
+(`"trigger": "auto"`, "unsent": why; turn and step are that request's).
+
+A side call has no `report` (its request was written, not selected: no layers, no
+packets). A snapshot without `kind` is a main call (the loop's, built by the context
+engine). `side_calls_for` finds the side calls made for a main call, `side_calls_in`
+all of a session's.
+
+Secrets never reach disk: keys named like credentials (`api_key`, `authorization`,
+`password`, `secret`, `access_token`...) are replaced by "[REDACTED]", and string
+values are scrubbed of API-key shapes (`sk-...`, `Bearer ...`) and of any secret
+strings the caller passes (e.g. `Settings.secrets()`): `ctxagent.redaction.redact`.
+`redacted` is true when that replaced anything, i.e. the file differs from what was sent.
+
+Readers refuse a file that is not JSON or not shaped like a snapshot (StorageError, "it
+may be damaged"); asked for the last call, they show the newest readable one instead,
+with one warning naming the damaged files.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+import warnings
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable
+
+from ctxagent.errors import NotFoundError, StorageError
+from ctxagent.redaction import REDACTED, redact as scrub  # noqa: F401  (re-exported: one redaction for all)
+from ctxagent.storage.files import TMP_PREFIX, ensure_state_dir, fsync_dir, guard_state_path, json_bytes, refuse_links_below
+
+#: Numbers a writer tries past a taken one before giving up (another writer keeps taking them).
+_MAX_TRIES = 1000
+_SESSION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+
+def check_session_id(session_id: str) -> str:
+    """`session_id` if it is a safe folder name (letters, digits, `.`, `_`, `-`); else NotFoundError."""
+    if not isinstance(session_id, str) or not _SESSION_RE.match(session_id) or ".." in session_id:
+        raise NotFoundError(f"invalid session id {session_id!r}: use letters, digits, '.', '_' and '-' only")
+    return session_id
+
+
+def snapshot_path(state_dir: Path, session_id: str, n: int) -> Path:
+    """`<state_dir>/snapshots/<session>/<n>.json`."""
+    if not isinstance(n, int) or n < 0:
+        raise ValueError(f"call number must be an integer >= 0, got {n!r}")
+    return Path(state_dir) / "snapshots" / check_session_id(session_id) / f"{n}.json"
+
+
+def write_snapshot(
+    state_dir: Path, session_id: str, n: int, request: dict, report: dict, *, secrets: Iterable[str] = (),
+    summary_calls: list[dict] | None = None,
+) -> Path:
+    """Write call `n`'s snapshot (secrets scrubbed), or call n+1's, n+2's... when `n` is
+    taken: an existing file is never overwritten. Returns the path written; its number is
+    the file's `call` (and the report's, when the report has one).
+
+    Raises StorageError if the folder cannot be written, ValueError for a bad `n`.
+    """
+    path = snapshot_path(state_dir, session_id, n)
+    guard_state_path(path)
+    record = {"version": 1, "session": session_id, "call": n,
+              "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "redacted": False,
+              "request": scrub(request, secrets), "report": scrub(report, secrets)}
+    changed = _changed(request, record["request"]) or _changed(report, record["report"])
+    if summary_calls:
+        record["summary_calls"] = scrub(summary_calls, secrets)
+        changed = changed or _changed(summary_calls, record["summary_calls"])
+    record["redacted"] = changed
+    return _write_new(path.parent, n, record)
+
+
+def write_call_snapshot(state: dict, n: int, request: dict, report: dict, *, secrets: Iterable[str] = (),
+                        summary_calls: list[dict] | None = None) -> Path | None:
+    """The assembler's snapshot of call `n`: `write_snapshot` in `<state["repo"]>/.ctxagent`
+    for `state["session_id"]`. Returns the path (also put in `report["snapshot"]`, and its
+    number in `report["call"]`), or None when the state names no repo or session.
+    Raises StorageError if it cannot be written."""
+    repo, session = state.get("repo"), state.get("session_id")
+    if not repo or not session:
+        return None
+    root = ensure_state_dir(Path(repo))
+    refuse_links_below(root, snapshot_path(root, str(session), n))  # snapshots/<session>/ may not be a link
+    path = write_snapshot(root, str(session), n, request, report, secrets=secrets, summary_calls=summary_calls)
+    report["call"], report["snapshot"] = int(path.stem), str(path)
+    return path
+
+
+def write_side_snapshot(state_dir: Path, session_id: str, n: int, kind: str, request: dict, details: dict, *,
+                        secrets: Iterable[str] = ()) -> Path:
+    """Write the snapshot of side call `n` (a model call a tool made; `kind` names the
+    tool, e.g. "plan"): `request` as sent, and `details` (`made_for`, `tokens`, `usage`,
+    `error`) beside it, secrets scrubbed. Numbered and never overwritten as `write_snapshot`."""
+    if not isinstance(kind, str) or not kind or kind == "model":
+        raise ValueError(f"a side call's kind names the tool that made it, got {kind!r}")
+    path = snapshot_path(state_dir, session_id, n)
+    guard_state_path(path)
+    record = {"version": 1, "session": session_id, "call": n,
+              "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "redacted": False,
+              "kind": kind, "request": scrub(request, secrets)}
+    changed = _changed(request, record["request"])
+    for key, value in details.items():
+        if key not in record:
+            record[key] = scrub(value, secrets)
+            changed = changed or _changed(value, record[key])
+    record["redacted"] = changed
+    return _write_new(path.parent, n, record)
+
+
+def write_side_call_snapshot(state: dict, n: int, kind: str, request: dict, details: dict, *,
+                             secrets: Iterable[str] = ()) -> Path | None:
+    """`write_side_snapshot` in `<state["repo"]>/.ctxagent` for `state["session_id"]`, as
+    `write_call_snapshot`. Returns the path, or None when the state names no repo or session."""
+    repo, session = state.get("repo"), state.get("session_id")
+    if not repo or not session:
+        return None
+    root = ensure_state_dir(Path(repo))
+    refuse_links_below(root, snapshot_path(root, str(session), n))
+    return write_side_snapshot(root, str(session), n, kind, request, details, secrets=secrets)
+
+
+def _write_new(folder: Path, n: int, record: dict) -> Path:
+    """Write `record` as `<folder>/<n>.json`, or under the next free number; never replaces a file."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StorageError(f"could not write snapshots in {folder}: {exc.strerror or exc}") from exc
+    for _ in range(_MAX_TRIES):
+        record["call"] = n
+        if isinstance(record.get("report"), dict) and "call" in record["report"]:
+            record["report"]["call"] = n
+        target = folder / f"{n}.json"
+        data = json_bytes(record, indent=1, default=str)
+        if not os.path.lexists(target) and _create(target, data):
+            return target
+        n = max(n, highest_call_in(folder)) + 1
+    raise StorageError(f"could not write a snapshot in {folder}: other writers kept taking the free numbers")
+
+
+def _create(target: Path, data: bytes) -> bool:
+    """Write `data` to a temporary file beside `target` (fsynced), then give it the name
+    `target` only if that name is free. False when another writer took the name first."""
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=TMP_PREFIX, suffix=".tmp", dir=target.parent)
+    except OSError as exc:
+        raise StorageError(f"could not write {target}: {exc.strerror or exc}") from exc
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, 0o644)
+        return _link_if_free(tmp, target)
+    except OSError as exc:
+        raise StorageError(f"could not write {target}: {exc.strerror or exc}") from exc
+    finally:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+
+
+def _link_if_free(tmp: str, target: Path) -> bool:
+    """Give the complete file `tmp` the name `target` unless it exists (atomic either way)."""
+    try:
+        os.link(tmp, target)  # a hard link fails, rather than replaces, when the name is taken
+    except FileExistsError:
+        return False
+    except (OSError, NotImplementedError):  # a file system without hard links: claim the name, then fill it
+        try:
+            os.close(os.open(target, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+        except FileExistsError:
+            return False
+        os.replace(tmp, target)
+    fsync_dir(target.parent)
+    return True
+
+
+def _changed(before: Any, after: Any) -> bool:
+    """Whether redaction replaced anything between `before` and its scrubbed copy `after`
+    (tuples became lists: that is no change)."""
+    if isinstance(before, dict):
+        return not isinstance(after, dict) or before.keys() != after.keys() or any(
+            _changed(v, after[k]) for k, v in before.items())
+    if isinstance(before, (list, tuple)):
+        return not isinstance(after, list) or len(before) != len(after) or any(
+            _changed(a, b) for a, b in zip(before, after))
+    return before is not after and before != after
+
+
+def list_sessions(state_dir: Path) -> list[str]:
+    """Session ids that have a snapshot folder, by id (ids sort by creation time: YYYYmmdd-HHMMSS-xxxx)."""
+    root = Path(state_dir) / "snapshots"
+    if not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir() if p.is_dir() and _SESSION_RE.match(p.name))
+
+
+def list_calls(state_dir: Path, session_id: str) -> list[int]:
+    """Call numbers with a snapshot in `session_id`, ascending."""
+    return _calls_in(Path(state_dir) / "snapshots" / check_session_id(session_id))
+
+
+def _calls_in(folder: Path) -> list[int]:
+    if not folder.is_dir():
+        return []
+    return sorted(int(p.stem) for p in folder.glob("*.json") if p.stem.isdigit())
+
+
+def highest_call(state_dir: Path, session_id: str) -> int:
+    """The highest call number with a snapshot in `session_id`; 0 when there is none."""
+    return highest_call_in(Path(state_dir) / "snapshots" / check_session_id(session_id))
+
+
+def highest_call_in(folder: Path) -> int:
+    """`highest_call` of a session's snapshot folder."""
+    calls = _calls_in(folder)
+    return calls[-1] if calls else 0
+
+
+def resolve_session(state_dir: Path, session: str) -> str:
+    """`session`, or, for "last", the session whose snapshots were written most recently (a
+    resumed session is newer than one started after it). NotFoundError if there is none."""
+    if session != "last":
+        return check_session_id(session)
+    root = Path(state_dir) / "snapshots"
+    folders = [root / name for name in list_sessions(state_dir)]
+    written = [(folder.stat().st_mtime, folder.name) for folder in folders if _calls_in(folder)]
+    if not written:
+        raise NotFoundError(f"no snapshots under {root}: run a task first (ctxagent run ...)")
+    return max(written)[1]
+
+
+def read_snapshot(state_dir: Path, session: str, n: int | None = None) -> dict:
+    """The snapshot of call `n` (None: the last call) of `session` ("last": see `resolve_session`).
+
+    Raises NotFoundError if the session or call has no snapshot, StorageError if the file
+    is damaged (not JSON, or not shaped like a snapshot). For the last call, damaged files
+    are skipped: the newest readable call is returned, with one UserWarning naming them;
+    StorageError only when none is readable.
+    """
+    session_id = resolve_session(state_dir, session)
+    calls = list_calls(state_dir, session_id)
+    if not calls:
+        raise NotFoundError(f"session {session_id!r} has no snapshots in {Path(state_dir) / 'snapshots'}")
+    if n is not None:
+        if n not in calls:
+            raise NotFoundError(f"session {session_id!r} has no call {n}; calls: {_ranges(calls)}")
+        return _load(snapshot_path(state_dir, session_id, n))
+    damaged: list[str] = []
+    for k in reversed(calls):
+        path = snapshot_path(state_dir, session_id, k)
+        try:
+            snap = _load(path)
+        except StorageError as exc:
+            damaged.append(str(path))
+            problem = exc
+            continue
+        if damaged:
+            warnings.warn(f"snapshot {', '.join(damaged)} cannot be read, it may be damaged; "
+                          f"showing call {k}, the newest readable one", UserWarning, stacklevel=2)
+        return snap
+    if len(damaged) == 1:
+        raise problem
+    raise StorageError(f"no snapshot of session {session_id!r} can be read ({', '.join(damaged)}); they may be damaged")
+
+
+def _load(path: Path) -> dict:
+    """The snapshot in `path`; StorageError naming it when it is not JSON or not shaped like one."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise StorageError(f"snapshot {path} cannot be read ({exc}); it may be damaged") from exc
+    problem = shape_problem(data)
+    if problem:
+        raise StorageError(f"snapshot {path} cannot be read ({problem}); it may be damaged")
+    return data
+
+
+def shape_problem(data: Any) -> str | None:
+    """What is wrong with `data` as a snapshot (the parts `ctxagent inspect` reads), or None."""
+    if not isinstance(data, dict):
+        return f"a JSON {type(data).__name__}, not an object"
+    request, report = data.get("request", {}), data.get("report", {})
+    for name, value, kind in (("request", request, dict), ("report", report, dict),
+                              ("summary_calls", data.get("summary_calls", []), list)):
+        if not isinstance(value, kind):
+            return f'"{name}" is not a JSON {"object" if kind is dict else "list"}'
+    if not isinstance(request.get("messages", []), list):
+        return '"request.messages" is not a list'
+    if not isinstance(report.get("budget", {}), dict) or not isinstance(report.get("sources", {}), dict):
+        return '"report.budget" or "report.sources" is not an object'
+    layers, packets = report.get("layers", {}), report.get("packets", [])
+    if not isinstance(layers, dict) or not all(isinstance(v, dict) for v in layers.values()):
+        return '"report.layers" is not an object of objects'
+    if not isinstance(packets, list) or not all(isinstance(r, dict) for r in packets):
+        return '"report.packets" is not a list of objects'
+    if not all(isinstance(c, dict) for c in data.get("summary_calls", [])):
+        return '"summary_calls" is not a list of objects'
+    if "kind" in data and (not isinstance(data["kind"], str) or not isinstance(data.get("made_for"), (dict, type(None)))
+                           or not isinstance(data.get("usage"), (dict, type(None)))):
+        return '"kind", "made_for" or "usage" of a side call is not of its type'
+    return None
+
+
+def side_kind(snap: dict) -> str | None:
+    """The tool that made this snapshot's call ("plan"), or None for a main call of the loop."""
+    kind = snap.get("kind")
+    return kind if isinstance(kind, str) and kind != "model" else None
+
+
+def side_calls_for(state_dir: Path, session: str, n: int) -> list[dict]:
+    """The side calls made for main call `n` of `session` (a session id): the snapshots
+    numbered right after it, up to the next main call, whose `made_for.call` is `n`
+    (another writer's calls in between are passed over). A damaged file ends the search."""
+    found = []
+    for k in list_calls(state_dir, session):
+        if k <= n:
+            continue
+        try:
+            snap = _load(snapshot_path(state_dir, session, k))
+        except StorageError:
+            break
+        if side_kind(snap) is None:
+            break
+        if (snap.get("made_for") or {}).get("call") == n:
+            found.append(snap)
+    return found
+
+
+def side_calls_in(state_dir: Path, session: str) -> list[dict]:
+    """Every readable side-call snapshot of `session` (a session id), by number; reads
+    every snapshot of the session (for `ctxagent inspect --grep`)."""
+    found = []
+    for k in list_calls(state_dir, session):
+        path = snapshot_path(state_dir, session, k)
+        if not _side_header(path):  # a main call's file (most of them, and large) is not parsed
+            continue
+        try:
+            snap = _load(path)
+        except StorageError:
+            continue
+        if side_kind(snap) is not None:
+            found.append(snap)
+    return found
+
+
+def summary_calls_in(state_dir: Path, session: str) -> list[dict]:
+    """The summary calls kept inside main calls' snapshots of `session` (a session id), by
+    number: each entry of their `summary_calls` with "call" (the snapshot holding it) and
+    "index" (its place there) added. Only files with a top-level `summary_calls` key are
+    parsed; unreadable ones are passed over (for `ctxagent inspect --grep`)."""
+    found = []
+    for k in list_calls(state_dir, session):
+        path = snapshot_path(state_dir, session, k)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, ValueError):
+            continue
+        if _SUMMARY_KEY not in text:  # JSON strings hold no raw newline: this is the top-level key
+            continue
+        try:
+            snap = _load(path)
+        except StorageError:
+            continue
+        if side_kind(snap) is None:
+            found += [{**entry, "call": k, "index": i} for i, entry in enumerate(snap.get("summary_calls") or [])]
+    return found
+
+
+#: The top-level `summary_calls` key as `_write_new` writes it (one space of indent).
+_SUMMARY_KEY = '\n "summary_calls": ['
+
+#: How a side call's file starts (`_write_new` writes the keys in order, one a line): the
+#: `kind` key comes before the request, so a file's first bytes say whether it is one.
+_HEAD_BYTES = 1024
+
+
+def _side_header(path: Path) -> bool:
+    """Whether the file at `path` starts like a side call's snapshot (a top-level `kind`)."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(_HEAD_BYTES).decode("utf-8", "replace")
+    except OSError:
+        return False
+    return '\n "kind": "' in head.split('\n "request":', 1)[0]
+
+
+def _ranges(calls: list[int]) -> str:
+    return f"{calls[0]}..{calls[-1]}" if len(calls) > 3 else ", ".join(map(str, calls))

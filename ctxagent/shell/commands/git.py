@@ -1,0 +1,104 @@
+"""`git` for the terminal tool: read-only subcommands, allow-listed flags, and a git that
+cannot be made to run programs or read files outside the workspace by the repository's
+own configuration.
+
+A repository's `.git/config` is not trusted: `core.fsmonitor`, `filter.*.clean` /
+`process`, `diff.*.textconv` / `command`, `diff.external`, `core.pager`,
+`log.showSignature` + `gpg.program` make read commands run programs, and
+`blame.ignoreRevsFile`, `mailmap.file`, `core.excludesFile`, `include.path`... make them
+read files anywhere. So git runs against a sanitized view of the repository whose
+config holds only allow-listed keys (`terminal_git_repo.prepare_git_view`), and every
+run also gets `--no-pager`, `-c` overrides of the program-running keys (HARDENING),
+`--no-ext-diff --no-textconv` where they apply, and the environment in `git_env` (no
+system or global config, no prompts, no optional index writes, no repository discovery
+above the workspace). User options that would undo any of this (`-c`, `-C`,
+`--git-dir`, `--work-tree`, `--exec-path`, `--output`, `--ext-diff`, `--textconv`,
+`--no-index`...) are refused.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ctxagent.errors import ToolRefusedError
+from ctxagent.shell.parse import Word
+from ctxagent.shell.flags import scan
+from ctxagent.shell.commands.git_specs import FORCED_ARGS, SUBCOMMANDS
+from ctxagent.shell.paths import PathContext
+
+HARDENING: tuple[tuple[str, str], ...] = (
+    ("core.fsmonitor", "false"),
+    ("core.hooksPath", "/dev/null"),
+    ("core.pager", "cat"),
+    ("diff.external", ""),
+    ("protocol.allow", "never"),
+    ("log.showSignature", "false"),
+    ("gpg.program", "false"),
+    ("gpg.openpgp.program", "false"),
+    ("gpg.x509.program", "false"),
+    ("gpg.ssh.program", "false"),
+    ("core.sshCommand", "false"),
+    ("credential.helper", ""),
+    ("submodule.recurse", "false"),
+    ("diff.ignoreSubmodules", "all"),
+    ("status.submoduleSummary", "false"),
+)
+"""`-c key=value` given to every git run (see module doc). A second lock: the keys that
+run programs are already absent from the configuration git sees (terminal_git_repo)."""
+
+_GLOBAL_WHY = {
+    "-c": "it sets configuration; ctxagent sets its own", "-C": "it changes directory; use `cd` first",
+    "--git-dir": "it points git at another repository", "--work-tree": "it points git at another directory",
+    "--exec-path": "it chooses which programs git runs", "--namespace": "it changes the refs git sees",
+    "--config-env": "it sets configuration; ctxagent sets its own",
+}
+
+
+def git_env(ctx: PathContext) -> dict[str, str]:
+    """Environment variables added for every git run (values are strings)."""
+    return {
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": "/dev/null",
+        "GIT_ATTR_NOSYSTEM": "1",
+        "GIT_TERMINAL_PROMPT": "0",
+        "GIT_OPTIONAL_LOCKS": "0",
+        "GIT_PAGER": "cat",
+        "GIT_CEILING_DIRECTORIES": os.path.dirname(ctx.root) or "/",
+    }
+
+
+def check_git(words: list[Word], ctx: PathContext) -> list[str]:
+    """Check `git SUBCOMMAND ARGS` (`words` without `git`); return the hardened argv.
+
+    Raises ToolRefusedError for a global option, a subcommand that is not read-only,
+    a flag that is not allowed, or a path outside the workspace.
+    """
+    if not words:
+        raise ToolRefusedError(f"git: name a subcommand; allowed: {', '.join(SUBCOMMANDS)}")
+    sub = words[0].text
+    if sub.startswith("-"):
+        name = sub.split("=", 1)[0]
+        why = _GLOBAL_WHY.get(name, "global options are not allowed")
+        raise ToolRefusedError(f"git: {name} is not allowed ({why}); write `git SUBCOMMAND ...` "
+                               f"with one of: {', '.join(SUBCOMMANDS)}")
+    spec = SUBCOMMANDS.get(sub)
+    if spec is None:
+        raise ToolRefusedError(f"git: the subcommand {sub!r} is not allowed (only read-only subcommands "
+                               f"run here); allowed: {', '.join(SUBCOMMANDS)}")
+    args = words[1:]
+    result = scan(f"git {sub}", spec, args, ctx)
+    for flag, value in result.flags:
+        if flag in ("--format", "--pretty") and value and "%G" in value:
+            raise ToolRefusedError(f"git {sub}: %G in {flag} is not allowed (it runs gpg to check "
+                                   f"signatures); use %H %an %s and the like")
+    literal = set()
+    if spec.operands == "pattern" and not result.has(spec.pattern_flags) and result.operands:
+        literal.add(result.operands[0])
+    expanded = {i: ctx.expand(f"git {sub}", args[i]) for i in result.operands if i not in literal}
+    argv = ["git", "--no-pager"]
+    for key, value in HARDENING:
+        argv += ["-c", f"{key}={value}"]
+    argv += [sub, *FORCED_ARGS.get(sub, ())]
+    for i, text in enumerate(result.words):
+        argv.extend(expanded.get(i, [text]))
+    return argv

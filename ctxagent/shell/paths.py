@@ -1,0 +1,93 @@
+"""Paths of the terminal tool: every path argument must resolve inside the workspace.
+
+`PathContext` holds the workspace root and the tool's current directory (both resolved
+with `os.path.realpath`, so symbolic links count where they lead). It checks path
+arguments and expands unquoted globs the way a shell would (sorted matches, hidden files
+only when the pattern asks for them, the pattern itself when nothing matches).
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from dataclasses import dataclass
+
+from ctxagent.errors import ToolRefusedError
+from ctxagent.shell.parse import Word
+
+MAX_GLOB_MATCHES = 2000
+"""A glob expanding to more words than this is refused (ask for a narrower pattern)."""
+
+
+def is_inside(path: str, root: str) -> bool:
+    """True when the resolved `path` is `root` or below it (both absolute, resolved)."""
+    if root == os.sep:
+        return True
+    return path == root or path.startswith(root + os.sep)
+
+
+@dataclass
+class PathContext:
+    """The workspace root and current directory, both absolute and resolved.
+
+    `cwd` is always inside `root`; the tool's `cd` is the only thing that changes it.
+    """
+
+    root: str
+    cwd: str
+
+    def resolve(self, text: str) -> str:
+        """The real absolute path `text` names, relative to `cwd` (symlinks resolved)."""
+        return os.path.realpath(os.path.join(self.cwd, text))
+
+    def check_path(self, cmd: str, text: str) -> None:
+        """Refuse `text` unless it resolves inside the workspace. `-` (stdin) is fine.
+
+        Raises ToolRefusedError naming the path, where it leads and what is allowed.
+        """
+        if text == "-":
+            return
+        full = self.resolve(text)
+        if not is_inside(full, self.root):
+            shown = "" if full == text else f" (it resolves to {full})"
+            raise ToolRefusedError(
+                f"{cmd}: the path {text!r} is not allowed (it is outside the workspace{shown}); "
+                f"use paths inside {self.root}, relative to the current directory or absolute"
+            )
+
+    def expand(self, cmd: str, word: Word) -> list[str]:
+        """Shell-style glob expansion of a path operand; each match is path-checked.
+
+        A match that starts with `-` gets a `./` prefix so the program cannot take it
+        for a flag. Raises ToolRefusedError for a path outside the workspace or more than
+        MAX_GLOB_MATCHES matches.
+        """
+        if word.glob is None:
+            self.check_path(cmd, word.text)
+            return [word.text]
+        self.check_path(cmd, _fixed_prefix(word.glob))
+        matches = sorted(glob.glob(word.glob, root_dir=self.cwd))
+        if not matches:
+            self.check_path(cmd, word.text)
+            return [word.text]
+        if len(matches) > MAX_GLOB_MATCHES:
+            raise ToolRefusedError(
+                f"{cmd}: the pattern {word.text!r} matches {len(matches)} paths (more than "
+                f"{MAX_GLOB_MATCHES}); use a narrower pattern or a directory with -r/find"
+            )
+        out = []
+        for match in matches:
+            self.check_path(cmd, match)
+            out.append("./" + match if match.startswith("-") else match)
+        return out
+
+
+def _fixed_prefix(pattern: str) -> str:
+    """The directory part of a glob pattern before its first wildcard ('.' if none)."""
+    cut = len(pattern)
+    for ch in "*?[":
+        i = pattern.find(ch)
+        if i >= 0:
+            cut = min(cut, i)
+    head = pattern[:cut]
+    return os.path.dirname(head) or ("/" if pattern.startswith("/") else ".")

@@ -1,0 +1,142 @@
+"""The terminal tool's policy: which commands, flags, operands and scripts may run.
+
+`check_pipeline(stages, ctx)` takes the parsed words of each pipeline stage and returns
+the argv of each, or raises `ToolRefusedError` saying which word was refused, why, and
+what is allowed instead. Nothing runs before every stage has passed.
+
+Commands: ls, tree, cat, head, tail, wc, find, grep, rg, sort, uniq, cut, awk, sed,
+file, stat, du, pwd, echo, and git with read-only subcommands (`cd` is handled by the
+tool itself). Flags are checked against per-command allow-lists (terminal_specs,
+terminal_flags); operands that are paths are glob-expanded and must stay inside the
+workspace (terminal_paths); sed scripts and awk programs are analysed (terminal_sed,
+terminal_awk); find and git have their own modules.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from functools import lru_cache
+
+from ctxagent.errors import ToolInputError, ToolRefusedError
+from ctxagent.shell.parse import Word
+from ctxagent.shell.commands.awk import check_awk_program
+from ctxagent.shell.commands.find import check_find
+from ctxagent.shell.flags import Scan, scan
+from ctxagent.shell.commands.git import check_git
+from ctxagent.shell.process import SAFE_PATH
+from ctxagent.shell.paths import PathContext
+from ctxagent.shell.commands.sed import check_sed_script
+from ctxagent.shell.specs import SPECS, Spec
+
+COMMANDS = tuple(sorted([*SPECS, "find", "git", "cd"]))
+"""Every command name the terminal tool accepts."""
+
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_AWK_PROTECTED = ("ARGV", "ARGC", "ENVIRON", "PROCINFO")
+
+
+def check_pipeline(stages: list[list[Word]], ctx: PathContext) -> list[list[str]]:
+    """Check every stage of a pipeline; return the argv to run for each.
+
+    Raises ToolRefusedError for the first word that is not allowed.
+    """
+    if len(stages) > 1 and any(stage[0].text == "cd" for stage in stages):
+        raise ToolRefusedError("terminal: cd cannot be part of a pipeline; run `cd DIR` on its own first")
+    return [check_stage(stage, ctx) for stage in stages]
+
+
+def check_stage(words: list[Word], ctx: PathContext) -> list[str]:
+    """Check one command (its name and arguments); return its argv. Raises ToolRefusedError."""
+    name = words[0].text
+    if name == "find":
+        return check_find(words[1:], ctx)
+    if name == "git":
+        return check_git(words[1:], ctx)
+    spec = SPECS.get(name)
+    if spec is None:
+        raise _unknown_command(name)
+    if spec.operands == "text":
+        return [w.text for w in words]
+    result = scan(name, spec, words[1:], ctx)
+    argv = _assemble(name, spec, words[1:], result, ctx)
+    if name == "sed" and _sed_has_sandbox():
+        argv.insert(1, "--sandbox")
+    return argv
+
+
+def _unknown_command(name: str) -> ToolRefusedError:
+    if "/" in name and name.rsplit("/", 1)[-1] in COMMANDS:
+        hint = f"use the bare name `{name.rsplit('/', 1)[-1]}`"
+    else:
+        hint = "allowed commands: " + ", ".join(COMMANDS) + " (git: status, diff, log, show, ls-files, blame, grep)"
+    return ToolRefusedError(
+        f"terminal: the command {name!r} is not allowed (this terminal is read-only and runs "
+        f"only listed commands); {hint}"
+    )
+
+
+def _assemble(name: str, spec: Spec, words: list[Word], result: Scan, ctx: PathContext) -> list[str]:
+    """The argv: the words as scanned (PATH flag values made absolute), with path
+    operands glob-expanded and checked."""
+    operand_idx = list(result.operands)
+    literal: set[int] = set()  # operands that are text (pattern, script, program, assignment)
+    if spec.operands in ("pattern", "script", "program") and not result.has(spec.pattern_flags):
+        if not operand_idx:
+            raise ToolInputError(f"{name}: a {spec.operands} operand is missing")
+        literal.add(operand_idx[0])
+    _check_scripts(name, spec, words, result, literal)
+    expanded: dict[int, list[str]] = {}
+    for i in operand_idx:
+        if i in literal:
+            continue
+        if name == "awk" and _ASSIGNMENT.match(words[i].text):
+            _check_awk_assignment(words[i].text)
+            continue
+        if spec.operands == "none":
+            raise ToolRefusedError(f"{name}: the operand {words[i].text!r} is not allowed ({name} takes none)")
+        expanded[i] = ctx.expand(name, words[i])
+    _check_operand_count(name, spec, sum(len(v) for v in expanded.values()))
+    argv = [name]
+    for i, text in enumerate(result.words):
+        argv.extend(expanded.get(i, [text]))
+    return argv
+
+
+def _check_scripts(name: str, spec: Spec, words: list[Word], result: Scan, literal: set[int]) -> None:
+    if name == "sed":
+        scripts = result.values(spec.pattern_flags) + [words[i].text for i in sorted(literal)]
+        check_sed_script("\n".join(scripts))
+    elif name == "awk":
+        for value in result.values({"-v"}):
+            _check_awk_assignment(value)
+        check_awk_program(words[min(literal)].text)
+
+
+def _check_awk_assignment(text: str) -> None:
+    var = text.split("=", 1)[0]
+    if var in _AWK_PROTECTED:
+        raise ToolRefusedError(f"awk: assigning {var} is not allowed (it can change which files are read)")
+
+
+def _check_operand_count(name: str, spec: Spec, count: int) -> None:
+    if spec.max_operands is not None and count > spec.max_operands:
+        extra = " (a second operand is the output file uniq would write)" if name == "uniq" else ""
+        raise ToolRefusedError(
+            f"{name}: more than {spec.max_operands} file operand is not allowed (got {count}){extra}; "
+            f"pipe several files in with `cat a b | {name}`"
+        )
+
+
+@lru_cache(maxsize=1)
+def _sed_has_sandbox() -> bool:
+    """Whether this sed has GNU's `--sandbox` (refuses e/r/w itself): a second lock."""
+    sed = shutil.which("sed", path=SAFE_PATH)
+    if sed is None:
+        return False
+    try:
+        proc = subprocess.run([sed, "--sandbox", "-n", "p"], input=b"", capture_output=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return proc.returncode == 0

@@ -1,0 +1,230 @@
+"""Run a checked pipeline: scrubbed environment, own process groups, one timeout for the
+whole pipeline, capped output.
+
+The stages are connected with OS pipes by us (stdout of one is the stdin of the next);
+no shell is involved. The first stage reads /dev/null. Every stage starts its own
+session and process group (`start_new_session=True`); on timeout every group is killed
+with SIGKILL, so programs a stage started die with it. stdout of the last stage and
+stderr of all stages are read concurrently into bounded head/tail buffers, and rendered
+with control characters escaped (output_cap).
+
+Every process gets the `ResourceLimits` as rlimits (memory, size of a written file, no
+core dumps), and while the pipeline runs a watchdog measures the scratch directory every
+SCRATCH_POLL_S seconds and stops the pipeline when it holds more than the limit: a
+"read-only" `sed ':a;p;ba' f | sort` otherwise spills gigabytes of sort's temporary
+files into it (breaker finding F3). In the bubblewrap jail the scratch directory is also
+a tmpfs of that size, a hard limit.
+
+The environment is built from an allow-list (`safe_env`), never by deleting names from
+ours, so API keys and tokens cannot leak into a command (DESIGN.md section 6.4).
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import shutil
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from ctxagent.errors import ToolInputError
+from ctxagent.shell.output import HeadTailBuffer
+from ctxagent.shell.limits import SCRATCH_POLL_S, ResourceLimits, ScratchWatch
+
+SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
+"""The only PATH commands see (and the only place their programs are looked up)."""
+_PASS_THROUGH = ("TZ",)
+_DRAIN_AFTER_KILL_S = 0.5
+_TIMEOUT = "timeout"
+@dataclass
+class RunResult:
+    """What a pipeline produced.
+
+    stdout / stderr: decoded text, capped together at the run's `max_output` bytes.
+    returncodes: one per stage (negative: killed by that signal; None: not reaped).
+    timed_out: the timeout expired and every process group was killed.
+    stopped: why a limit stopped the pipeline (every group killed), e.g. "it wrote more
+      than 256 MiB to its scratch directory"; "" when none did.
+    """
+
+    stdout: str
+    stderr: str
+    returncodes: list[int | None] = field(default_factory=list)
+    timed_out: bool = False
+    stopped: str = ""
+
+
+def safe_env(*, home: str, cwd: str) -> dict[str, str]:
+    """A minimal environment: PATH, HOME/TMPDIR (a scratch dir), C.UTF-8 locale, PWD."""
+    env = {
+        "PATH": SAFE_PATH, "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
+        "TERM": "dumb", "PWD": cwd, "PAGER": "cat", "NO_COLOR": "1",
+    }
+    for name in _PASS_THROUGH:
+        if name in os.environ:
+            env[name] = os.environ[name]
+    return env
+
+
+def resolve_program(name: str) -> str:
+    """Absolute path of `name` on SAFE_PATH. Raises ToolInputError when it is missing."""
+    found = shutil.which(name, path=SAFE_PATH)
+    if found is None:
+        raise ToolInputError(f"terminal: {name} is not installed on this machine; try another command "
+                             f"(e.g. `find . -maxdepth 2` instead of tree)")
+    return found
+
+
+def run_pipeline(argvs: list[list[str]], *, cwd: str, env: dict[str, str], timeout: float,
+                 max_output: int, prefix: list[str] | None = None, limits: ResourceLimits | None = None,
+                 scratch: str | None = None) -> RunResult:
+    """Run `argvs` as a pipeline in `cwd` (timeout in seconds, output cap in bytes).
+
+    `prefix` (e.g. a bwrap jail ending in `--`) goes before each program. Programs are
+    resolved on SAFE_PATH first (ToolInputError if one is missing); nothing starts
+    unless all are found. Programs keep their bare name as argv[0] (messages read
+    `cat: x: No such file`); inside the jail bwrap finds them on the same SAFE_PATH.
+    `limits` become each process's rlimits; with `scratch` too, the watchdog stops the
+    pipeline when that directory holds more than `limits.scratch_bytes`.
+    """
+    paths = [resolve_program(argv[0]) for argv in argvs]
+    if prefix:
+        commands = [(None, [*prefix, *argv]) for argv in argvs]
+    else:
+        commands = [(path, argv) for path, argv in zip(paths, argvs)]
+    watch = ScratchWatch(scratch, limits.scratch_bytes) if limits and scratch else None
+    out_buf, err_buf = HeadTailBuffer(max_output), HeadTailBuffer(max_output)
+    err_read, err_write = os.pipe()
+    try:
+        procs = _start(commands, cwd=cwd, env=env, err_write=err_write,
+                       preexec=limits.preexec() if limits else None)
+    except BaseException:
+        os.close(err_read)
+        raise
+    finally:
+        os.close(err_write)
+    stop = "interrupted"
+    try:
+        deadline = time.monotonic() + timeout
+        fds = {procs[-1].stdout.fileno(): out_buf, err_read: err_buf}  # type: ignore[union-attr]
+        stop = _pump(fds, deadline, watch) or _wait_all(procs, deadline, watch)
+    finally:
+        if stop:
+            _kill_groups(procs)
+            _pump(fds, time.monotonic() + _DRAIN_AFTER_KILL_S)
+            _wait_all(procs, time.monotonic() + _DRAIN_AFTER_KILL_S)
+        _close(procs, err_read)
+    result = _result(out_buf, err_buf, procs, stop, max_output)
+    if prefix:
+        result.returncodes = [_unwrap_signal(code) for code in result.returncodes]
+    return result
+
+
+def _unwrap_signal(code: int | None) -> int | None:
+    """bwrap exits with 128 + N when its program died of signal N: give -N, as Popen does."""
+    if code is not None and 128 < code < 128 + signal.NSIG:
+        return -(code - 128)
+    return code
+
+
+def _start(commands: list[tuple[str | None, list[str]]], *, cwd: str, env: dict[str, str],
+           err_write: int, preexec: Callable[[], None] | None) -> list[subprocess.Popen[bytes]]:
+    procs: list[subprocess.Popen[bytes]] = []
+    stdin: int | object = subprocess.DEVNULL
+    try:
+        for executable, command in commands:
+            proc = subprocess.Popen(command, executable=executable, cwd=cwd, env=env, stdin=stdin,
+                                    stdout=subprocess.PIPE, stderr=err_write, start_new_session=True,
+                                    close_fds=True, preexec_fn=preexec)
+            if procs and procs[-1].stdout is not None:
+                procs[-1].stdout.close()  # the next stage owns it now
+            procs.append(proc)
+            stdin = proc.stdout
+    except OSError as exc:
+        _kill_groups(procs)
+        _close(procs)
+        raise ToolInputError(f"terminal: could not start {command[0]}: {exc}") from None
+    return procs
+
+
+def _pump(fds: dict[int, HeadTailBuffer], deadline: float, watch: ScratchWatch | None = None) -> str:
+    """Read every fd into its buffer until all reach EOF (""), the deadline (_TIMEOUT)
+    or the watchdog finds a limit passed (its reason)."""
+    with selectors.DefaultSelector() as sel:
+        for fd, buf in fds.items():
+            sel.register(fd, selectors.EVENT_READ, buf)
+        while sel.get_map():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return _TIMEOUT
+            for key, _ in sel.select(min(remaining, SCRATCH_POLL_S)):
+                chunk = os.read(key.fd, 65536)
+                if chunk:
+                    key.data.feed(chunk)
+                else:
+                    sel.unregister(key.fd)
+            why = watch.check() if watch else ""
+            if why:
+                return why
+    return ""
+
+
+def _wait_all(procs: list[subprocess.Popen[bytes]], deadline: float, watch: ScratchWatch | None = None) -> str:
+    """Reap every process: "" when all were reaped, _TIMEOUT at the deadline, or the
+    watchdog's reason."""
+    for proc in procs:
+        while True:
+            remaining = deadline - time.monotonic()
+            try:
+                proc.wait(timeout=max(min(remaining, SCRATCH_POLL_S), 0.001))
+                break
+            except subprocess.TimeoutExpired:
+                if time.monotonic() >= deadline:
+                    return _TIMEOUT
+                why = watch.check() if watch else ""
+                if why:
+                    return why
+    return ""
+
+
+def _kill_groups(procs: list[subprocess.Popen[bytes]]) -> None:
+    """SIGKILL the process group of every stage (each stage leads its own group), the last
+    stage first: a stage killed before the one feeding it never sees its input end and
+    exits 0 as if the pipeline had finished."""
+    for proc in reversed(procs):
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def _close(procs: list[subprocess.Popen[bytes]], *fds: int) -> None:
+    for proc in procs:
+        if proc.stdout is not None:
+            proc.stdout.close()
+    for fd in fds:
+        if fd >= 0:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+def _result(out_buf: HeadTailBuffer, err_buf: HeadTailBuffer, procs: list[subprocess.Popen[bytes]],
+            stop: str, max_output: int) -> RunResult:
+    """Split the byte cap between stdout and stderr: stderr gets what stdout leaves,
+    and at least a quarter of the cap when it needs it. Sizes are of the rendered text
+    (control characters escaped, U+FFFD for invalid bytes), which is what the cap limits."""
+    out_size, err_size = (len(buf.render(max_output, escape=True).encode()) for buf in (out_buf, err_buf))
+    err_budget = min(err_size, max(max_output // 4, max_output - out_size))
+    out_budget = max_output - err_budget
+    return RunResult(
+        stdout=out_buf.render(out_budget, escape=True),
+        stderr=err_buf.render(err_budget, escape=True),
+        returncodes=[p.returncode for p in procs],
+        timed_out=stop == _TIMEOUT,
+        stopped="" if stop in ("", _TIMEOUT) else stop,
+    )

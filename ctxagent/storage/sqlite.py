@@ -1,0 +1,154 @@
+"""SQLite files of ctxagent (memory.db, the knowledge base): opening, and recovery.
+
+`connect_sqlite(path)` opens one for concurrent use (WAL, busy timeout, foreign keys).
+`open_sqlite(path, setup, what=...)` also runs `setup(conn)` (the migrations) and
+recovers a damaged file the way the JSON stores do (DESIGN.md section 4, breaker F10):
+a file SQLite reports as corrupt or not a database (garbage bytes, a truncated copy)
+is moved aside with its -wal/-shm files as `<name>.corrupt-<unix ms>[-wal|-shm]`, one
+warning says so, and a new, empty database takes its place. A database written by a
+newer ctxagent is NOT damaged: it is refused (StorageError) and left alone.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+import warnings
+from pathlib import Path
+from contextlib import contextmanager
+from typing import Callable, Iterator
+
+from ctxagent.errors import StorageError
+from ctxagent.storage.files import LOCK_TIMEOUT_S, file_lock, guard_state_path, refuse_link, unique_path
+
+#: Files SQLite keeps beside a database; none may be a symbolic link either.
+SIDECARS = ("-wal", "-shm", "-journal")
+#: Primary SQLite result codes meaning "the file is damaged" (https://sqlite.org/rescode.html).
+DAMAGED_CODES = {11: "SQLITE_CORRUPT", 26: "SQLITE_NOTADB"}
+
+
+def connect_sqlite(path: Path, *, timeout: float = LOCK_TIMEOUT_S) -> sqlite3.Connection:
+    """Open a SQLite database for concurrent use: WAL mode, busy timeout, foreign keys.
+
+    `timeout` is in seconds and covers "database is locked" waits. Setting WAL on a new
+    file can itself race with another opener; that is retried within the timeout.
+    Raises StorageError when the file or one of its SIDECARS is a symbolic link, its
+    `.ctxagent` folder is refused (`ctxagent.storage.files.guard_state_path`) or its folder
+    cannot be created; sqlite3.DatabaseError when the file is not a usable
+    database (the connection is closed first).
+    """
+    path = Path(path)
+    guard_state_path(path)
+    for name in (path.name, *(path.name + suffix for suffix in SIDECARS)):
+        refuse_link(path.with_name(name))
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StorageError(f"cannot create the folder of {path}: {exc.strerror or exc}") from exc
+    conn = sqlite3.connect(str(path), timeout=timeout, check_same_thread=False)
+    try:
+        _configure(conn, timeout)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _configure(conn: sqlite3.Connection, timeout: float) -> None:
+    conn.row_factory = sqlite3.Row
+    conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            break
+        except sqlite3.OperationalError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+    conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute("PRAGMA foreign_keys = ON")
+
+
+def is_damaged(exc: BaseException) -> bool:
+    """True when `exc` is SQLite saying the file is corrupt or not a database at all."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if isinstance(code, int):
+        return (code & 0xFF) in DAMAGED_CODES
+    text = str(exc).lower()
+    return "not a database" in text or "malformed" in text
+
+
+def open_sqlite(path: Path, setup: Callable[[sqlite3.Connection], None], *, what: str,
+                timeout: float = LOCK_TIMEOUT_S) -> sqlite3.Connection:
+    """Open `path` in autocommit mode and run `setup(conn)`; recover a damaged file.
+
+    `what` names the database in messages ("the memory database"). A damaged file is
+    set aside (`set_aside_sqlite`) under the file lock `<path>.lock` (so two processes
+    never both move it), a UserWarning names the copy, and a new database is created.
+    Raises StorageError when the file cannot be opened for another reason (locked,
+    unwritable, a symbolic link, a newer schema from `setup`), or when even a new
+    database cannot be created; the file is then left as it was.
+    """
+    path = Path(path)
+    try:
+        return _open_once(path, setup, timeout)
+    except sqlite3.DatabaseError as exc:
+        if not is_damaged(exc):
+            raise StorageError(f"cannot open {what} {path}: {exc}") from None
+    with file_lock(path, timeout=timeout):
+        try:
+            return _open_once(path, setup, timeout)  # another process may have recovered it meanwhile
+        except sqlite3.DatabaseError as exc:
+            if not is_damaged(exc):
+                raise StorageError(f"cannot open {what} {path}: {exc}") from None
+            problem = exc
+        aside = set_aside_sqlite(path)
+        warnings.warn(f"{what} {path} was damaged ({problem}); it was moved to {aside.name} and a new, "
+                      "empty one was created", stacklevel=2)
+        try:
+            return _open_once(path, setup, timeout)
+        except sqlite3.DatabaseError as exc:
+            raise StorageError(f"cannot create a new {what} at {path}: {exc}") from None
+
+
+def _open_once(path: Path, setup: Callable[[sqlite3.Connection], None], timeout: float) -> sqlite3.Connection:
+    conn = connect_sqlite(path, timeout=timeout)
+    try:
+        conn.isolation_level = None  # autocommit; writers use BEGIN IMMEDIATE
+        setup(conn)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def set_aside_sqlite(path: Path) -> Path:
+    """Move `path` and its -wal/-shm/-journal files to `<name>.corrupt-<unix ms>` (+ the
+    same suffixes) beside it; return the new path of the database. Raises StorageError."""
+    path = Path(path)
+    aside = unique_path(path.with_name(f"{path.name}.corrupt-{int(time.time() * 1000)}"))
+    try:
+        os.replace(path, aside)
+        for suffix in SIDECARS:
+            extra = path.with_name(path.name + suffix)
+            if os.path.lexists(extra):
+                os.replace(extra, aside.with_name(aside.name + suffix))
+    except OSError as exc:
+        raise StorageError(f"cannot move the damaged database {path} aside: {exc.strerror or exc}") from exc
+    return aside
+
+
+@contextmanager
+def immediate_transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """One `BEGIN IMMEDIATE` transaction on `conn`: committed whole, or rolled back on any
+    error (the error is re-raised). IMMEDIATE takes the write lock up front, so a writer
+    waits in the busy timeout instead of failing half way (case S04)."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
