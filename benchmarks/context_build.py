@@ -2,10 +2,6 @@
 
 Usage: python benchmarks/context_build.py [--sizes 100,500,1000,2000,5000,10000,20000]
        [--runs 5] [--model gpt-4o] [--max-tokens 16000] [--text synthetic|repo] [--no-first]
-       [--pure-python]
-
-`--pure-python` measures the pure-Python path of `textstats` (as on an install without a
-C compiler) instead of the compiled scanner; the first line printed says which is used.
 
 Each build gets n packets (memory, rag, note and custom) plus a 20-message history, and
 selects under a 16,000-token window with exact o200k counting. The packet texts are
@@ -37,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import random
 import statistics
 import subprocess
@@ -47,7 +42,6 @@ from functools import lru_cache
 from pathlib import Path
 
 from ctxagent.context import ContextBuilder, ContextConfig, ContextPacket
-from ctxagent.text import statistics as textstats
 
 WORDS = ("the parser reads config files and builds a context with budget tokens layer evidence history tool result "
          "git commit note state memory window model query select score relevance recency").split()
@@ -149,20 +143,16 @@ def main() -> None:
     parser.add_argument("--max-tokens", type=int, default=16_000)
     parser.add_argument("--text", choices=("synthetic", "repo"), default="synthetic")
     parser.add_argument("--no-first", action="store_true", help="skip the fresh-process figures")
-    parser.add_argument("--pure-python", action="store_true", help="measure the pure-Python path of textstats")
     parser.add_argument("--first-only", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.pure_python:
-        os.environ["CTXAGENT_PURE_PYTHON"] = "1"  # for the fresh processes of the first-build figures too
-    textstats.use_compiled(not args.pure_python)
     if args.first_only:
         builder = new_builder(args.model, args.max_tokens)
         n = args.first_only
         print(timed_build(builder, make_packets(n, 7_000_000 + n * 10 + args.seed, args.text), make_history(args.seed)))
         return
     sizes = [int(s) for s in args.sizes.split(",")]
-    print(f"text analysis: {'compiled scanner' if textstats.compiled_in_use() else 'pure Python'}; text: {args.text}")
+    print(f"text: {args.text}; Python {sys.version.split()[0]}")
     builder = new_builder(args.model, args.max_tokens)
     print(f"{'packets':>8} {'first ms':>9} {'cold ms':>9} {'new query ms':>13} {'warm ms':>9} {'cold us/packet':>15} {'selected':>9}")
     results = {}

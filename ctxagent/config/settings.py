@@ -13,7 +13,6 @@ installed, else a ConfigError saying how to set one. Reference: docs/configurati
 from __future__ import annotations
 
 import os
-import tomllib
 from pathlib import Path
 from typing import Any, Literal, Mapping
 
@@ -21,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from ctxagent.config.trust import TRUSTED_REPOS_KEY, RepoConfigTrust, RepoTrust
 from ctxagent.config.check import allowed_range, check_context, context_keys, shown_value, unknown_key_message
+from ctxagent.config import toml as tomllib
 from ctxagent.errors import ConfigError, StorageError
 from ctxagent.llm.presets import PRESETS
 from ctxagent.llm.settings import ModelSettings

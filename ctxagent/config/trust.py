@@ -27,13 +27,13 @@ docs/configuration.md ("Repository config files are not trusted").
 from __future__ import annotations
 
 import math
-import tomllib
 import warnings
 from pathlib import Path
 from typing import Any, Mapping
 
 from pydantic import BaseModel, Field
 
+from ctxagent.config import toml as tomllib
 from ctxagent.errors import ConfigError
 
 FREE = frozenset({
