@@ -312,7 +312,7 @@ def _pause_before_the_eviction_loop(cache: dict, paused: threading.Event, resume
     code = evict_oldest.__code__
     instructions = list(dis.get_instructions(code))
     get_iter = next(i for i, ins in enumerate(instructions) if ins.opname == "GET_ITER")
-    list_call = next(ins.offset for ins in reversed(instructions[:get_iter]) if ins.opname == "CALL")
+    list_call = next(ins.offset for ins in reversed(instructions[:get_iter]) if ins.opname.startswith("CALL"))  # 3.10: CALL_FUNCTION
 
     def local(frame, event, arg):
         if event == "opcode" and frame.f_lasti == list_call and not paused.is_set():
