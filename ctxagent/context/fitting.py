@@ -31,12 +31,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctxagent.agent.prompts import render
 from ctxagent.context.compaction.masking import mask_observations
+from ctxagent.context.compaction.sections import is_summary_message
 from ctxagent.context.messages import history_units, truncate_tool_result
 from ctxagent.context.structure import render_block
-from ctxagent.context.compaction.sections import is_summary_message
 from ctxagent.errors import ContextOverflowError
+from ctxagent.templates import render
 
 #: Session-state parts in the order they are given up when the request does not fit.
 STATE_DROP_ORDER = ("memory", "notes", "todos", "memory_files")
@@ -90,7 +90,7 @@ def alternate(messages: list[dict]) -> list[dict]:
 def _with_system(system: list[dict], parts: list[tuple[str, str]]) -> list[dict]:
     if not parts:
         return list(system)
-    text = render("session_state", sections="\n\n".join(body for _, body in parts))
+    text = render("ctxagent.context.state", "session_state", sections="\n\n".join(body for _, body in parts))
     if system:
         first = system[0]
         return [{**first, "content": f"{first.get('content') or ''}\n\n{text}"}, *system[1:]]

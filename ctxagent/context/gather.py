@@ -186,7 +186,7 @@ def _try_source(out: RepoSources, name: str, load: Any) -> None:
 
 
 def _agents_md(repo: Any, out: RepoSources) -> int:
-    from ctxagent.agent.prompts import read_agents_md
+    from ctxagent.context.instructions import read_agents_md
 
     text = read_agents_md(repo)
     if text:

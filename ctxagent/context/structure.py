@@ -8,20 +8,17 @@ Every packet type has a section, so nothing selected silently vanishes:
     [Evidence]         rag, evidence, knowledge, code_structure, git_history, file, tool_result
     [Context]          history, memory, custom and any type not listed
 
-The templates are `ctxagent/agent/prompts/context_sections.md` (text form) and
-`context_block.md` (the block put in front of the request in the last user message).
+The templates are `prompts/context_sections.md` (text form) and `prompts/context_block.md`
+(the block put in front of the request in the last user message), beside this module.
 """
 
 from __future__ import annotations
 
 import json
-from functools import lru_cache
-from pathlib import Path
 from typing import Any, Iterable
 
-import jinja2
-
 from ctxagent.context.packet import ContextPacket
+from ctxagent.templates import prompts
 from ctxagent.text.terms import has_cjk
 
 SECTIONS = ("Role & Policies", "Task", "State", "Evidence", "Context", "Output")
@@ -40,7 +37,7 @@ LABELS = {
     "git_history": "Git", "code_structure": "Code structure", "file": "File", "tool_result": "Tool result",
 }
 SEPARATORS = {"Evidence": "\n---\n"}
-PROMPTS_DIR = Path(__file__).resolve().parent.parent / "agent" / "prompts"
+_PROMPTS = prompts("ctxagent.context")
 
 
 def section_of(packet_type: str) -> str:
@@ -93,19 +90,14 @@ def _content_str(content: Any) -> str:
     return str(content)
 
 
-@lru_cache(maxsize=4)
-def _template(name: str) -> jinja2.Template:
-    env = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=False, autoescape=False)
-    return env.from_string((PROMPTS_DIR / f"{name}.md").read_text(encoding="utf-8"))
-
-
 def render_text(sections: dict[str, list[str]], task: str, output: str | None = None) -> str:
     """The sectioned context (all six sections, empty ones with a placeholder).
 
     `sections` maps section names to their items (strings), in order.
     """
     body = {name: separator(name).join(items) for name, items in sections.items()}
-    return _template("context_sections").render(
+    return _PROMPTS.render(
+        "context_sections",
         role="\n\n".join(sections.get("Role & Policies", [])),
         task=task,
         state=body.get("State", ""),
@@ -113,7 +105,7 @@ def render_text(sections: dict[str, list[str]], task: str, output: str | None = 
         context=body.get("Context", ""),
         output=output,
         cjk=has_cjk(task),
-    ).strip()
+    )
 
 
 def render_block(sections: dict[str, list[str]], task: str) -> str:
@@ -122,7 +114,7 @@ def render_block(sections: dict[str, list[str]], task: str) -> str:
     pairs = [(name, separator(name).join(sections[name])) for name in ("State", "Evidence", "Context") if sections.get(name)]
     if not pairs:
         return task
-    return _template("context_block").render(sections=pairs, task=task).strip()
+    return _PROMPTS.render("context_block", sections=pairs, task=task)
 
 
 def group_sections(packets: Iterable[ContextPacket]) -> dict[str, list[str]]:

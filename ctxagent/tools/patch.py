@@ -14,9 +14,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from ctxagent.agent.prompts import render
 from ctxagent.patch import apply_patch_text, parse_patch, plan_patch, unified_diff
 from ctxagent.patch.plan import FileChange, PatchLimits
+from ctxagent.templates import render
 from ctxagent.tools.base import Tool, ToolResult
 
 
@@ -35,7 +35,7 @@ class ApplyPatchTool(Tool):
     """
 
     name = "apply_patch"
-    description = render("tool_apply_patch")
+    description = render("ctxagent.tools", "tool_apply_patch")
     Params = PatchParams
     needs_approval = True
 

@@ -1,6 +1,6 @@
 """`plan`: ask the model for an executable plan (5 to 12 steps, risks, validation).
 
-The prompt is `ctxagent/agent/prompts/plan.md`. The model always answers in JSON, which
+The prompt is `ctxagent/tools/prompts/plan.md`. The model always answers in JSON, which
 is validated with pydantic (`Plan`); a reply that is not a valid plan gets one retry
 carrying the validation error (`plan_retry.md`), then a clear LLMError. The validated
 plan is shown as Markdown (default) or JSON (`format`), and with `load_to_todo` its
@@ -20,8 +20,8 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
-from ctxagent.agent.prompts import render
 from ctxagent.errors import ConfigError, LLMError, ToolInputError
+from ctxagent.templates import render
 from ctxagent.todo.board import TodoBoard
 from ctxagent.tools.base import Tool, ToolResult
 
@@ -108,13 +108,13 @@ class PlanTool(Tool):
         if self.client is None:
             raise ConfigError("the plan tool has no model client; construct PlanTool(client)")
         bounds = {"min_steps": MIN_STEPS, "max_steps": MAX_STEPS}
-        messages = [{"role": "user", "content": render("plan", goal=goal, constraints=constraints, **bounds)}]
+        messages = [{"role": "user", "content": render("ctxagent.tools", "plan", goal=goal, constraints=constraints, **bounds)}]
         text = self._ask(messages)
         try:
             plan = parse_plan(text)
         except PlanFormatError as exc:
             messages += [{"role": "assistant", "content": text},
-                         {"role": "user", "content": render("plan_retry", error=str(exc), **bounds)}]
+                         {"role": "user", "content": render("ctxagent.tools", "plan_retry", error=str(exc), **bounds)}]
             try:
                 plan = parse_plan(self._ask(messages))
             except PlanFormatError as again:

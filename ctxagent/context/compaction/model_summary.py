@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ctxagent.agent.prompts import render
 from ctxagent.context.compaction.masking import calls_by_id, describe_call
+from ctxagent.context.compaction.sections import SECTIONS, is_summary_message
 from ctxagent.context.messages import truncate_observation
 from ctxagent.context.state.render import state_sections
-from ctxagent.context.compaction.sections import SECTIONS, is_summary_message
+from ctxagent.templates import render
 
 #: Per-role character caps of the transcript, first try; halved while it does not fit.
 CAPS = {"tool": 2_000, "assistant": 4_000, "user": 12_000}
@@ -85,6 +85,7 @@ def build_summary_request(messages: list[dict], *, state: dict | None, focus: st
     """
     layers = dict(state_sections(state))
     system = render(
+        "ctxagent.context.compaction",
         "compaction",
         headings=[heading for _, heading in SECTIONS],
         max_tokens=max_tokens,

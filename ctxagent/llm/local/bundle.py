@@ -189,7 +189,7 @@ def local_model_settings(base_url: str, *, model: str = "smollm2-135m-instruct",
 
 def startup_notice(model: LocalModel) -> str:
     """The text to show when a session starts on the offline model (prompt file
-    agent/prompts/local_notice.md): demo grade, and how to configure a real model."""
+    llm/local/prompts/local_notice.md): demo grade, and how to configure a real model."""
     size = model.spec.size if model.spec else f"{model.path.name}, user-supplied"
     return render_template("local_notice.md", model=model.alias, size=size, env_model=ENV_MODEL)
 

@@ -5,7 +5,7 @@ Pure functions, no llama.cpp import: the server-side chat handler
 
 The wire format is the Hermes / Qwen convention, which small open models are most likely
 to have seen: the tool list goes into the system turn (prompt file
-`agent/prompts/local_tools.md`), a call is
+`llm/local/prompts/local_tools.md`), a call is
 `<tool_call>\n{"name": ..., "arguments": {...}}\n</tool_call>`, a result comes back as a
 user turn wrapped in `<tool_response>` tags, and a plain-text reply ends the turn.
 The server constrains generation with a grammar built from `call_schema`, so a call is
@@ -16,11 +16,9 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from functools import lru_cache
-from importlib import resources
 from typing import Any
 
-import jinja2
+from ctxagent.templates import prompts
 
 TOOL_CALL_OPEN = "<tool_call>"
 TOOL_CALL_CLOSE = "</tool_call>"
@@ -229,13 +227,6 @@ def _type_name(prop: dict) -> str:
     return kind if isinstance(kind, str) else "|".join(kind)
 
 
-@lru_cache(maxsize=8)
-def _template(name: str) -> jinja2.Template:
-    text = resources.files("ctxagent.agent").joinpath("prompts", name).read_text(encoding="utf-8")
-    env = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True, trim_blocks=True)
-    return env.from_string(text)
-
-
-def render_template(name: str, **values: Any) -> str:
-    """Render prompt file `ctxagent/agent/prompts/<name>` (Jinja2, StrictUndefined)."""
-    return _template(name).render(**values).strip()
+def render_template(name: str, /, **values: Any) -> str:
+    """Render prompt file `ctxagent/llm/local/prompts/<name>` (e.g. "local_tools.md"; stripped)."""
+    return prompts("ctxagent.llm.local", trim_blocks=True).render(name.removesuffix(".md"), **values)
