@@ -13,12 +13,12 @@ user config file can add options such as `--pre`), the query after `--` (so `--p
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ctxagent.fetch.walk import EXCLUDED_DIRS, MAX_FILE_BYTES, glob_match, list_files, read_text
+from ctxagent.shell import programs
 
 #: Most matching lines kept per file; longest line text kept (characters).
 MAX_LINES_PER_FILE = 20
@@ -46,8 +46,9 @@ def literal_pattern(query: str) -> str:
 
 
 def find_rg() -> str | None:
-    """Path of the ripgrep binary, or None when it is not installed."""
-    return shutil.which("rg")
+    """Path of the ripgrep binary, or None when it is not installed (ctxagent's own
+    environment first, then SAFE_PATH; never the user's PATH: issue 17 S4)."""
+    return programs.find_rg()
 
 
 def search_literal(root: Path, query: str, *, glob: str | None = None, rg: str | None = None) -> LiteralHits:

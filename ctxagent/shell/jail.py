@@ -20,11 +20,12 @@ the allow-list alone (the resource limits of `process.ResourceLimits` still appl
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import tempfile
 import threading
 from typing import Iterable
+
+from ctxagent.shell.programs import find_program
 
 _lock = threading.Lock()
 _available: bool | None = None
@@ -43,7 +44,7 @@ def jail_prefix(*, workspace: str, cwd: str, scratch: str, scratch_bytes: int | 
     extra_ro: more existing paths to show read-only (e.g. the directory of a program
       that lives outside SYSTEM_DIRS, a git directory outside the workspace).
     """
-    bwrap = shutil.which("bwrap") or "bwrap"
+    bwrap = find_program("bwrap") or "bwrap"
     args = [bwrap, *_system_binds()]
     for path in sorted({workspace, *extra_ro} - {scratch}, key=len):
         args += ["--ro-bind", path, path]
@@ -88,8 +89,8 @@ def jail_available() -> bool:
 
 
 def _probe() -> bool:
-    true = shutil.which("true")
-    if shutil.which("bwrap") is None or true is None:
+    true = find_program("true")
+    if find_program("bwrap") is None or true is None:
         return False
     with tempfile.TemporaryDirectory(prefix="ctxagent-bwrap-") as scratch:
         argv = jail_prefix(workspace=scratch, cwd=scratch, scratch=scratch, scratch_bytes=1 << 20) + [true]

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import os
 import selectors
-import shutil
 import signal
 import subprocess
 import time
@@ -31,11 +30,10 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ctxagent.errors import ToolInputError
-from ctxagent.shell.output import HeadTailBuffer
 from ctxagent.shell.limits import SCRATCH_POLL_S, ResourceLimits, ScratchWatch
+from ctxagent.shell.output import HeadTailBuffer
+from ctxagent.shell.programs import SAFE_PATH, find_program
 
-SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
-"""The only PATH commands see (and the only place their programs are looked up)."""
 _PASS_THROUGH = ("TZ",)
 _DRAIN_AFTER_KILL_S = 0.5
 _TIMEOUT = "timeout"
@@ -70,12 +68,17 @@ def safe_env(*, home: str, cwd: str) -> dict[str, str]:
 
 
 def resolve_program(name: str) -> str:
-    """Absolute path of `name` on SAFE_PATH. Raises ToolInputError when it is missing."""
-    found = shutil.which(name, path=SAFE_PATH)
+    """Absolute path of `name` (shell/programs.py: SAFE_PATH, rg from ctxagent's own
+    environment). Raises ToolInputError when it is missing."""
+    found = find_program(name)
     if found is None:
         raise ToolInputError(f"terminal: {name} is not installed on this machine; try another command "
                              f"(e.g. `find . -maxdepth 2` instead of tree)")
     return found
+
+
+def _on_safe_path(path: str) -> bool:
+    return os.path.dirname(path) in SAFE_PATH.split(os.pathsep)
 
 
 def run_pipeline(argvs: list[list[str]], *, cwd: str, env: dict[str, str], timeout: float,
@@ -92,7 +95,10 @@ def run_pipeline(argvs: list[list[str]], *, cwd: str, env: dict[str, str], timeo
     """
     paths = [resolve_program(argv[0]) for argv in argvs]
     if prefix:
-        commands = [(None, [*prefix, *argv]) for argv in argvs]
+        # inside the jail bwrap looks the bare name up on SAFE_PATH; a program found
+        # elsewhere (rg of ctxagent's environment) is named by its absolute path
+        commands = [(None, [*prefix, argv[0] if _on_safe_path(path) else path, *argv[1:]])
+                    for path, argv in zip(paths, argvs)]
     else:
         commands = [(path, argv) for path, argv in zip(paths, argvs)]
     watch = ScratchWatch(scratch, limits.scratch_bytes) if limits and scratch else None

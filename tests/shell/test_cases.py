@@ -4,14 +4,14 @@ refused word, and leave the workspace and /tmp unchanged; every allowed one must
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
 from ctxagent.errors import CtxAgentError
-from ctxagent.tools import TerminalTool
 from ctxagent.shell.output import truncate_output
+from ctxagent.shell.programs import find_rg
+from ctxagent.tools import TerminalTool
 from tests.shell.helpers import make_workspace, marker_state, snapshot
 
 # (command, a word the refusal must name)
@@ -145,7 +145,7 @@ T03_ALLOWED = [
     ("echo hello -n world", "hello -n world"),
     ("sort -t ' ' -k 2n a.txt --", "a 1"),
 ]
-if shutil.which("rg"):
+if find_rg():
     T03_ALLOWED.append(("rg -n TODO src", "2:"))
     T03_ALLOWED.append(("rg --files src", "src/main.py"))
 
