@@ -24,6 +24,10 @@ from dataclasses import dataclass
 
 from ctxagent.errors import ToolRefusedError
 
+MAX_COMMAND_CHARS = 8192
+"""Longest command line accepted (issue 17 S12/S13: a 36 KB line started 6,001 processes)."""
+MAX_STAGES = 16
+"""Most pipeline stages accepted (issue 17 S12)."""
 _BLANKS = " \t"
 _GLOB_CHARS = "*?["
 # Inside double quotes a backslash only escapes these (POSIX 2.2.3).
@@ -50,6 +54,15 @@ def parse_pipeline(line: str) -> list[list[Word]]:
     """
     if "\x00" in line:
         raise _refuse("a NUL byte", "it cannot be passed to a program")
+    if len(line) > MAX_COMMAND_CHARS:
+        raise _refuse(f"a command of {len(line)} characters", f"the limit is {MAX_COMMAND_CHARS}",
+                      "run a shorter command, or several")
+    if line.count("|") + 1 > MAX_STAGES:  # cheap bound before lexing; exact count below
+        stages = _Lexer(line).run()
+        if len(stages) > MAX_STAGES:
+            raise _refuse(f"a pipeline of {len(stages)} stages", f"the limit is {MAX_STAGES}",
+                          "split it into several commands")
+        return stages
     return _Lexer(line).run()
 
 
@@ -90,20 +103,25 @@ class _WordBuilder:
 
 
 def _check_braces(chars: list[str], quoted: list[bool]) -> None:
-    """Refuse brace expansion (`{a,b}`, `{1..3}`): a shell would turn it into many words."""
-    depth_start = None
-    for i, (ch, q) in enumerate(zip(chars, quoted)):
+    """Refuse brace expansion (`{a,b}`, `{1..3}`): a shell would turn it into many words.
+
+    One pass (issue 17 S13): after the last unquoted `{`, an unquoted `,` or `..` and then
+    an unquoted `}` refuse the word."""
+    open_seen = expands = False
+    prev_dot = False
+    for ch, q in zip(chars, quoted):
         if q:
+            prev_dot = False
             continue
         if ch == "{":
-            depth_start = i
-        elif ch == "}" and depth_start is not None:
-            span = range(depth_start + 1, i)
-            text = "".join(chars[j] if not quoted[j] else "\x00" for j in span)
-            if "," in text or ".." in text:
-                word = "".join(chars)
-                raise _refuse(f"brace expansion in {word!r}", "a shell would expand it into several words",
-                              "write each word out, or quote the braces")
+            open_seen, expands = True, False
+        elif ch == "," or (ch == "." and prev_dot):
+            expands = expands or open_seen
+        elif ch == "}" and open_seen and expands:
+            word = "".join(chars)
+            raise _refuse(f"brace expansion in {word!r}", "a shell would expand it into several words",
+                          "write each word out, or quote the braces")
+        prev_dot = ch == "."
 
 
 class _Lexer:

@@ -104,6 +104,7 @@ def run_pipeline(argvs: list[list[str]], *, cwd: str, env: dict[str, str], timeo
     watch = ScratchWatch(scratch, limits.scratch_bytes) if limits and scratch else None
     out_buf, err_buf = HeadTailBuffer(max_output), HeadTailBuffer(max_output)
     err_read, err_write = os.pipe()
+    deadline = time.monotonic() + timeout  # from the first spawn (issue 17 S12)
     try:
         procs = _start(commands, cwd=cwd, env=env, err_write=err_write,
                        preexec=limits.preexec() if limits else None)
@@ -114,7 +115,6 @@ def run_pipeline(argvs: list[list[str]], *, cwd: str, env: dict[str, str], timeo
         os.close(err_write)
     stop = "interrupted"
     try:
-        deadline = time.monotonic() + timeout
         fds = {procs[-1].stdout.fileno(): out_buf, err_read: err_buf}  # type: ignore[union-attr]
         stop = _pump(fds, deadline, watch) or _wait_all(procs, deadline, watch)
     finally:

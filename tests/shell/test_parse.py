@@ -99,3 +99,54 @@ def _split_unquoted_pipes(line: str) -> list[str]:
             continue
         current += ch
     return parts + [current]
+
+
+# issue 17 S12 / S13: bounded command length and stages; a linear brace check
+
+import time as _time
+
+from ctxagent.errors import ToolRefusedError as _Refused
+from ctxagent.shell.parse import MAX_COMMAND_CHARS, MAX_STAGES
+
+
+@pytest.mark.parametrize("line", [
+    "cat a | " * 6000 + "cat a",                  # the 36 KB, 6,001-stage line
+    " | ".join(["cat a"] * (MAX_STAGES + 1)),       # one stage too many, short line
+    "echo " + "x" * MAX_COMMAND_CHARS,              # one long word
+    "echo '" + "|" * MAX_COMMAND_CHARS + "'",         # quoted pipes only
+])
+def test_s12_long_or_deep_pipelines_are_refused(line):
+    with pytest.raises(_Refused, match="limit is"):
+        parse_pipeline(line)
+
+
+def test_s12_pipes_inside_quotes_do_not_count_as_stages():
+    stages = parse_pipeline("echo '" + "|" * 40 + "' | cat")
+    assert len(stages) == 2
+
+
+def test_s12_the_cap_itself_is_accepted():
+    assert len(parse_pipeline(" | ".join(["cat a"] * MAX_STAGES))) == MAX_STAGES
+
+
+@pytest.mark.parametrize("word", ["{" * 4000 + "}" * 4000, "{a" + "}" * 8000, "{" + "x}" * 4000 + ",}",
+                                  "a{" * 4000])
+def test_s13_brace_check_is_linear(word):
+    start = _time.process_time()
+    try:
+        parse_pipeline("echo " + word[: MAX_COMMAND_CHARS - 5])
+    except _Refused:
+        pass
+    assert _time.process_time() - start < 0.5
+
+
+@pytest.mark.parametrize("word", ["{a,b}", "{1..3}", "x{a}y,}", "{a'b'..c}", "{..}", "{{a,b}"])
+def test_s13_brace_expansion_still_refused(word):
+    with pytest.raises(_Refused, match="brace expansion"):
+        parse_pipeline("echo " + word)
+
+
+@pytest.mark.parametrize("word", ["{}", "{a}", "'{a,b}'", "{a'.'.b}", "a,b{c}", "..{a}", "{a.b}", "{a", "a,b}",
+                                  "{..{a}"])
+def test_s13_braces_that_do_not_expand_pass(word):
+    parse_pipeline("echo " + word)

@@ -122,7 +122,7 @@ def test_sandbox_true_requires_a_working_jail(tmp_path):
 
 
 def test_missing_program_is_reported_without_running_anything(tmp_path, monkeypatch):
-    monkeypatch.setattr("ctxagent.shell.process.SAFE_PATH", str(tmp_path))
+    monkeypatch.setattr("ctxagent.shell.programs.SAFE_PATH", str(tmp_path))
     tool = TerminalTool(workspace=make_workspace(tmp_path), timeout=10)
     result = tool.execute({"command": "ls | sort"})
     assert not result.ok and "not installed" in result.content
