@@ -1,4 +1,4 @@
-"""`ContextAssembler`: the context engine's side of the loop seam (INTERFACES.md).
+"""`ContextAssembler`: the context engine's side of the loop seam.
 
 Before every model call the loop calls `assemble(history, tools, state)`. The request is
 built from: the system messages at the head of `history`; the conversation, seen through

@@ -221,7 +221,7 @@ class _Run:
 
     def _score(self) -> None:
         """Relevance, recency and score of every candidate, and the token lower bound of
-        every packet, from one pass over the texts (`textstats.analyse`)."""
+        every packet, from one pass over the texts (`ctxagent.text.statistics.analyse`)."""
         raw, facts = analyse([c.text for c in self.cands], terms(self.task))
         floor = self.counter.floor
         for cand, known in zip(self.cands, facts):

@@ -138,7 +138,7 @@ def score(cands: list[Candidate], query: str, config: ContextConfig, now: float,
     by the best raw score *of the candidate's layer*: the best memory scores 1.0 among
     memories even when a code excerpt matches the query far better, so `min_relevance`
     filters within a layer, where the budgets compete. A packet's own score is kept.
-    `raw`: the candidates' raw BM25 scores if already computed (`textstats.analyse`).
+    `raw`: the candidates' raw BM25 scores if already computed (`ctxagent.text.statistics.analyse`).
     """
     if raw is None:
         raw = analyse([c.text for c in cands], terms(query))[0]

@@ -1,6 +1,6 @@
 """Settings of one model endpoint (`ModelSettings`) and the `mask` helper for API keys.
 
-The fields are the contract in INTERFACES.md ("Model settings"). Provider defaults
+Provider defaults
 (base URL, key variable, context window) live in `ctxagent.llm.presets`; config loading
 (`ctxagent.config.settings`) fills a `ModelSettings` from files, environment and flags.
 

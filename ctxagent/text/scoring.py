@@ -126,7 +126,7 @@ def bm25_from_tfs(
     """Raw BM25 scores, one per document, from the query's term counts, each query
     term's postings `(doc index, term frequency > 0)` (one per document, any order) and
     every document's length in terms. The formula is written once for fresh documents
-    (`query_scores`, `textstats.analyse`), so both give the same floats.
+    (`query_scores`, `ctxagent.text.statistics.analyse`), so both give the same floats.
     """
     n_docs = len(lengths)
     avg = (sum(lengths) / n_docs if n_docs else 0.0) or 1.0

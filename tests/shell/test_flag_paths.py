@@ -1,4 +1,4 @@
-"""Finding F1 of the break test (logs/breaker.md) as a class: every flag whose value
+"""Finding F1 of the break test as a class: every flag whose value
 names a file the program opens (`git grep -f FILE`, `grep --exclude-from`, `rg
 --ignore-file`...) must be confined to the workspace like a path operand, or refused.
 

@@ -1,4 +1,4 @@
-"""Finding F2 of the break test (logs/breaker.md) as a class: a repository's own config
+"""Finding F2 of the break test as a class: a repository's own config
 must not make git READ files outside the workspace (blame.ignoreRevsFile, mailmap.file,
 include.path, includeIf, core.excludesFile, core.attributesFile...), with or without
 the jail. git runs on a view of the repository whose config holds only allow-listed

@@ -1,7 +1,7 @@
 """The bubblewrap jail shows only the system directories and the workspace, read-only, so
 a program that opens a file outside the workspace on its own (a flag or a configuration
 file we did not know about, an ignore file in a parent directory) finds nothing there:
-the second wall behind the flag allow-lists of finding F1 (logs/breaker.md)."""
+the second wall behind the flag allow-lists of finding F1."""
 
 from __future__ import annotations
 

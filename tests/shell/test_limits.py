@@ -1,4 +1,4 @@
-"""Finding F3 of the break test (logs/breaker.md) as a class: a "read-only" command must
+"""Finding F3 of the break test as a class: a "read-only" command must
 not exhaust the machine's disk or memory. `sed ':a;p;ba' big.txt | sort` spilled ~20 GB
 of sort's temporary files in 30 s; awk can eat all memory. Every process gets rlimits
 (memory, file size, no core), the scratch directory is watched (and is a tmpfs of the

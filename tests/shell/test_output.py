@@ -1,4 +1,4 @@
-"""Finding F4 of the break test (logs/breaker.md) as a class: bytes from files reach the
+"""Finding F4 of the break test as a class: bytes from files reach the
 user's terminal and the model only as visible text. Control characters (C0 but tab and
 newline, DEL, C1, a lone CR, bidi overrides) are escaped, NUL included; and the output
 cap holds for the RETURNED text, after U+FFFD replacements and escapes."""
