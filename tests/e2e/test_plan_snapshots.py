@@ -15,7 +15,7 @@ PARAMS = ("max_tokens", "temperature", "stream", "stream_options")
 PLAN = {"goal": "Split the parser", "risks": [{"risk": "imports break", "mitigation": "run the tests"}],
         "steps": [{"title": f"Step {i}", "detail": f"do {i}", "validation": f"check {i}"} for i in range(1, 6)]}
 EXTRA_SECRET = "team-secret-0f9e8d7c6b5a"
-ONLY_THE_PLAN_CALL = "planning a software task before anyone starts"  # from agent/prompts/plan.md
+ONLY_THE_PLAN_CALL = "planning a software task before anyone starts"  # from tools/prompts/plan.md
 
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from tests.e2e.conftest import model_env, write_modules
 from tests.support.fake_openai import text, tool_calls
 
-PROMPT = "You are compacting"  # the first words of the compaction prompt (agent/prompts/compaction.md)
+PROMPT = "You are compacting"  # the first words of the compaction prompt (context/compaction/prompts/compaction.md)
 SUMMARY = ("## Goal\n- Rename parse_cfg to parse_config; release tag v9-TEST\n"
            "## Progress and decisions\n- Read modules m0 to m3, each defines parse_cfg variants (SUMMARY-7f3a)\n"
            "## Constraints and preferences\n- (none)\n## Key facts\n- release tag v9-TEST\n"

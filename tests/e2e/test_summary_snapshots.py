@@ -13,7 +13,7 @@ from pathlib import Path
 from tests.e2e.conftest import API_KEY, flat, model_env, session_snapshots, write_modules
 from tests.support.fake_openai import error, text, tool_calls
 
-PROMPT = "You are compacting"  # the first words of the compaction prompt (agent/prompts/compaction.md)
+PROMPT = "You are compacting"  # the first words of the compaction prompt (context/compaction/prompts/compaction.md)
 SUMMARY = ("## Goal\n- Rename parse_cfg to parse_config\n## Progress and decisions\n- Read modules m0 to m2\n"
            "## Constraints and preferences\n- (none)\n## Key facts\n- (none)\n"
            "## Current state\n- modules read\n## Next steps\n- rename in every module\n")
