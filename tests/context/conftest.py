@@ -18,3 +18,15 @@ def cold_caches() -> Iterator[None]:
     yield
     textstats.clear_caches()
     select.sketch.cache_clear()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """`--write-layouts`: rewrite tests/context/layouts/*.txt instead of comparing (test_layouts.py)."""
+    parser.addoption("--write-layouts", action="store_true", default=False,
+                     help="rewrite the golden request layouts in tests/context/layouts/")
+
+
+@pytest.fixture
+def write_layouts(request: pytest.FixtureRequest) -> bool:
+    """True when the run was started with `--write-layouts`."""
+    return bool(request.config.getoption("--write-layouts"))
