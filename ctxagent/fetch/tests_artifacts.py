@@ -9,11 +9,18 @@
   `*junit*.xml` / `TEST-*.xml` files, at most MAX_REPORTS files of MAX_XML_BYTES each
   (Python's expat refuses entity-expansion bombs).
 Reading never raises: an unreadable file is reported with an `error` field.
+Artifacts are read only as regular files inside the workspace (issue 17 S11): every
+path component is opened with O_NOFOLLOW relative to the one before, so a symlinked
+`.pytest_cache`, report folder or file (`lastfailed -> /dev/zero`) is refused, and
+what is read is what was checked; at most MAX_LASTFAILED_BYTES / MAX_XML_BYTES.
 """
 
 from __future__ import annotations
 
+import errno
 import json
+import os
+import stat
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -23,16 +30,16 @@ REPORT_DIRS = (".", "reports", "test-results", "test-reports", "junit", "build/t
                "build/test-reports", "target/surefire-reports", "target/test-reports")
 MAX_REPORTS = 10
 MAX_XML_BYTES = 5_000_000
+MAX_LASTFAILED_BYTES = 5_000_000
 MAX_DETAIL_CHARS = 400
 
 
 def last_failed(root: Path) -> dict[str, Any]:
     """{"path": str, "tests": [node id, sorted]} from pytest's cache; tests [] when the
     file is absent (no failures last run); with "error" when it is unreadable."""
-    path = root / LASTFAILED
     out: dict[str, Any] = {"path": LASTFAILED.as_posix(), "tests": []}
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_inside(root, LASTFAILED, MAX_LASTFAILED_BYTES).decode("utf-8"))
     except FileNotFoundError:
         return out
     except (OSError, ValueError) as exc:
@@ -43,13 +50,55 @@ def last_failed(root: Path) -> dict[str, Any]:
     return out
 
 
+def read_inside(root: Path, rel: Path, cap: int) -> bytes:
+    """Bytes of the regular file `root/rel`, opened component by component without
+    following a symlink. Raises FileNotFoundError when absent, OSError when a component
+    is a link, not a directory, or the file is not regular or larger than `cap` bytes."""
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for part in rel.parts[:-1]:
+            nxt = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            os.close(fd)
+            fd = nxt
+        nxt = os.open(rel.parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=fd)
+        os.close(fd)
+        fd = nxt
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        if st.st_size > cap:
+            raise OSError(errno.EFBIG, f"larger than {cap} bytes, skipped")
+        with os.fdopen(fd, "rb") as f:
+            fd = -1
+            data = f.read(cap + 1)
+    finally:
+        if fd >= 0:
+            os.close(fd)
+    if len(data) > cap:
+        raise OSError(errno.EFBIG, f"larger than {cap} bytes, skipped")
+    return data
+
+
+def _real_dir(root: Path, folder: str) -> bool:
+    """True when `root/folder` is a directory reached through no symlink."""
+    path = root
+    for part in Path(folder).parts:
+        path = path / part
+        try:
+            if not stat.S_ISDIR(path.lstat().st_mode):
+                return False
+        except OSError:
+            return False
+    return True
+
+
 def find_reports(root: Path) -> list[Path]:
     """JUnit-looking XML files under `root`'s report folders, newest first."""
     found: set[Path] = set()
     for folder in REPORT_DIRS:
         base = root / folder
         pattern = "*.xml" if folder != "." else "*junit*.xml"
-        if base.is_dir():
+        if _real_dir(root, folder) and base.is_dir():
             found.update(p for p in base.glob(pattern) if p.is_file() and not p.is_symlink())
             found.update(p for p in base.glob("TEST-*.xml") if p.is_file() and not p.is_symlink())
     return sorted(found, key=lambda p: (-_mtime(p), str(p)))[:MAX_REPORTS]
@@ -68,12 +117,15 @@ def parse_junit(path: Path, root: Path) -> dict[str, Any]:
     or {"path", "error"} when it is not a readable JUnit report."""
     rel = path.relative_to(root).as_posix()
     try:
-        if path.stat().st_size > MAX_XML_BYTES:
+        data = read_inside(root, Path(rel), MAX_XML_BYTES)
+    except OSError as exc:
+        if exc.errno == errno.EFBIG:
             return {"path": rel, "error": f"larger than {MAX_XML_BYTES} bytes, skipped"}
-        tree = ET.parse(path)
-    except (OSError, ET.ParseError) as exc:
         return {"path": rel, "error": f"unreadable: {exc}"}
-    top = tree.getroot()
+    try:
+        top = ET.fromstring(data)
+    except ET.ParseError as exc:
+        return {"path": rel, "error": f"unreadable: {exc}"}
     if top.tag not in ("testsuites", "testsuite"):
         return {"path": rel, "error": f"not a JUnit report (root element <{top.tag}>)"}
     cases = top.iter("testcase")

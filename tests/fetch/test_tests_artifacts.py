@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -110,3 +111,80 @@ def test_tests_source_fits_its_budget(tmp_path: Path) -> None:
         fitted = fit_tests(collect(tmp_path), budget)
         assert count_tokens(render_tests_section(fitted)) <= budget
         assert fitted["last_failed"]["total"] == 60
+
+
+# issue 17 S11: artifacts are read only as regular files inside the workspace, capped
+
+def _outside(tmp_path: Path) -> Path:
+    out = tmp_path / "outside"
+    (out / "v" / "cache").mkdir(parents=True)
+    (out / "v" / "cache" / "lastfailed").write_text('{"SECRET_OUTSIDE::t": true}')
+    (out / "reports").mkdir()
+    (out / "reports" / "TEST-x.xml").write_text(JUNIT.replace("test_read", "SECRET_OUTSIDE"))
+    return out
+
+
+@pytest.mark.parametrize("target", ["/dev/zero", "/dev/urandom", "fifo", "outside_file", "dir"])
+def test_s11_lastfailed_that_is_not_a_regular_inside_file_is_an_error(tmp_path, target):
+    ws = tmp_path / "ws"
+    cache = ws / ".pytest_cache" / "v" / "cache"
+    cache.mkdir(parents=True)
+    out = _outside(tmp_path)
+    if target == "fifo":
+        os.mkfifo(cache / "lastfailed")
+    elif target == "dir":
+        (cache / "lastfailed").mkdir()
+    else:
+        src = out / "v" / "cache" / "lastfailed" if target == "outside_file" else Path(target)
+        (cache / "lastfailed").symlink_to(src)
+    result = last_failed(ws)
+    assert result["tests"] == [] and "error" in result
+    assert "SECRET_OUTSIDE" not in str(result)
+
+
+@pytest.mark.parametrize("link", [".pytest_cache", ".pytest_cache/v", ".pytest_cache/v/cache"])
+def test_s11_symlinked_cache_folders_are_not_followed(tmp_path, link):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    out = _outside(tmp_path)
+    target = {".pytest_cache": out, ".pytest_cache/v": out / "v", ".pytest_cache/v/cache": out / "v" / "cache"}[link]
+    (ws / link).parent.mkdir(parents=True, exist_ok=True)
+    (ws / link).symlink_to(target)
+    result = last_failed(ws)
+    assert "SECRET_OUTSIDE" not in str(result) and result["tests"] == []
+
+
+@pytest.mark.parametrize("folder", ["reports", "build/test-results", "build"])
+def test_s11_symlinked_report_folders_are_not_read(tmp_path, folder):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    out = _outside(tmp_path)
+    if folder == "build":
+        (ws / "build").symlink_to(out)
+        (out / "test-results").mkdir()
+        (out / "test-results" / "TEST-y.xml").write_text(JUNIT.replace("test_read", "SECRET_OUTSIDE"))
+    else:
+        (ws / folder).parent.mkdir(parents=True, exist_ok=True)
+        (ws / folder).symlink_to(out / "reports")
+    assert find_reports(ws) == []
+    assert "SECRET_OUTSIDE" not in str(collect(ws))
+
+
+def test_s11_oversized_lastfailed_is_skipped_not_read(tmp_path, monkeypatch):
+    monkeypatch.setattr("ctxagent.fetch.tests_artifacts.MAX_LASTFAILED_BYTES", 100)
+    cache = tmp_path / ".pytest_cache" / "v" / "cache"
+    cache.mkdir(parents=True)
+    (cache / "lastfailed").write_text(json.dumps({f"t::{i}": True for i in range(50)}))
+    result = last_failed(tmp_path)
+    assert "larger than 100 bytes" in result["error"] and result["tests"] == []
+
+
+def test_s11_regular_inside_artifacts_still_read(tmp_path):
+    cache = tmp_path / ".pytest_cache" / "v" / "cache"
+    cache.mkdir(parents=True)
+    (cache / "lastfailed").write_text('{"tests/a.py::t": true}')
+    (tmp_path / "reports").mkdir()
+    (tmp_path / "reports" / "TEST-a.xml").write_text(JUNIT)
+    result = collect(tmp_path)
+    assert result["last_failed"]["tests"] == ["tests/a.py::t"]
+    assert result["junit"][0]["failures"] == 1 and result["junit"][0]["path"] == "reports/TEST-a.xml"
