@@ -65,11 +65,26 @@ class PathContext:
         if word.glob is None:
             self.check_path(cmd, word.text)
             return [word.text]
-        self.check_path(cmd, _fixed_prefix(word.glob))
+        if not is_inside(self.resolve(_fixed_prefix(word.glob)), self.root):
+            raise ToolRefusedError(
+                f"{cmd}: the pattern {word.text!r} is not allowed (its directory is outside the "
+                f"workspace); use paths inside {self.root}"
+            )
+        if _dotdot_after_wildcard(word.glob):
+            raise ToolRefusedError(
+                f"{cmd}: the pattern {word.text!r} is not allowed (a `..` after a wildcard could "
+                f"walk out of the workspace); write the directory without `..`, e.g. from {self.root}"
+            )
         matches = sorted(glob.glob(word.glob, root_dir=self.cwd))
         if not matches:
             self.check_path(cmd, word.text)
             return [word.text]
+        if any(not is_inside(self.resolve(m), self.root) for m in matches):
+            # name the pattern only: a match (or where it leads) is outside (issue 17 S10)
+            raise ToolRefusedError(
+                f"{cmd}: the pattern {word.text!r} is not allowed (it matches paths outside the "
+                f"workspace, through a symlink); use paths inside {self.root}"
+            )
         if len(matches) > MAX_GLOB_MATCHES:
             raise ToolRefusedError(
                 f"{cmd}: the pattern {word.text!r} matches {len(matches)} paths (more than "
@@ -80,6 +95,17 @@ class PathContext:
             self.check_path(cmd, match)
             out.append("./" + match if match.startswith("-") else match)
         return out
+
+
+def _dotdot_after_wildcard(pattern: str) -> bool:
+    """True when a `..` component follows a component with a wildcard (issue 17 S10:
+    `*/../../outside/*` is checked only up to its first wildcard)."""
+    wild = False
+    for part in pattern.split("/"):
+        if wild and part == "..":
+            return True
+        wild = wild or any(ch in part for ch in "*?[")
+    return False
 
 
 def _fixed_prefix(pattern: str) -> str:
