@@ -1,23 +1,8 @@
 """What selection needs to know about many texts at once, computed once per distinct chunk.
 
-For each candidate, selection needs its BM25 score for the query (its length in index
-terms and the frequency of each query term) and a lower bound of its token count (so
-that only texts that might fit are counted exactly, see `TokenCounter.floor`). All of
-these come from the text's chunks (`ctxagent.text.terms.chunks`: no index term and
-no tokenizer piece crosses a chunk boundary), and texts share most of their chunks:
-
-- `_FIGURES` (process-wide): each distinct chunk's terms and its figures (terms, token
-  lower bound, estimate lower bound) packed in one int, computed once; only a chunk
-  never seen before runs the regex and the stemmer;
-- `_QueryChunks` (one query at a time): the same packed figures plus a flag, in a field
-  of its own, that the chunk holds a query term. A new text then costs one C-speed
-  sum over its chunks, which gives its length, both bounds and its number of chunks
-  holding a query term at once. Only when that number is not zero are those chunks'
-  query terms counted (BM25 reads only the query's terms, so no text's full term counts
-  are ever built);
-- `_TEXTS`: a text seen before with the same query costs one dictionary lookup, as an
-  agent loop sends the same packets with the same task call after call.
-
+Per candidate: its BM25 score for the query and a lower bound of its tokens, from its chunks
+(`ctxagent.text.terms.chunks`), cached in `_FIGURES` (per chunk), `_QueryChunks` (per query)
+and `_TEXTS` (per text and query); how: docs/text.md ("Selection statistics").
 The scores are those of `scoring.query_scores(query_terms, [terms(t) for t in texts],
 normalize=False)`, to the last bit (the same arithmetic, `scoring.bm25_from_tfs`;
 `tests/text/test_statistics.py` pins it). Time: `benchmarks/context_build.py`.

@@ -3,24 +3,10 @@
 One tokenizer serves every ranking in ctxagent (context selection, note search,
 context_fetch, memory, rag), so a query scores the same way everywhere.
 
-Rules:
-- Words and identifiers are lowercased; an identifier such as `parse_cfg` or
-  `ContextBuilder` yields the whole identifier and its parts (`parse`, `cfg`;
-  `context`, `builder`), so both "parse_cfg" and "parse config" find it.
-- A light English stemmer folds plurals and common suffixes (`refreshed` ->
-  `refresh`, `bars` -> `bar`), so questions match code written in another inflection.
-- CJK text has no spaces: each run of CJK characters yields its single characters and
-  its overlapping character bigrams (`内存优化` -> 内, 存, 优, 化, 内存, 存优, 优化),
-  the standard approach of CJK full-text engines without a dictionary. This is what
-  makes `如何优化Pandas的内存占用?` score against `Pandas内存优化` (case C04).
-- A short English stop-word list is dropped from both queries and documents.
-
-Speed: `terms` splits the text's UTF-8 bytes into *chunks* (maximal runs of bytes that
-can belong to a token, see `chunks`) with two C-speed calls, and looks each chunk's
-terms up in a process-wide cache; only a chunk never seen before goes through the
-regex and the stemmer. No token crosses a chunk boundary, so the result is exactly
-that of one regex pass over the whole text (`tests/text/test_terms.py` pins it).
-Measured (timeit): 9.5 µs instead of 19 µs for a 340-character mixed text.
+Lowercased words; identifiers whole and split (`parse_cfg` -> parse_cfg, parse, cfg); a light
+English stemmer; CJK unigrams and bigrams (case C04); a short stop-word list. Chunks of the
+UTF-8 bytes are cached process-wide; the result equals one regex pass over the whole text
+(`tests/text/test_terms.py`). The rules and their reasons: docs/text.md ("Terms").
 """
 
 from __future__ import annotations
@@ -122,12 +108,11 @@ def chunk_text(chunk: bytes) -> str:
 
 
 def evict_oldest(cache: dict, keep: int) -> None:
-    """Drop all but the `keep` newest entries of a dict used as a bounded cache (insertion
-    order, so FIFO). Called with keep = half the bound once the cache is full, it costs
-    O(1) per insertion on average. Safe with other threads: the keys are listed by one C
-    call, `list(cache)`, which no other thread can interrupt (an iterator made first and
-    consumed later could see another thread's insertion and raise), and an entry another
-    thread dropped already is skipped."""
+    """Drop all but the `keep` newest entries of a dict used as a bounded FIFO cache.
+
+    With keep = half the bound once full: O(1) per insertion on average. Thread-safe
+    (keys listed by one `list(cache)` call; entries already dropped are skipped): see
+    docs/text.md ("Caches")."""
     for key in list(cache)[: max(0, len(cache) - keep)]:
         cache.pop(key, None)
 

