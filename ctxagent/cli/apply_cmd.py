@@ -73,7 +73,7 @@ def _read(patch_file: str) -> str:
 
 def _limits(repo: Path, err: Console) -> PatchLimits:
     try:
-        tools = load_settings(repo, require_key=False).tools
+        tools = load_settings(repo, require_key=False, require_model=False).tools  # no model needed (S15)
     except ConfigError as exc:
         err.print(f"warning: settings not loaded ({markup(str(exc))}); using default patch limits", soft_wrap=True)
         tools = ToolSettings()

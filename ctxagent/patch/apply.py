@@ -3,17 +3,21 @@
 `plan_patch` (from `plan.py`) has already validated every path and located every hunk.
 `apply_changes` then:
 1. checks that no file changed on disk since it was planned (else nothing is written);
+   all under the repository's writer lock (`storage.journal.repo_lock`, S8);
 2. copies every original to `<workspace>/.ctxagent/backups/<stamp>/<relpath>`;
-3. writes each file atomically (`storage.atomic_write_bytes`, permission bits kept,
+3. writes the journal (`storage.journal.Journal`: the originals and the file list), so a
+   run killed from here on is undone at the next start of ctxagent (S5);
+4. writes each file atomically (`storage.atomic_write_bytes`, permission bits kept,
    case P06) or deletes it;
-4. if any step of 3 fails, restores the files already written from the bytes held in
-   memory, removes files and folders it created, and raises PatchError (case P05).
+5. if any step of 4 fails or is interrupted (any exception, Ctrl-C too), restores every
+   original, removes files and folders it created, and raises PatchError (P05) or
+   PatchInterrupted, saying "partially applied, restored".
 """
 
 from __future__ import annotations
 
-import os
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,8 +27,9 @@ from ctxagent.patch import paths
 from ctxagent.patch.parser import parse_patch
 from ctxagent.patch.plan import FileChange, PatchLimits, plan_patch
 from ctxagent.storage.files import atomic_write_bytes, ensure_state_dir
+from ctxagent.storage.journal import Entry, Journal, recover, repo_lock
 
-__all__ = ["ApplyResult", "apply_changes", "apply_patch_text", "plan_patch", "FileChange", "PatchLimits"]
+__all__ = ["ApplyResult", "PatchInterrupted", "apply_changes", "apply_patch_text", "plan_patch", "FileChange", "PatchLimits"]
 
 _SYMBOL = {"add": "A", "update": "M", "delete": "D", "move": "R"}
 
@@ -74,37 +79,76 @@ def apply_patch_text(
 
 
 def apply_changes(changes: list[FileChange], workspace: Path | str, backup_root: Path | None) -> ApplyResult:
-    """Write `changes` (from `plan_patch`) into `workspace`, all or nothing.
+    """Write `changes` (from `plan_patch`) into `workspace`, all or nothing, even under a kill.
 
     backup_root: folder under which a fresh `<stamp>/` folder receives the originals
-    (None: no backup). Raises PatchError if a file changed since planning or cannot be
-    read or backed up (nothing written), or if a write fails (everything restored);
-    StorageError if the backup folder is refused (`ctxagent.storage.files`).
+    (None: no backup). Raises PatchError if a file changed since planning (nothing written)
+    or a write fails (everything restored); PatchInterrupted on Ctrl-C (everything restored).
     """
     root = paths.workspace_root(workspace)
     targets = [(c, root / c.path) for c in changes]
-    try:
-        _check_unchanged(targets)
-        backup_dir = _backup(targets, Path(backup_root)) if backup_root and changes else None
-    except OSError as exc:
-        raise PatchError(f"apply_patch: {exc.strerror or exc} ({exc.filename}); nothing was written.") from exc
-    done: list[tuple[FileChange, Path, list[Path]]] = []
-    for change, target in targets:
+    if not changes:
+        return ApplyResult(changes, None)
+    with repo_lock(root):  # one writer per repository around check and write (S8)
+        note = recover(root)  # a run that died half-way is undone before anything is checked
+        if note:
+            warnings.warn(note, stacklevel=2)
         try:
-            done.append((change, target, _write(change, target)))
-        except (CtxAgentError, OSError) as exc:
-            problems = _rollback(done)
-            raise PatchError(_failure(change, exc, problems, backup_dir), path=change.path) from exc
+            _check_unchanged(targets)
+            journal = Journal(root, [Entry(c.path, c.old_bytes, c.old_mode) for c in changes], _new_dirs(root, targets))
+            backup_dir = _backup(targets, Path(backup_root)) if backup_root else None
+            journal.open()
+        except OSError as exc:
+            raise PatchError(f"apply_patch: {exc.strerror or exc} ({exc.filename}); nothing was written.") from exc
+        written = 0
+        try:
+            for change, target in targets:
+                _write(change, target)
+                written += 1
+        except BaseException as exc:
+            problems = journal.undo()
+            if not problems:
+                journal.close()
+            message = _failure(changes[written], exc, written, len(changes), problems, journal)
+            if isinstance(exc, KeyboardInterrupt):
+                raise PatchInterrupted(message) from exc
+            if isinstance(exc, (CtxAgentError, OSError)):
+                raise PatchError(message, path=changes[written].path) from exc
+            raise
+        journal.close()
     return ApplyResult(changes, backup_dir)
 
 
+class PatchInterrupted(KeyboardInterrupt):
+    """Ctrl-C while a patch was being written; `report`: what happened, for the model
+    (the loop sends it as the call's result instead of "not executed")."""
+
+    def __init__(self, report: str) -> None:
+        super().__init__(report)
+        self.report = report
+
+
 def _check_unchanged(targets: list[tuple[FileChange, Path]]) -> None:
+    """Refuse when a file is not what the plan was made from (bytes and permission bits)."""
     for change, target in targets:
         current = target.read_bytes() if target.is_file() else None
-        if current != change.old_bytes:
+        mode = target.stat().st_mode & 0o7777 if current is not None else None
+        if current != change.old_bytes or (change.old_mode is not None and mode != change.old_mode):
             raise PatchError(
-                f"apply_patch: {change.path} changed on disk after the patch was checked; "
-                "nothing was written. Re-read the file and send the patch again.", path=change.path)
+                f"apply_patch: {change.path} changed on disk after the patch was planned (the diff shown is "
+                "no longer what would be written); nothing was written. Re-read the file and send the patch "
+                "again.", path=change.path)
+
+
+def _new_dirs(root: Path, targets: list[tuple[FileChange, Path]]) -> list[str]:
+    """Folders (relative) the writes will create, deepest first."""
+    out: set[str] = set()
+    for change, target in targets:
+        parent = target.parent
+        while change.new_bytes is not None and parent != root and not parent.exists():
+            out.add(parent.relative_to(root).as_posix())
+            parent = parent.parent
+    return sorted(out, key=lambda d: -d.count("/"))
 
 
 def _backup(targets: list[tuple[FileChange, Path]], backup_root: Path) -> Path:
@@ -127,42 +171,20 @@ def _fresh_folder(backup_root: Path) -> Path:
     raise PatchError(f"apply_patch: cannot create a backup folder under {backup_root}")
 
 
-def _write(change: FileChange, target: Path) -> list[Path]:
-    """Write or delete one file; return the folders created for it (deepest first)."""
+def _write(change: FileChange, target: Path) -> None:
+    """Write or delete one file."""
     if change.new_bytes is None:
         target.unlink()
-        return []
-    created = []
-    parent = target.parent
-    while not parent.exists():
-        created.append(parent)
-        parent = parent.parent
+        return
     atomic_write_bytes(target, change.new_bytes, mode=change.mode)
-    return created
 
 
-def _rollback(done: list[tuple[FileChange, Path, list[Path]]]) -> list[str]:
-    """Undo writes in reverse order from the bytes in memory; return what failed."""
-    problems = []
-    for change, target, created in reversed(done):
-        try:
-            if change.old_bytes is None:
-                target.unlink(missing_ok=True)
-            else:
-                atomic_write_bytes(target, change.old_bytes, mode=change.old_mode)
-        except (CtxAgentError, OSError) as exc:
-            problems.append(f"{change.path}: {exc}")
-        for folder in created:
-            try:
-                os.rmdir(folder)
-            except OSError:
-                pass  # not empty or already gone: leaving a folder is harmless
-    return problems
-
-
-def _failure(change: FileChange, exc: Exception, problems: list[str], backup_dir: Path | None) -> str:
-    message = f"apply_patch: writing {change.path} failed ({exc}); "
+def _failure(change: FileChange, exc: BaseException, written: int, total: int, problems: list[str],
+             journal: Journal) -> str:
+    cause = "interrupted (Ctrl-C)" if isinstance(exc, KeyboardInterrupt) else f"failed ({exc})"
+    message = (f"apply_patch: writing {change.path} {cause}; partially applied ({written} of {total} files "
+               "written), ")
     if not problems:
-        return message + "every file was restored, nothing changed."
+        return message + "restored: every file was restored to what it was before, nothing changed."
     return (message + "and restoring failed for: " + "; ".join(problems)
-            + f". The originals are in {backup_dir}.")
+            + f". The originals are in {journal.folder}; the next ctxagent command on this repository tries again.")

@@ -39,21 +39,21 @@ STATE_DIR_NAME = ".ctxagent"
 TMP_PREFIX = ".ctxtmp-"
 
 
-def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None) -> None:
-    """Write `data` to `path` atomically (temp file + fsync + os.replace).
+def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None, replace: bool = True) -> bool:
+    """Write `data` to `path` atomically (temp file + fsync + rename); True when written.
 
-    `mode`: permission bits for the new file; by default the old file's bits are kept
-    (0o644 for a new file). The temporary file is `.ctxtmp-<random>.tmp` in the same
-    folder. Inside a `.ctxagent` folder, that folder is checked (and created with its
-    `.gitignore`) by `ensure_state_dir` first and no part of the path below it may be a
-    symbolic link. Raises StorageError if the folder cannot be written or is refused.
+    `mode`: permission bits (default: the old file's, 0o644 for a new file). The temporary
+    file is `.ctxtmp-<random>.tmp` beside `path`. `replace=False`: take the name only if it
+    is free (hard link; False when another writer has it). Under `.ctxagent` the folder is
+    checked first (`guard_state_path`). Raises StorageError if it cannot be written or is refused.
     """
     path = Path(path)
     guard_state_path(path)
-    _atomic_write(path, data, mode)
+    return _atomic_write(path, data, mode, replace)
 
 
-def _atomic_write(path: Path, data: bytes, mode: int | None) -> None:
+def _atomic_write(path: Path, data: bytes, mode: int | None, replace: bool = True) -> bool:
+    """The one write primitive (issue 10): temp file, fsync, chmod, rename or link, fsync the folder."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         if mode is None:
@@ -67,16 +67,34 @@ def _atomic_write(path: Path, data: bytes, mode: int | None) -> None:
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException as exc:
+        if replace:
+            os.replace(tmp, path)
+        elif not _link_if_free(tmp, path, mode):
+            return False
+    except OSError as exc:
+        raise StorageError(f"could not write {path}: {exc.strerror or exc}") from exc
+    finally:
         try:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
-        if isinstance(exc, OSError):
-            raise StorageError(f"could not write {path}: {exc.strerror or exc}") from exc
-        raise
     fsync_dir(path.parent)
+    return True
+
+
+def _link_if_free(tmp: str, target: Path, mode: int) -> bool:
+    """Give the complete file `tmp` the name `target` unless it exists (atomic either way)."""
+    try:
+        os.link(tmp, target)  # a hard link fails, rather than replaces, when the name is taken
+    except FileExistsError:
+        return False
+    except (OSError, NotImplementedError):  # a file system without hard links: claim the name, then fill it
+        try:
+            os.close(os.open(target, os.O_CREAT | os.O_EXCL | os.O_WRONLY, mode))
+        except FileExistsError:
+            return False
+        os.replace(tmp, target)
+    return True
 
 
 def atomic_write_text(path: Path, text: str, *, encoding: str = "utf-8") -> None:

@@ -153,7 +153,8 @@ def test_two_patches_in_the_same_second_get_separate_backups(ws: Path) -> None:
 def test_no_backup_when_disabled(ws: Path) -> None:
     (ws / "a.txt").write_text("a\n")
     assert apply_patch_text(P("*** Update File: a.txt\n@@\n-a\n+b\n"), ws, backup=False).backup_dir is None
-    assert not (ws / ".ctxagent").exists()
+    # the journal and the writer lock live in .ctxagent (S5, S8); no backup and no journal is left
+    assert not (ws / ".ctxagent" / "backups").exists() and not (ws / ".ctxagent" / "journal").exists()
 
 
 def test_P05_failed_write_restores_files_already_written(ws: Path) -> None:

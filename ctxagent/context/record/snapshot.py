@@ -59,7 +59,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 import warnings
 from datetime import datetime, timezone
 from pathlib import Path
@@ -67,7 +66,7 @@ from typing import Any, Iterable
 
 from ctxagent.errors import NotFoundError, StorageError
 from ctxagent.redaction import REDACTED, redact as scrub  # noqa: F401  (re-exported: one redaction for all)
-from ctxagent.storage.files import TMP_PREFIX, ensure_state_dir, fsync_dir, guard_state_path, json_bytes, refuse_links_below
+from ctxagent.storage.files import atomic_write_bytes, ensure_state_dir, guard_state_path, json_bytes, refuse_links_below
 
 #: Numbers a writer tries past a taken one before giving up (another writer keeps taking them).
 _MAX_TRIES = 1000
@@ -179,42 +178,9 @@ def _write_new(folder: Path, n: int, record: dict) -> Path:
 
 
 def _create(target: Path, data: bytes) -> bool:
-    """Write `data` to a temporary file beside `target` (fsynced), then give it the name
-    `target` only if that name is free. False when another writer took the name first."""
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=TMP_PREFIX, suffix=".tmp", dir=target.parent)
-    except OSError as exc:
-        raise StorageError(f"could not write {target}: {exc.strerror or exc}") from exc
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, 0o644)
-        return _link_if_free(tmp, target)
-    except OSError as exc:
-        raise StorageError(f"could not write {target}: {exc.strerror or exc}") from exc
-    finally:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-
-
-def _link_if_free(tmp: str, target: Path) -> bool:
-    """Give the complete file `tmp` the name `target` unless it exists (atomic either way)."""
-    try:
-        os.link(tmp, target)  # a hard link fails, rather than replaces, when the name is taken
-    except FileExistsError:
-        return False
-    except (OSError, NotImplementedError):  # a file system without hard links: claim the name, then fill it
-        try:
-            os.close(os.open(target, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
-        except FileExistsError:
-            return False
-        os.replace(tmp, target)
-    fsync_dir(target.parent)
-    return True
+    """Write `data` as `target` only if that name is free (`atomic_write_bytes(replace=False)`).
+    False when another writer took the name first."""
+    return atomic_write_bytes(target, data, mode=0o644, replace=False)
 
 
 def _changed(before: Any, after: Any) -> bool:
