@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from ctxagent.agent.approval import ApprovalPolicy
-from ctxagent.agent.compaction import compact_history
-from ctxagent.agent.events import (Compaction, ErrorEvent, Event, ReasoningDelta, Sink, TextDelta, ToolCallEvent,
+from ctxagent.agent.compaction import compact_history, compaction_event
+from ctxagent.agent.events import (Compaction, ErrorEvent, Event, Notice, ReasoningDelta, Sink, TextDelta, ToolCallEvent,
                                    ToolResultEvent, TurnEnd, TurnStart, UsageEvent)
 from ctxagent.agent.limits import TurnStop, check_limits, limits_dict
 from ctxagent.context.request import ChatModel, ContextAssembler, PassthroughAssembler
@@ -144,7 +144,19 @@ class Agent:
     def _chat(self, turn: TurnState, tools: list[dict[str, Any]], cancel: threading.Event | None) -> Any:
         self.model_calls += 1
         request = self.assembler.assemble(self._messages(), tools, self._state(turn))
+        self._emit_built(request)
         return self.client.chat(request.messages, tools or None, on_delta=self._on_delta, cancel=cancel)
+
+    def _emit_built(self, request: Any) -> None:
+        """Emit what happened while `request` was built: its notices, then its automatic
+        compaction's event, then its view written to the transcript (after the event: a
+        resumed session rebuilds that view, see `Session.record_view`)."""
+        for text in getattr(request, "notices", None) or ():
+            self.emit(Notice(message=text))
+        if getattr(request, "compaction", None) is not None:
+            self.emit(compaction_event(request.compaction))
+        if getattr(request, "view", None) is not None:
+            self.session.record_view(request.view)
 
     def _messages(self) -> list[dict[str, Any]]:
         return [{"role": "system", "content": self.system}, *self.session.history]
@@ -184,6 +196,9 @@ class Agent:
         if after and after[0].get("role") == "system":
             after = after[1:]
         self.session.replace_history(after)  # recorded: a resumed session goes on from the compacted history
+        take_notices = getattr(self.assembler, "take_notices", None)
+        for text in take_notices() if callable(take_notices) else ():
+            self.emit(Notice(message=text))
         record = getattr(self.assembler, "last_record", None)
         if record is not None:  # how it was compacted (masking, llm, extractive), not by whom
             details, method = record.to_dict(), record.method
@@ -204,7 +219,9 @@ class Agent:
                 self.emit(ToolCallEvent(call_id=call.id, name=call.name, arguments=call.arguments, step=turn.steps))
                 outcome = self.runner.run(call.id, call.name, call.arguments, finish_reason=response.finish_reason)
                 self._add_result(call.id, call.name, outcome)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:
+            if getattr(exc, "report", None):  # the tool says what it did before stopping (apply_patch: restored)
+                self._add_result(call.id, call.name, Outcome(False, str(exc.report), "interrupted"))
             raise TurnStop("interrupted", "interrupted while running tools; the calls not run were recorded "
                            "as not executed") from None
 
