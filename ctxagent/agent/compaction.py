@@ -11,8 +11,21 @@ from __future__ import annotations
 
 from typing import Any
 
+from ctxagent.agent.events import Compaction
+from ctxagent.context.compaction.compactor import CompactionRecord
 from ctxagent.context.compaction.masking import mask_observations
 from ctxagent.context.messages import repair_pairing, truncate_observation
+
+
+
+def compaction_event(record: CompactionRecord, reason: str | None = None) -> Compaction:
+    """The loop's Compaction event for `record`, with the whole record under `details`."""
+    if reason is None:
+        reason = {"auto": "the request passed the compaction threshold", "manual": "requested with /compact",
+                  "overflow": "the server said the context is too long"}.get(record.trigger, record.trigger)
+    return Compaction(reason=reason, method=record.method, messages_before=record.messages_before,
+                      messages_after=record.messages_after, details=record.to_dict())
+
 
 #: The newest tool output is clipped to this many characters.
 NEWEST_MAX_CHARS = 4_000

@@ -1,17 +1,16 @@
-"""Wire the context engine into an agent: the assembler factory and the Compaction event.
+"""Wire the context engine into an agent: the assembler factory and `attach`.
 
 `make_assembler(settings, repo, session, client=..., emit=...)` returns the
 `ContextAssembler` for a session: budget from `settings.model`, compaction knobs from
 `settings.context`, LLM summaries through `client` (extractive only without one),
 snapshots with `client`'s request parameters and `settings.secrets()` scrubbed (a
 summary call's usage too, through a `RecordedClient`),
-automatic compactions reported as `Compaction` events through `emit` (default: the
-session transcript) and their compacted view written to the transcript
-(`Session.record_view`); a resumed session's last view (`Session.compaction_view`) is
-rebuilt at the first call, with a `Notice` event when it cannot be.
+constructed once with all it needs (no callback set afterwards). What happens while a
+request is built (an automatic compaction, its compacted view, notices) comes back in the
+`AssembledRequest`, and the loop emits it (`Agent._emit_built`); a resumed session's last
+view (`Session.compaction_view`) is rebuilt at the first call, with a notice when it cannot be.
 
-`attach(agent)` connects an assembler to the agent built around it: compactions go to
-every sink of the agent (renderer, `--json`, transcript), the agent's `memory` tool
+`attach(agent)` connects an assembler to the agent built around it: the agent's `memory` tool
 feeds the memory layer with the memories of other sessions (the session's own are in its
 history), and each model call of the `plan` tool gets a snapshot of its own
 (`ContextAssembler.record_side_call`, naming the main call and tool call it was made
@@ -26,20 +25,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from ctxagent.agent.events import Compaction, Notice, ToolCallEvent
+from ctxagent.agent.compaction import compaction_event  # noqa: F401  (re-exported: its old home)
+from ctxagent.agent.events import ToolCallEvent
 from ctxagent.context.assembler import ContextAssembler, request_params_of
-from ctxagent.context.compaction.compactor import CompactionRecord
 from ctxagent.context.compaction.model_summary import llm_summarizer
 from ctxagent.llm.meter import RecordedClient
-
-
-def compaction_event(record: CompactionRecord, reason: str | None = None) -> Compaction:
-    """The loop's Compaction event for `record`, with the whole record under `details`."""
-    if reason is None:
-        reason = {"auto": "the request passed the compaction threshold", "manual": "requested with /compact",
-                  "overflow": "the server said the context is too long"}.get(record.trigger, record.trigger)
-    return Compaction(reason=reason, method=record.method, messages_before=record.messages_before,
-                      messages_after=record.messages_after, details=record.to_dict())
 
 
 #: Memory hits put in each request, and the least importance they need; the same defaults
@@ -69,15 +59,12 @@ def memory_search(tool: Any, *, limit: int = MEMORY_HITS, min_importance: float 
 
 def attach(agent: Any) -> None:
     """Connect `agent.assembler` (a ContextAssembler; anything else is left alone) to `agent`:
-    automatic compactions become `Compaction` events sent to all of the agent's sinks, and
     the agent's `memory` tool, if it has one, feeds the memory layer of every request with
     memories of other sessions (this session's own are in its history already); the
     `plan` tool's model calls are written as snapshots of their own (`SideCalls`)."""
     assembler = agent.assembler
     if not isinstance(assembler, ContextAssembler):
         return
-    assembler.on_compaction = lambda record: agent.emit(compaction_event(record))
-    assembler.on_notice = lambda text: agent.emit(Notice(message=text))
     tool = agent.registry.get("memory")
     if tool is not None and assembler.memory_search is None:
         assembler.memory_search = memory_search(tool, session_id=agent.session.id)
@@ -119,20 +106,8 @@ def make_assembler(settings: Any, repo: Path, session: Any, *, client: Any = Non
 
     Raises ConfigError when a `[context]` compaction or selection setting is out of range.
     """
-    sink = emit or getattr(session, "record_event", None)
-
-    def on_compaction(record: CompactionRecord) -> None:
-        if sink is not None:
-            sink(compaction_event(record))
-
-    def on_notice(text: str) -> None:
-        if sink is not None:
-            sink(Notice(message=text))
-
-    assembler = ContextAssembler(settings.model, context=settings.context,
-                                 secrets=settings.secrets(), on_compaction=on_compaction,
-                                 request_params=request_params_of(client) if client is not None else None,
-                                 on_view=getattr(session, "record_view", None), on_notice=on_notice)
+    assembler = ContextAssembler(settings.model, context=settings.context, secrets=settings.secrets(),
+                                 request_params=request_params_of(client) if client is not None else None)
     if client is not None:  # the summary calls' usage goes in their snapshots
         assembler.summarize = llm_summarizer(RecordedClient(client, assembler.summary_reply))
     if getattr(session, "id", None):  # a /compact before this process's first call still has a snapshot

@@ -120,6 +120,7 @@ class ContextAssembler:
         self.request_params = request_params
         self.on_view, self.on_notice = on_view, on_notice
         self._resumed: Any = None  # a resumed session's view record, taken at the first call
+        self._notices: list[str] = []  # said since the last request returned them (`take_notices`)
         self.view = CompactedView()
         self.records: list[CompactionRecord] = []
         self.compacted_turns: set[Any] = set()
@@ -230,9 +231,21 @@ class ContextAssembler:
             if reason is None:
                 self.compacted_turns.add(record.get("turn"))  # at most one compaction per turn, resumed or not
                 return
-        if report and self.on_notice is not None:
-            self.on_notice(f"resumed session: its last automatic compaction cannot be reused ({reason}); the "
-                           "history is taken whole and compacted anew once a request passes the threshold")
+        if report:
+            self._notice(f"resumed session: its last automatic compaction cannot be reused ({reason}); the "
+                         "history is taken whole and compacted anew once a request passes the threshold")
+
+    def _notice(self, text: str) -> None:
+        """Keep `text` for the next request's `notices` (and hand it to `on_notice`, if given)."""
+        self._notices.append(text)
+        if self.on_notice is not None:
+            self.on_notice(text)
+
+    def take_notices(self) -> list[str]:
+        """The notices said since the last request (or the last call of this), oldest first;
+        the loop calls it after `compact`, whose notices no request carries."""
+        notices, self._notices = self._notices, []
+        return notices
 
     def _normalize(self, message: Any) -> Any:
         """A message as the transcript holds it (redacted), for the view's digest."""
@@ -270,15 +283,18 @@ class ContextAssembler:
         report = build_report(call=call, state=state, budget=budget, system=system, selection=selection, fit=fit,
                               tools=tools, counter=self.counter, origins=origins, convo=convo, cut=cut,
                               record=record, problems=problems, n_system=len(system))
+        request = AssembledRequest(messages=messages, report=report, compaction=record)
         if not dry_run:
             self.calls = call
             self._write_snapshot(state, call, messages, tools, report)
             self._last_state, self._last_main = state, self.calls
+            request.view = self._view_record(convo, record) if record is not None else None
+            request.notices = self.take_notices()
             if record is not None and self.on_compaction is not None:
                 self.on_compaction(record)
-            if record is not None and self.on_view is not None:  # after its event: resume rebuilds this view
-                self.on_view(self._view_record(convo, record))
-        return AssembledRequest(messages=messages, report=report)
+            if request.view is not None and self.on_view is not None:  # after its event: resume rebuilds this view
+                self.on_view(request.view)
+        return request
 
     def _call_number(self, state: dict) -> int:
         """This call's number (see the class doc): the first time a session is seen, its
@@ -358,9 +374,8 @@ class ContextAssembler:
         try:
             return self._write_side(state, "summary", entry["request"], details) is not None
         except StorageError as exc:
-            if self.on_notice is not None:
-                self.on_notice(f"the compaction summary call's snapshot could not be written ({exc}); "
-                               "it goes with the next model call's snapshot")
+            self._notice(f"the compaction summary call's snapshot could not be written ({exc}); "
+                         "it goes with the next model call's snapshot")
             return False
 
     def _write_pending_summaries(self, state: dict, *, unsent: str) -> None:

@@ -9,23 +9,33 @@ The loop depends on these, never on concrete classes:
   engine's assembler (`ctxagent.context.assembler`) selects, compresses and snapshots.
   An assembler may also have `compact(history) -> list[dict]`, which the loop calls once
   after a context-length error (see `ctxagent.agent.compaction`).
-- `Sink` (in `ctxagent.agent.events`): a callable receiving each event.
+- The loop turns what `AssembledRequest` says happened (compaction, view, notices) into its
+  events; the context package never imports the agent package.
 """
 
 from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Callable, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from ctxagent.context.compaction.compactor import CompactionRecord
 
 
 @dataclass
 class AssembledRequest:
-    """What goes to the model: `messages` (OpenAI chat messages, system first) and a free-form `report`
-    (layer sizes, dropped items, snapshot path...) that the loop passes on untouched."""
+    """What goes to the model: `messages` (OpenAI chat messages, system first) and `report`
+    (layer sizes, dropped items, snapshot path...; passed on untouched), and what happened while
+    building it, for the loop to emit: `compaction` (the automatic compaction's CompactionRecord,
+    or None), `view` (its compacted view as JSON-ready data, for the transcript; None without one)
+    and `notices` (texts to show the user)."""
 
     messages: list[dict[str, Any]]
     report: dict[str, Any] = field(default_factory=dict)
+    compaction: CompactionRecord | None = None
+    view: dict[str, Any] | None = None
+    notices: list[str] = field(default_factory=list)
 
 
 @runtime_checkable
