@@ -1,100 +1,67 @@
 """The tools the agent gets: `build_registry(workspace, settings, client=...)`.
 
-- `terminal`: read-only commands (limits from `Settings.tools`);
-- `apply_patch`: the only way files change (needs approval); on success it invalidates
-  context_fetch's cache for the files it wrote (`ctxagent.fetch.cache.invalidate`);
-- `context_fetch`: ranked files, notes, memory and failing tests for a question;
-- `note`: durable findings in `<repo>/.ctxagent/notes/`;
-- `todo`: the task board in `<repo>/.ctxagent/todos.json`;
-- `plan`: a validated 5-12 step plan from the model (through `client`), loadable onto
-  the todo board;
-- `memory`: long-term memory in `<repo>/.ctxagent/memory.db`;
-- `rag`: the knowledge base in `<repo>/.ctxagent/knowledge/` (docs/memory-rag.md);
-  either one stands in as an `UnavailableTool` when its database cannot be opened.
-
-Each tool is one entry of `_makers` (name -> opener), never an if/elif on names;
-`[agent] tools` chooses which are offered (the bundled offline model gets only
-`terminal` and `apply_patch`: `ctxagent.config.settings.LOCAL_TOOLS`). Every name
-matches OpenAI's `^[a-zA-Z0-9_-]{1,64}$` and is unique (`ToolRegistry.register` refuses
-a second tool of the same name).
+Every tool is opened one way, `tool_class(name).for_repo(repo, settings, session_id=...,
+client=...)`, for each name of `ctxagent.tools.TOOLS` (the one list of tools, in the
+order the model sees them) that `[agent] tools` offers. Reference: docs/tools.md.
 """
 
 from __future__ import annotations
 
-import functools
 import warnings
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 from ctxagent.config.settings import Settings
 from ctxagent.errors import ConfigError, StorageError
+from ctxagent.tools import TOOLS, tool_class
 from ctxagent.tools.base import Tool, ToolRegistry
 from ctxagent.tools.unavailable import UnavailableTool
+
+#: Tools whose database may be unopenable (a newer schema, an unwritable folder): they stand
+#: in as an `UnavailableTool` instead of stopping the run (breaker F10).
+MAY_BE_UNAVAILABLE = frozenset({"memory", "rag"})
 
 
 def build_registry(workspace: Path, settings: Settings, *, session_id: str | None = None,
                    client: Any = None, only: Sequence[str] | None = None) -> ToolRegistry:
     """A fresh ToolRegistry with the agent tools working in `workspace` (a directory).
 
-    `only`: the names to register (a subset of `ctxagent.config.settings.AGENT_TOOLS`, registered
-    in that order; the agent passes `settings.agent.tool_names(provider)`); None: every
-    tool. A tool left out is never opened (no database or file is touched for it).
-    `session_id`: recorded in the metadata of memories the agent adds. `client`: the
-    model client (`LLMClient`) the `plan` tool asks (None, as in `ctxagent tool`: asking
-    for a plan is refused with a ConfigError, loading a given plan still works).
-    A damaged `<workspace>/.ctxagent/memory.db` or knowledge base is set aside and
-    recreated (with a warning); one that cannot be opened at all (a newer schema, an
-    unwritable folder) becomes an `UnavailableTool` with a warning, so a run is never
-    blocked by it. Raises StorageError when `<workspace>/.ctxagent` itself is refused
-    (a symbolic link: `ctxagent.storage.files.ensure_state_dir`), ConfigError for a name in
-    `only` that is not a tool.
+    `only`: the names to register (keys of `ctxagent.tools.TOOLS`, registered in TOOLS
+    order; the agent passes `settings.agent.tool_names(provider)`); None: every tool. A
+    tool left out is never opened. `session_id`, `client`: passed to each `for_repo`
+    (memory tags new memories, plan asks the model; None: asking is refused). A memory or
+    knowledge base that cannot be opened even after recovery becomes an `UnavailableTool`
+    with a warning. Raises StorageError when `<workspace>/.ctxagent` is refused (a symbolic
+    link), ConfigError (setting agent.tools, naming where it was set) for an unknown name.
     """
     workspace = Path(workspace).resolve()
-    makers = _makers(workspace, settings, session_id, client)
-    unknown = [name for name in only or () if name not in makers]
-    if unknown:
-        raise ConfigError(f"unknown tool name(s) {', '.join(map(repr, unknown))}; the tools are "
-                          f"{', '.join(makers)}", setting="agent.tools")
+    check_tool_names(only, settings)
     registry = ToolRegistry()
-    for name, make in makers.items():
+    for name in TOOLS:
         if only is None or name in only:
-            registry.register(make())
+            registry.register(open_tool(name, workspace, settings, session_id=session_id, client=client))
     return registry
 
 
-def _makers(workspace: Path, settings: Settings, session_id: str | None,
-            client: Any) -> dict[str, Callable[[], Tool]]:
-    """Tool name -> a function that opens the tool, in the order the model sees them."""
-    from ctxagent.tools.context_fetch import ContextFetchTool
-    from ctxagent.tools.memory import MemoryTool
-    from ctxagent.tools.notes import NoteTool
-    from ctxagent.tools.patch import ApplyPatchTool
-    from ctxagent.tools.plan import PlanTool
-    from ctxagent.tools.rag import RAGTool
-    from ctxagent.tools.terminal import TerminalTool
-    from ctxagent.tools.todo import TodoTool
-
-    limits = settings.tools
-    todo = functools.cache(lambda: TodoTool.for_repo(workspace))  # one board for `todo` and `plan`
-    return {
-        "terminal": lambda: TerminalTool(workspace=workspace, timeout=limits.terminal_timeout_s,
-                                         max_output_size=limits.terminal_max_output_bytes),
-        "apply_patch": lambda: ApplyPatchTool(workspace=workspace, max_files=limits.patch_max_files,
-                                              max_changed_lines=limits.patch_max_changed_lines),
-        "context_fetch": lambda: ContextFetchTool(workspace=workspace),
-        "note": lambda: NoteTool.for_repo(workspace),
-        "todo": todo,
-        "plan": lambda: PlanTool(client, board=todo()),
-        "memory": lambda: _opened(MemoryTool, lambda: MemoryTool.for_repo(workspace, session_id=session_id)),
-        "rag": lambda: _opened(RAGTool, lambda: RAGTool.for_repo(workspace)),
-    }
+def check_tool_names(names: Sequence[str] | None, settings: Settings) -> None:
+    """Raise ConfigError (setting agent.tools) naming each of `names` that is not in TOOLS."""
+    unknown = [name for name in names or () if name not in TOOLS]
+    if unknown:
+        source = settings.sources.get("agent.tools")
+        where = f" (set in {source})" if source else ""
+        raise ConfigError(f"agent.tools{where}: unknown tool name(s) {', '.join(map(repr, unknown))}; "
+                          f"the tools are {', '.join(TOOLS)} (or \"all\")", setting="agent.tools")
 
 
-def _opened(tool_cls: type[Tool], open_tool: Callable[[], Tool]) -> Tool:
-    """`open_tool()`, or, when its database cannot be opened even after recovery, an
-    `UnavailableTool` in its place and one UserWarning: the run goes on without it."""
+def open_tool(name: str, workspace: Path, settings: Settings, *, session_id: str | None = None,
+              client: Any = None) -> Tool:
+    """Tool `name` (a key of TOOLS) for `workspace`; an `UnavailableTool` with one UserWarning
+    when its database cannot be opened even after recovery, so a run goes on without it."""
+    tool_cls = tool_class(name)
     try:
-        return open_tool()
+        return tool_cls.for_repo(workspace, settings, session_id=session_id, client=client)
     except StorageError as exc:
+        if name not in MAY_BE_UNAVAILABLE:
+            raise
         warnings.warn(f"{tool_cls.name} is unavailable in this session: {exc}", stacklevel=3)
         return UnavailableTool(tool_cls, str(exc))

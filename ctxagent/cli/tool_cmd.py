@@ -1,6 +1,7 @@
 """`ctxagent tool NAME 'JSON_ARGS'`: run one agent tool directly, as the model would.
 
-The tool comes from `build_registry` (the agent's own set and limits). No approval is
+The tool is opened as the agent opens it (`ctxagent.agent.toolset.open_tool`: its
+`for_repo(repo, settings)`, the agent's limits); only that tool is opened. No approval is
 asked: you are the one running it. `--json` prints `{"ok", "content", "data"}`. The
 configured API key is redacted from what is printed, and control characters in the
 output are shown escaped (`ctxagent.cli.safe_text`).
@@ -15,11 +16,13 @@ import click
 
 from ctxagent.agent.arguments import parse_arguments
 from ctxagent.agent.toolcalls import redacted_arguments
-from ctxagent.agent.toolset import build_registry
-from ctxagent.cli.safe_text import safe_json, visible
+from ctxagent.agent.toolset import open_tool
 from ctxagent.cli.run_cmd import repo_option
+from ctxagent.cli.safe_text import safe_json, visible
 from ctxagent.config.settings import load_settings
 from ctxagent.redaction import redact
+from ctxagent.storage.files import ensure_state_dir
+from ctxagent.tools import TOOLS
 
 
 def register(cli: click.Group) -> None:
@@ -35,13 +38,13 @@ def register(cli: click.Group) -> None:
 def tool_command(name: str, json_args: str, repo: Path, as_json: bool) -> int:
     """Run tool NAME with JSON_ARGS (a JSON object), e.g. ctxagent tool terminal '{"command": "ls"}'."""
     settings = load_settings(repo, require_key=False, require_model=False)
-    registry = build_registry(repo, settings)
-    tool = registry.get(name)
-    if tool is None:
-        raise click.BadParameter(f"no tool {name!r}; available: {', '.join(registry.names())}", param_hint="NAME")
+    if name not in TOOLS:
+        raise click.BadParameter(f"no tool {name!r}; available: {', '.join(TOOLS)}", param_hint="NAME")
     parsed = parse_arguments(json_args)
     if not parsed.ok:
         raise click.BadParameter(f"not a JSON object: {parsed.problem}", param_hint="'JSON_ARGS'")
+    ensure_state_dir(repo)  # as before: every command that runs a tool sets up `.ctxagent/` (case F5)
+    tool = open_tool(name, repo.resolve(), settings)
     result = tool.execute(redacted_arguments(tool, parsed.args, settings.secrets()))
     if as_json:
         click.echo(safe_json(redact(result.to_dict(), settings.secrets())))

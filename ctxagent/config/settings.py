@@ -26,8 +26,6 @@ from ctxagent.llm.presets import PRESETS
 from ctxagent.llm.settings import ModelSettings
 from ctxagent.storage.files import state_dir
 
-#: Every agent tool, in the order the model sees them (`ctxagent.agent.toolset.build_registry`).
-AGENT_TOOLS = ("terminal", "apply_patch", "context_fetch", "note", "todo", "plan", "memory", "rag")
 #: The tools the bundled offline model gets when `[agent] tools` is not set: SmolLM2-135M,
 #: offered all 8 (about 3,750-5,000 prompt tokens of schemas), mostly calls `todo` for any
 #: task (breaker F15); with these two it looks around with `terminal`.
@@ -61,25 +59,20 @@ class AgentSettings(BaseModel):
     @field_validator("tools")
     @classmethod
     def _known_tools(cls, value: list[str] | str | None) -> list[str] | str | None:
-        """A list must name known tools (AGENT_TOOLS), at least one; duplicates are dropped."""
+        """A list names at least one tool; duplicates are dropped. The names are checked against
+        `ctxagent.tools.TOOLS` when the tools are opened (`ctxagent.agent.toolset.check_tool_names`)."""
         if not isinstance(value, list):
             return value
-        unknown = [name for name in value if name not in AGENT_TOOLS]
-        if unknown:
-            raise ValueError(f"unknown tool name(s) {', '.join(map(repr, unknown))}; "
-                             f"the tools are {', '.join(AGENT_TOOLS)} (or \"all\")")
         if not value:
             raise ValueError('name at least one tool, or use "all"')
         return list(dict.fromkeys(value))
 
-    def tool_names(self, provider: str) -> list[str]:
-        """The tools the agent offers with model `provider`, in AGENT_TOOLS order: `tools`
-        when set ("all": every one), else LOCAL_TOOLS for provider "local", else every one."""
+    def tool_names(self, provider: str) -> list[str] | None:
+        """The tools the agent offers with model `provider`: `tools` when set ("all": None,
+        every one), else LOCAL_TOOLS for provider "local", else None (every one)."""
         if self.tools is None:
-            chosen = LOCAL_TOOLS if provider == LOCAL_PROVIDER else AGENT_TOOLS
-        else:
-            chosen = AGENT_TOOLS if self.tools == "all" else self.tools
-        return [name for name in AGENT_TOOLS if name in chosen]
+            return list(LOCAL_TOOLS) if provider == LOCAL_PROVIDER else None
+        return None if self.tools == "all" else list(self.tools)
 
 
 class ToolSettings(BaseModel):

@@ -1,7 +1,8 @@
-"""Tools the model acts through. Each tool lives in its own module.
+"""Tools the model acts through: one module per tool, its description beside it.
 
-Names are imported lazily so that `from ctxagent.tools import TerminalTool` does not
-import every tool (and its dependencies) at once.
+`TOOLS` (name -> "module:Class", in the order the model sees them) is the one list of
+tools: the agent (`ctxagent.agent.toolset`), `ctxagent tool` and the lazy names below
+all read it, so `from ctxagent.tools import TerminalTool` imports only that tool.
 """
 
 from __future__ import annotations
@@ -11,19 +12,26 @@ from typing import Any
 
 from ctxagent.tools.base import Tool, ToolRegistry, ToolResult
 
-_LAZY = {
-    "TerminalTool": "ctxagent.tools.terminal",
-    "ApplyPatchTool": "ctxagent.tools.patch",
-    "NoteTool": "ctxagent.tools.notes",
-    "TodoTool": "ctxagent.tools.todo",
-    "MemoryTool": "ctxagent.tools.memory",
-    "RAGTool": "ctxagent.tools.rag",
-    "PlanTool": "ctxagent.tools.plan",
-    "ContextFetchTool": "ctxagent.tools.context_fetch",
-    "PythonExecTool": "ctxagent.tools.python_exec",
+TOOLS: dict[str, str] = {
+    "terminal": "ctxagent.tools.terminal:TerminalTool",
+    "apply_patch": "ctxagent.tools.patch:ApplyPatchTool",
+    "context_fetch": "ctxagent.tools.context_fetch:ContextFetchTool",
+    "note": "ctxagent.tools.notes:NoteTool",
+    "todo": "ctxagent.tools.todo:TodoTool",
+    "plan": "ctxagent.tools.plan:PlanTool",
+    "memory": "ctxagent.tools.memory:MemoryTool",
+    "rag": "ctxagent.tools.rag:RAGTool",
 }
 
-__all__ = ["Tool", "ToolRegistry", "ToolResult", *_LAZY]
+_LAZY = {target.split(":")[1]: target.split(":")[0] for target in TOOLS.values()}
+
+__all__ = ["TOOLS", "Tool", "ToolRegistry", "ToolResult", "tool_class", *_LAZY]
+
+
+def tool_class(name: str) -> type[Tool]:
+    """The class of tool `name` (a key of TOOLS), imported on first use. Raises KeyError."""
+    module, _, cls = TOOLS[name].partition(":")
+    return getattr(importlib.import_module(module), cls)
 
 
 def __getattr__(name: str) -> Any:

@@ -13,11 +13,15 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Iterable
 
 from pydantic import BaseModel, ValidationError
 
 from ctxagent.errors import CtxAgentError, ToolInputError
+
+if TYPE_CHECKING:
+    from ctxagent.config.settings import Settings, ToolSettings
 
 
 @dataclass
@@ -62,6 +66,15 @@ class Tool:
     #: rag, plan): the loop redacts secrets from their arguments first (`redacted_arguments`).
     writes_state: ClassVar[bool] = False
 
+    @classmethod
+    def for_repo(cls, repo: Path, settings: Settings | None = None, *, session_id: str | None = None,
+                 client: Any = None) -> Tool:
+        """The tool working on repository `repo` (state in `<repo>/.ctxagent/`), limits from
+        `settings.tools` (None: the defaults). `session_id`: tagged on what the tool records;
+        `client`: the model client for tools that ask the model. The agent and `ctxagent tool`
+        open every tool this way. Raises StorageError when `<repo>/.ctxagent` is refused."""
+        raise NotImplementedError(f"{cls.__name__} has no for_repo")
+
     def schema(self) -> dict[str, Any]:
         """The OpenAI `tools` entry: {"type": "function", "function": {name, description, parameters}}."""
         params = self.Params.model_json_schema()
@@ -102,6 +115,15 @@ class Tool:
 
     def _run(self, params: Any) -> ToolResult:
         raise NotImplementedError
+
+
+def tool_limits(settings: Settings | None) -> ToolSettings:
+    """`settings.tools`, or the default `ToolSettings` when `settings` is None."""
+    if settings is not None:
+        return settings.tools
+    from ctxagent.config.settings import ToolSettings
+
+    return ToolSettings()
 
 
 def _describe(exc: ValidationError) -> str:

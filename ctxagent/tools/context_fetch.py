@@ -71,6 +71,12 @@ class ContextFetchTool(Tool):
         self.max_files = max_files
         self.use_ripgrep = use_ripgrep
 
+    @classmethod
+    def for_repo(cls, repo: str | Path, settings: Any = None, *, session_id: str | None = None,
+                 client: Any = None) -> ContextFetchTool:
+        """The tool searching repository `repo` (its files, notes, memory and test reports)."""
+        return cls(workspace=repo)
+
     def _run(self, p: ContextFetchParams) -> ToolResult:
         query = _check_query(p.query)
         glob = _check_glob(p.glob)

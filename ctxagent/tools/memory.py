@@ -124,9 +124,11 @@ class MemoryTool(TextbookExecute, Tool):
                                  embedder=detect_embedder() if embedder == "auto" else embedder)
 
     @classmethod
-    def for_repo(cls, repo: str | Path, **kwargs: Any) -> "MemoryTool":
-        """The tool over `<repo>/.ctxagent/memory.db` (DESIGN.md section 4)."""
-        return cls(workspace=Path(repo), **kwargs)
+    def for_repo(cls, repo: str | Path, settings: Any = None, *, session_id: str | None = None,
+                 client: Any = None, **options: Any) -> MemoryTool:
+        """The tool over `<repo>/.ctxagent/memory.db` (DESIGN.md section 4), new memories tagged
+        with `session_id`; `options` go to the constructor. Raises StorageError (unopenable db)."""
+        return cls(workspace=Path(repo), session_id=session_id, **options)
 
     def _run(self, params: MemoryParams) -> ToolResult:
         return getattr(self, f"_{params.action}")(params)

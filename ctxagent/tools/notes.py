@@ -49,7 +49,7 @@ class NoteParams(BaseModel):
 class NoteTool(Tool):
     """Create, read, update, delete, list, search and summarise notes in `workspace`.
 
-    `workspace`: the notes folder (the agent uses `<repo>/.ctxagent/notes`).
+    `workspace`: the notes folder, as in the textbook (`for_repo` uses `<repo>/.ctxagent/notes`).
     `auto_backup`: keep `.bak` copies of the index and of replaced notes.
     `max_notes`: creating more is refused with a clear error.
     """
@@ -69,9 +69,10 @@ class NoteTool(Tool):
         self.store = NoteStore(self.workspace, max_notes=max_notes, auto_backup=auto_backup)
 
     @classmethod
-    def for_repo(cls, repo: str | Path, **kwargs: Any) -> "NoteTool":
-        """The tool over `<repo>/.ctxagent/notes` (DESIGN.md section 4)."""
-        return cls(workspace=ensure_state_dir(Path(repo)) / "notes", **kwargs)
+    def for_repo(cls, repo: str | Path, settings: Any = None, *, session_id: str | None = None,
+                 client: Any = None, **options: Any) -> NoteTool:
+        """The tool over `<repo>/.ctxagent/notes` (DESIGN.md section 4); `options` go to the constructor."""
+        return cls(workspace=ensure_state_dir(Path(repo)) / "notes", **options)
 
     def _run(self, params: NoteParams) -> ToolResult:
         return getattr(self, f"_{params.action}")(params)

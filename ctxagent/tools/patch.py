@@ -11,13 +11,14 @@ callers get `{"files": [{"path", "action", "added", "removed"}], "backup": dir}`
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, Field
 
 from ctxagent.patch import apply_patch_text, parse_patch, plan_patch, unified_diff
 from ctxagent.patch.plan import FileChange, PatchLimits
 from ctxagent.templates import render
-from ctxagent.tools.base import Tool, ToolResult
+from ctxagent.tools.base import Tool, ToolResult, tool_limits
 
 
 class PatchParams(BaseModel):
@@ -44,6 +45,13 @@ class ApplyPatchTool(Tool):
         self.workspace = Path(workspace)
         self.limits = PatchLimits(max_files=max_files, max_changed_lines=max_changed_lines)
         self.backup = backup
+
+    @classmethod
+    def for_repo(cls, repo: str | Path, settings: Any = None, *, session_id: str | None = None,
+                 client: Any = None) -> ApplyPatchTool:
+        """Patches inside repository `repo`, limits from `settings.tools`."""
+        limits = tool_limits(settings)
+        return cls(workspace=repo, max_files=limits.patch_max_files, max_changed_lines=limits.patch_max_changed_lines)
 
     def plan(self, patch: str) -> list[FileChange]:
         """Parse and locate `patch` without writing. Raises PatchError."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field, ValidationError, field_validator
@@ -24,6 +25,7 @@ from ctxagent.errors import ConfigError, LLMError, ToolInputError
 from ctxagent.templates import render
 from ctxagent.todo.board import TodoBoard
 from ctxagent.tools.base import Tool, ToolResult
+from ctxagent.tools.todo import board_path
 
 #: Step bounds from issue 3 ("an executable plan of 5 to 12 steps").
 MIN_STEPS = 5
@@ -80,7 +82,8 @@ class PlanParams(BaseModel):
 
 
 class PlanTool(Tool):
-    """Plans with `client`; loads steps onto `board` (a TodoBoard, or anything with `.board`)."""
+    """Plans with `client`; loads steps onto `board` (a TodoBoard, or anything with `.board`),
+    else onto the board of repository `workspace` when given (`<workspace>/.ctxagent/todos.json`)."""
 
     name = "plan"
     description = (
@@ -90,9 +93,18 @@ class PlanTool(Tool):
     Params = PlanParams
     writes_state = True
 
-    def __init__(self, client: ChatClient | None = None, *, board: Any = None) -> None:
+    def __init__(self, client: ChatClient | None = None, *, board: Any = None,
+                 workspace: str | Path | None = None) -> None:
+        if board is None and workspace is not None:
+            board = TodoBoard(board_path(workspace))
         self.client = client
         self.board: TodoBoard | None = getattr(board, "board", board)
+
+    @classmethod
+    def for_repo(cls, repo: str | Path, settings: Any = None, *, session_id: str | None = None,
+                 client: Any = None) -> PlanTool:
+        """Plans with `client` (None: asking is refused, loading a plan works) onto `repo`'s todo board."""
+        return cls(client, workspace=repo)
 
     def _run(self, params: PlanParams) -> ToolResult:
         if params.action == "load_to_todo":

@@ -89,9 +89,11 @@ class RAGTool(TextbookExecute, Tool):
         self.kb = KnowledgeBase(self.knowledge_base_path / f"{collection_name}.db", namespace=rag_namespace)
 
     @classmethod
-    def for_repo(cls, repo: str | Path, **kwargs: Any) -> "RAGTool":
-        """The tool over `<repo>/.ctxagent/knowledge/`, reading files inside `repo` only."""
-        return cls(ensure_state_dir(Path(repo)) / "knowledge", workspace=Path(repo), **kwargs)
+    def for_repo(cls, repo: str | Path, settings: Any = None, *, session_id: str | None = None,
+                 client: Any = None, **options: Any) -> RAGTool:
+        """The tool over `<repo>/.ctxagent/knowledge/`, reading files inside `repo` only;
+        `options` go to the constructor. Raises StorageError (unopenable knowledge base)."""
+        return cls(ensure_state_dir(Path(repo)) / "knowledge", workspace=Path(repo), **options)
 
     def _run(self, params: RAGParams) -> ToolResult:
         return getattr(self, f"_{params.action}")(params)

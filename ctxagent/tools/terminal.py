@@ -25,12 +25,12 @@ import os
 import signal
 import tempfile
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
 from ctxagent.errors import ToolInputError, ToolRefusedError
-from ctxagent.tools.base import Tool, ToolResult
+from ctxagent.tools.base import Tool, ToolResult, tool_limits
 from ctxagent.shell.jail import jail_available, jail_prefix, outside_system_dirs
 from ctxagent.shell.output import escape_controls, strip_line_ends
 from ctxagent.shell.process import RunResult, resolve_program, run_pipeline, safe_env
@@ -89,6 +89,13 @@ class TerminalTool(Tool):
         self.allow_cd = allow_cd
         self.sandbox = sandbox
         self.limits = limits or ResourceLimits()
+
+    @classmethod
+    def for_repo(cls, repo: str | os.PathLike[str], settings: Any = None, *, session_id: str | None = None,
+                 client: Any = None) -> TerminalTool:
+        """The terminal over repository `repo`, timeout and output cap from `settings.tools`."""
+        limits = tool_limits(settings)
+        return cls(workspace=repo, timeout=limits.terminal_timeout_s, max_output_size=limits.terminal_max_output_bytes)
 
     @property
     def workspace(self) -> Path:

@@ -22,6 +22,11 @@ from ctxagent.tools.base import Tool, ToolResult
 _MARK = {"pending": "[ ]", "in_progress": "[>]", "completed": "[x]"}
 
 
+def board_path(repo: str | Path) -> Path:
+    """`<repo>/.ctxagent/todos.json`, the state folder created if missing (StorageError if refused)."""
+    return ensure_state_dir(Path(repo)) / "todos.json"
+
+
 class TodoItemSpec(BaseModel):
     """One item of a `set` request."""
 
@@ -45,7 +50,8 @@ class TodoParams(BaseModel):
 
 
 class TodoTool(Tool):
-    """The todo board stored at `path` (the agent uses `<repo>/.ctxagent/todos.json`)."""
+    """The todo board of repository `workspace` (`<workspace>/.ctxagent/todos.json`), or the
+    board file `path` when given (path wins)."""
 
     name = "todo"
     description = (
@@ -55,13 +61,14 @@ class TodoTool(Tool):
     Params = TodoParams
     writes_state = True
 
-    def __init__(self, path: str | Path = "./.ctxagent/todos.json") -> None:
-        self.board = TodoBoard(path)
+    def __init__(self, path: str | Path | None = None, *, workspace: str | Path = ".") -> None:
+        self.board = TodoBoard(path if path is not None else board_path(workspace))
 
     @classmethod
-    def for_repo(cls, repo: str | Path) -> "TodoTool":
+    def for_repo(cls, repo: str | Path, settings: Any = None, *, session_id: str | None = None,
+                 client: Any = None) -> TodoTool:
         """The tool over `<repo>/.ctxagent/todos.json` (DESIGN.md section 4)."""
-        return cls(ensure_state_dir(Path(repo)) / "todos.json")
+        return cls(workspace=repo)
 
     def _run(self, params: TodoParams) -> ToolResult:
         action = "set" if params.action == "write" else params.action
