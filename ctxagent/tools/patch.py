@@ -2,7 +2,8 @@
 
 The model sends one patch in the `*** Begin Patch` format (see `ctxagent.patch.parser`).
 Before running, the loop asks for approval with `preview(args)`: the plain unified diff
-of the planned changes. `_run` parses, validates every path, locates every hunk, backs
+of the planned changes, kept: `_run` writes exactly that plan (refused, nothing written,
+when a file changed since; a call without a preview is planned then). It backs
 the originals up under `<workspace>/.ctxagent/backups/<stamp>/` and writes all files or
 none. The model receives a compact summary (`M src/app.py (+2 -1)` per file); library
 callers get `{"files": [{"path", "action", "added", "removed"}], "backup": dir}`.
@@ -15,8 +16,10 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ctxagent.patch import apply_patch_text, parse_patch, plan_patch, unified_diff
+from ctxagent.patch import apply_changes, parse_patch, plan_patch, unified_diff
+from ctxagent.patch.paths import workspace_root
 from ctxagent.patch.plan import FileChange, PatchLimits
+from ctxagent.storage.files import ensure_state_dir
 from ctxagent.templates import render
 from ctxagent.tools.base import Tool, ToolResult, tool_limits
 
@@ -62,13 +65,14 @@ class ApplyPatchTool(Tool):
         ToolInputError when the patch does not parse, validate or locate."""
         params = self.parse(args)
         changes = self.plan(params.patch)
+        self._planned = (params.patch, changes)  # what the user approves is what `_run` writes (issue 10)
         return unified_diff(changes) or "(the patch leaves every file as it is)\n"
 
     def _run(self, params: PatchParams) -> ToolResult:
-        result = apply_patch_text(
-            params.patch, self.workspace, max_files=self.limits.max_files,
-            max_changed_lines=self.limits.max_changed_lines, backup=self.backup,
-        )
+        planned, self._planned = getattr(self, "_planned", None), None
+        changes = planned[1] if planned and planned[0] == params.patch else self.plan(params.patch)
+        root = workspace_root(self.workspace)  # apply_changes refuses a file changed since the plan
+        result = apply_changes(changes, root, ensure_state_dir(root) / "backups" if self.backup and changes else None)
         backup = None
         if result.backup_dir is not None:
             backup = result.backup_dir.relative_to(Path(self.workspace).resolve()).as_posix()

@@ -106,3 +106,23 @@ def test_permission_bits_survive(ws: Path) -> None:
     assert ApplyPatchTool(workspace=ws).execute(
         {"patch": P("*** Update File: app.py\n@@\n-    return 1\n+    return 3\n")}).ok
     assert stat.S_IMODE((ws / "app.py").stat().st_mode) == 0o755
+
+
+def test_the_patch_written_is_the_one_previewed_and_a_file_changed_meanwhile_is_refused(ws: Path) -> None:
+    """Issue 10: planned once. The file changes while the approval prompt waits: refused,
+    nothing written, the hand edit kept."""
+    tool = ApplyPatchTool(workspace=ws)
+    args = {"patch": P("*** Update File: app.py\n@@\n def f():\n-    return 1\n+    return 2\n")}
+    assert "+    return 2" in tool.preview(args)
+    (ws / "app.py").write_text("def f():\n    return 1\n# edited by hand while the prompt waited\n")
+    result = tool.execute(args)
+    assert not result.ok
+    assert (ws / "app.py").read_text() == "def f():\n    return 1\n# edited by hand while the prompt waited\n"
+
+
+def test_the_previewed_plan_is_applied_when_nothing_changed(ws: Path) -> None:
+    tool = ApplyPatchTool(workspace=ws)
+    args = {"patch": P("*** Update File: app.py\n@@\n def f():\n-    return 1\n+    return 2\n")}
+    tool.preview(args)
+    assert tool.execute(args).ok
+    assert (ws / "app.py").read_text() == "def f():\n    return 2\n"
