@@ -45,6 +45,13 @@ def register(cli: click.Group) -> None:
     cli.add_command(inspect_command)
 
 
+def _open_memory_tool(repo: Path) -> object:
+    """The memory source of `ctxagent context` (imported here: an optional part)."""
+    from ctxagent.tools.memory import MemoryTool
+
+    return MemoryTool.for_repo(repo)
+
+
 @click.command("context")
 @click.argument("query")
 @click.option("--repo", type=click.Path(file_okay=False, exists=True), default=".", show_default=True, help="repository to gather from")
@@ -58,7 +65,7 @@ def context_command(query: str, repo: str, max_tokens: int | None, model: str | 
         raise click.BadParameter("the query is empty; ask what the model would be asked, e.g. "
                                  "ctxagent context \"how is the config parsed?\"", param_hint="QUERY")
     model, window = _model_and_window(Path(repo), model, max_tokens)
-    found = repo_sources(Path(repo), query)
+    found = repo_sources(Path(repo), query, memory_tool=_open_memory_tool)
     builder = ContextBuilder(memory_tool=found.memory_tool, config=ContextConfig(max_tokens=window), counter=TokenCounter(model))
     args = dict(user_query=query, system_instructions=found.instructions, custom_packets=found.packets)
     if as_messages:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from ctxagent.context.messages import normalize, repair_pairing, truncate_tool_result
 from ctxagent.context.packet import ContextPacket, to_epoch
@@ -160,8 +160,9 @@ class RepoSources:
     sources: dict[str, dict] = field(default_factory=dict)
 
 
-def repo_sources(repo: Any, query: str) -> RepoSources:
+def repo_sources(repo: Any, query: str, memory_tool: Callable[[Any], Any] | None = None) -> RepoSources:
     """Collect `repo`'s context sources for `ctxagent context` (no model involved).
+    `memory_tool(repo)` opens the memory source (the CLI passes `MemoryTool.for_repo`).
 
     Each source is optional: one whose module is missing is reported as "not
     available", one that fails as its error; the others still count.
@@ -172,7 +173,8 @@ def repo_sources(repo: Any, query: str) -> RepoSources:
     out = RepoSources()
     _try_source(out, "agents_md", lambda: _agents_md(repo, out))
     _try_source(out, "session_state", lambda: _session_state(repo, query, out))
-    _try_source(out, "memory_tool", lambda: _memory_tool(repo, out))
+    if memory_tool is not None:
+        _try_source(out, "memory_tool", lambda: _memory_tool(memory_tool, repo, out))
     return out
 
 
@@ -209,9 +211,6 @@ def _session_state(repo: Any, query: str, out: RepoSources) -> int:
     return (1 if todos else 0) + len(state.get("notes", []))
 
 
-def _memory_tool(repo: Any, out: RepoSources) -> int:
-    from ctxagent.tools.memory import MemoryTool  # optional: another module's tool
-
-    for_repo = getattr(MemoryTool, "for_repo", None)
-    out.memory_tool = for_repo(repo) if for_repo else MemoryTool()
+def _memory_tool(open_tool: Callable[[Any], Any], repo: Any, out: RepoSources) -> int:
+    out.memory_tool = open_tool(repo)
     return 1

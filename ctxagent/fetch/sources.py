@@ -21,17 +21,17 @@ class SourceUnavailable(Exception):
 
 
 def search_notes(root: Path, query: str, limit: int) -> list[dict[str, Any]]:
-    """Notes in `<root>/.ctxagent/notes` matching `query`, best first (NoteTool search
-    rows: note_id, title, type, tags, content, updated_at, score)."""
+    """Notes in `<root>/.ctxagent/notes` matching `query`, best first (the note search
+    rows: note_id, title, type, tags, content, updated_at, score), read through the store."""
     folder = _state(root) / "notes"
     try:
-        from ctxagent.tools.notes import NoteTool
+        from ctxagent.notes.store import NoteStore
     except ImportError as exc:
         raise SourceUnavailable(f"notes are not available in this install ({exc})") from None
     if not folder.is_dir():
         return []
     try:
-        return list(NoteTool(workspace=folder).run({"action": "search", "query": query, "limit": limit}))
+        return [{**note.as_item(), "score": round(score, 4)} for note, score in NoteStore(folder).search(query, limit=limit)]
     except CtxAgentError as exc:
         raise SourceUnavailable(f"notes could not be searched: {exc}") from None
 
