@@ -31,8 +31,8 @@ from typing import Callable, Iterator
 from ctxagent.context.assembler import ContextAssembler
 from ctxagent.context.compaction.compactor import Budget, compact_conversation
 from ctxagent.context.messages import history_units
-from ctxagent.text.tokens import TokenCounter
 from ctxagent.llm.settings import ModelSettings
+from ctxagent.text.tokens import TokenCounter
 
 DATA = Path(__file__).parent / "data"
 SYSTEM = {"role": "system", "content": "You are ctxagent, a coding agent working in a terminal."}

@@ -140,7 +140,7 @@ def main() -> None:
 def docs_text(rows: dict[str, dict], official_out: list[str]) -> str:
     parts = ["Docstring -> file retrieval (`../shared/bench/make_dataset.py`), the tool's files source "
              "(BM25 over files and definition chunks with name/class/path fields, ripgrep literal bonus). "
-             f"Machine: this 2-core box, shared. Target: recall@5 >= 0.90 at < 50 ms/query.\n",
+             "Machine: this 2-core box, shared. Target: recall@5 >= 0.90 at < 50 ms/query.\n",
              "Command: `python benchmarks/context_fetch_recall.py --official --write-docs`\n", table(rows)]
     if official_out:
         parts.append("\nOfficial `evaluate.py DIR keyword bm25 cmd:...` output (cmd: runs one process per "

@@ -22,8 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from ctxagent.storage.files import read_jsonl  # noqa: E402
-from tests.storage.crash_harness import (  # noqa: E402
-    check_notes, check_todo, crash_once, notes_writer, todo_writer)
+from tests.storage.crash_harness import check_notes, check_todo, crash_once, notes_writer, todo_writer  # noqa: E402
 
 KINDS = {
     # name: (writer, size argument, delay range in seconds, checker, store path in the run folder)

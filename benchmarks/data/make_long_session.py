@@ -45,7 +45,7 @@ def code_file(rng: random.Random, name: str, lines: int) -> str:
     for i in range(lines // 6):
         fn = f"{rng.choice(['load', 'parse', 'merge', 'check', 'render'])}_{rng.choice(MODULES)}_{i}"
         out += [f"def {fn}(value, *, strict=False):", f'    """Return the {fn.replace("_", " ")}."""',
-                f"    if strict and not value:", f"        raise ValueError('{fn}: empty value')",
+                "    if strict and not value:", f"        raise ValueError('{fn}: empty value')",
                 f"    return value  # {rng.randint(100, 999)}", ""]
     return "\n".join(out)
 

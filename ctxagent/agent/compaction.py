@@ -17,7 +17,6 @@ from ctxagent.context.compaction.masking import mask_observations
 from ctxagent.context.messages import repair_pairing, truncate_observation
 
 
-
 def compaction_event(record: CompactionRecord, reason: str | None = None) -> Compaction:
     """The loop's Compaction event for `record`, with the whole record under `details`."""
     if reason is None:

@@ -25,14 +25,26 @@ from typing import Any, Sequence
 
 from ctxagent.agent.approval import ApprovalPolicy
 from ctxagent.agent.compaction import compact_history, compaction_event
-from ctxagent.agent.events import (Compaction, ErrorEvent, Event, Notice, ReasoningDelta, Sink, TextDelta, ToolCallEvent,
-                                   ToolResultEvent, TurnEnd, TurnStart, UsageEvent)
+from ctxagent.agent.events import (
+    Compaction,
+    ErrorEvent,
+    Event,
+    Notice,
+    ReasoningDelta,
+    Sink,
+    TextDelta,
+    ToolCallEvent,
+    ToolResultEvent,
+    TurnEnd,
+    TurnStart,
+    UsageEvent,
+)
 from ctxagent.agent.limits import TurnStop, check_limits, limits_dict
-from ctxagent.context.request import ChatModel, ContextAssembler, PassthroughAssembler
 from ctxagent.agent.session import Session
 from ctxagent.agent.toolcalls import Outcome, ToolRunner
 from ctxagent.config.settings import Settings
 from ctxagent.context.messages import INTERRUPTED_RESULT, tool_message, unanswered_calls
+from ctxagent.context.request import ChatModel, ContextAssembler, PassthroughAssembler
 from ctxagent.errors import CtxAgentError
 from ctxagent.llm.errors import ContextLengthError, LLMCancelledError
 from ctxagent.llm.meter import UsageMeter

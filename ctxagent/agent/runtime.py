@@ -17,11 +17,11 @@ from ctxagent.agent.episodic import EpisodeRecorder
 from ctxagent.agent.events import Sink
 from ctxagent.agent.loop import Agent
 from ctxagent.agent.prompts import system_prompt
-from ctxagent.context.request import ContextAssembler
 from ctxagent.agent.session import Session
 from ctxagent.agent.toolset import build_registry
-from ctxagent.config.settings import LOCAL_PROVIDER, Settings
 from ctxagent.agent.wiring import attach
+from ctxagent.config.settings import LOCAL_PROVIDER, Settings
+from ctxagent.context.request import ContextAssembler
 from ctxagent.llm.client import LLMClient
 from ctxagent.llm.meter import MeteredClient, UsageMeter
 

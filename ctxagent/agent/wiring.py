@@ -31,7 +31,6 @@ from ctxagent.context.assembler import ContextAssembler, request_params_of
 from ctxagent.context.compaction.model_summary import llm_summarizer
 from ctxagent.llm.meter import RecordedClient
 
-
 #: Memory hits put in each request, and the least importance they need; the same defaults
 #: as the builder's gather stage (`ctxagent.context.gather`: textbook 9.3.3's min_importance).
 MEMORY_HITS = 5

@@ -17,13 +17,13 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
-from ctxagent.storage.files import ensure_state_dir
 from ctxagent.cli.main import write_crash_log
 from ctxagent.cli.render import RichRenderer
 from ctxagent.cli.run_cmd import model_options, repo_option, stdin_asker, trust_option
 from ctxagent.cli.safe_text import markup
 from ctxagent.cli.slash import ChatContext, dispatch
 from ctxagent.config.settings import load_settings
+from ctxagent.storage.files import ensure_state_dir
 
 if TYPE_CHECKING:
     from ctxagent.agent.loop import Agent

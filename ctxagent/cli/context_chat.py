@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable
 
-
 if TYPE_CHECKING:
     from ctxagent.agent.loop import Agent
     from ctxagent.cli.slash import ChatContext

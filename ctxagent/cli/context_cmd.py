@@ -28,10 +28,18 @@ from rich.table import Table
 from ctxagent.cli.safe_text import markup
 from ctxagent.context import ContextBuilder, ContextConfig, TokenCounter
 from ctxagent.context.gather import repo_sources
-from ctxagent.context.record.snapshot import (REDACTED, list_calls, read_snapshot, resolve_session, side_calls_for,
-                                       side_calls_in, side_kind, summary_calls_in)
 from ctxagent.context.messages import content_text
 from ctxagent.context.record.report import layer_rows, message_preview
+from ctxagent.context.record.snapshot import (
+    REDACTED,
+    list_calls,
+    read_snapshot,
+    resolve_session,
+    side_calls_for,
+    side_calls_in,
+    side_kind,
+    summary_calls_in,
+)
 from ctxagent.storage.files import read_jsonl, state_dir
 
 _DECISION_STYLE = {"selected": "green", "truncated": "yellow", "dropped": "red"}

@@ -60,7 +60,7 @@ def settings_table(settings: Settings) -> Table:
         values: dict[str, Any] = getattr(settings, section).model_dump()
         for key, value in values.items():
             dotted = f"{section}.{key}"
-            shown = mask(getattr(settings.model, "api_key")) if dotted == "model.api_key" else value
+            shown = mask(settings.model.api_key) if dotted == "model.api_key" else value
             table.add_row(dotted, markup(str(shown)), markup(settings.sources.get(dotted, "default")))
     for key, value in (settings.context.model_extra or {}).items():
         table.add_row(f"context.{key}", markup(str(value)), markup(settings.sources.get(f"context.{key}", "?")))

@@ -115,7 +115,29 @@ def run_cli(argv: list[str] | None = None) -> int:
         return _run(argv)
 
 
+def _finish_a_dead_patch(argv: list[str] | None) -> None:
+    """Undo a patch that a killed run left half-written in the repository (`--repo`, else the
+    working directory) before any command reads it (issue 17, S5); says so on stderr."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    repo = "."
+    for i, word in enumerate(args):
+        if word == "--repo" and i + 1 < len(args):
+            repo = args[i + 1]
+        elif word.startswith("--repo="):
+            repo = word.split("=", 1)[1]
+    from ctxagent.storage.journal import recover_pending
+
+    try:
+        note = recover_pending(Path(repo))
+    except (OSError, CtxAgentError) as exc:
+        print(f"ctxagent: warning: an unfinished patch journal could not be recovered: {exc}", file=sys.stderr)
+        return
+    if note:
+        print(f"ctxagent: {note}", file=sys.stderr)
+
+
 def _run(argv: list[str] | None) -> int:
+    _finish_a_dead_patch(argv)
     try:
         result = cli.main(args=argv, prog_name="ctxagent", standalone_mode=False)
     except click.exceptions.Exit as exc:

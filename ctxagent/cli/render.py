@@ -22,8 +22,19 @@ from rich.console import Console
 from rich.status import Status
 from rich.text import Text
 
-from ctxagent.agent.events import (ApprovalRequest, Compaction, ErrorEvent, Event, Notice, ReasoningDelta,
-                                   TextDelta, ToolCallEvent, ToolResultEvent, TurnEnd, TurnStart, UsageEvent)
+from ctxagent.agent.events import (
+    ApprovalRequest,
+    Compaction,
+    ErrorEvent,
+    Event,
+    Notice,
+    ReasoningDelta,
+    TextDelta,
+    ToolCallEvent,
+    ToolResultEvent,
+    TurnEnd,
+    TurnStart,
+)
 from ctxagent.cli.safe_text import CONTROL_WARNING, has_controls, plain, visible
 from ctxagent.redaction import StreamRedactor, redact
 

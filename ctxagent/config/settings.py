@@ -18,9 +18,9 @@ from typing import Any, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from ctxagent.config.trust import TRUSTED_REPOS_KEY, RepoConfigTrust, RepoTrust
-from ctxagent.config.check import allowed_range, check_context, context_keys, shown_value, unknown_key_message
 from ctxagent.config import toml as tomllib
+from ctxagent.config.check import allowed_range, check_context, context_keys, shown_value, unknown_key_message
+from ctxagent.config.trust import TRUSTED_REPOS_KEY, RepoConfigTrust, RepoTrust
 from ctxagent.errors import ConfigError, StorageError
 from ctxagent.llm.presets import PRESETS
 from ctxagent.llm.settings import ModelSettings

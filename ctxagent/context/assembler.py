@@ -49,21 +49,21 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from ctxagent.context.request import AssembledRequest
 from ctxagent.context.compaction.compactor import Budget, CompactionConfig, CompactionRecord, compact_conversation
+from ctxagent.context.compaction.sections import summary_message
+from ctxagent.context.compaction.view import CompactedView
 from ctxagent.context.fitting import build_request, fit_request
 from ctxagent.context.messages import repair_pairing, truncate_tool_result
-from ctxagent.context.record.report import build_report, message_preview
 from ctxagent.context.packet import ContextConfig
-from ctxagent.context.state.read import gather_state
+from ctxagent.context.record.report import build_report, message_preview
 from ctxagent.context.record.snapshot import highest_call, write_call_snapshot, write_side_call_snapshot
-from ctxagent.context.compaction.sections import summary_message
+from ctxagent.context.request import AssembledRequest
+from ctxagent.context.state.read import gather_state
 from ctxagent.context.state.select import StateSelection, scoring_query, select_state, selection_config
-from ctxagent.text.tokens import TokenCounter
-from ctxagent.context.compaction.view import CompactedView
 from ctxagent.errors import StorageError
 from ctxagent.redaction import redact
 from ctxagent.storage.files import state_dir
+from ctxagent.text.tokens import TokenCounter
 
 #: Each context-length error from the server shrinks the budget we count against by this factor.
 OVERFLOW_SHRINK = 0.9

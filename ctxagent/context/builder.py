@@ -21,16 +21,16 @@ import time
 from typing import Any, Callable, Iterable
 
 from ctxagent.context import compress, structure
-from ctxagent.text.collector import collector_paused
 from ctxagent.context.gather import Gathered, gather
 from ctxagent.context.messages import call_ids, history_units, last_user_text, split_current, strip_private
 from ctxagent.context.packet import TYPE_LAYER, ContextConfig, ContextPacket, to_epoch
 from ctxagent.context.record.report import fixed_layer, unused_note
 from ctxagent.context.select import Candidate, score, select
-from ctxagent.text.terms import terms
-from ctxagent.text.statistics import analyse
-from ctxagent.text.tokens import TokenCounter
 from ctxagent.errors import ContextOverflowError
+from ctxagent.text.collector import collector_paused
+from ctxagent.text.statistics import analyse
+from ctxagent.text.terms import terms
+from ctxagent.text.tokens import TokenCounter
 
 _SKELETON = {"State": [""], "Evidence": [""], "Context": [""]}
 

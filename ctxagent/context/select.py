@@ -38,8 +38,8 @@ from typing import Any, Callable
 from ctxagent.context.budget import classify_query, layer_budgets
 from ctxagent.context.packet import ContextConfig, ContextPacket
 from ctxagent.text.scoring import recency_score
-from ctxagent.text.terms import evict_oldest, terms
 from ctxagent.text.statistics import analyse
+from ctxagent.text.terms import evict_oldest, terms
 
 MIN_TRUNCATED_TOKENS = 48
 HISTORY_LAYERS = ("history", "tool_results")

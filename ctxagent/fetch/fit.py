@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ctxagent.fetch.budget import count_tokens, fit_items
-from ctxagent.fetch.render import render_tests_section, failed_line, memory_line, note_line
+from ctxagent.fetch.render import failed_line, memory_line, note_line, render_tests_section
 
 
 def fit_notes(rows: list[dict[str, Any]], budget: int) -> list[dict[str, Any]]:

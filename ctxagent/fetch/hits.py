@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctxagent.text.terms import terms
 from ctxagent.fetch.budget import count_tokens, truncate_to
 from ctxagent.fetch.chunks import Chunk
+from ctxagent.text.terms import terms
 
 HITS_PER_FILE = 3
 CONTEXT_LINES = 2

@@ -29,10 +29,10 @@ import threading
 from dataclasses import dataclass, field, replace
 from typing import Iterable
 
-from ctxagent.text.scoring import BM25Index
-from ctxagent.text.terms import terms
 from ctxagent.fetch.chunks import Chunk, split_chunks
 from ctxagent.fetch.walk import FileEntry, read_text
+from ctxagent.text.scoring import BM25Index
+from ctxagent.text.terms import terms
 
 FILE_WEIGHT = 1.0
 CHUNK_WEIGHT = 2.0

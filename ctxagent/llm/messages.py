@@ -11,7 +11,6 @@ provider differences are settled here, in one place:
 from __future__ import annotations
 
 import re
-
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 

@@ -45,7 +45,7 @@ def create_fts_table(conn: sqlite3.Connection, table: str) -> None:
 def signature() -> str:
     """Fingerprint of the current tokenizer and index layout (16 hex characters)."""
     probe = "\x1f".join(terms(_PROBE))
-    return hashlib.sha256(f"{INDEX_VERSION}|{TOKENIZE}|{probe}".encode("utf-8")).hexdigest()[:16]
+    return hashlib.sha256(f"{INDEX_VERSION}|{TOKENIZE}|{probe}".encode()).hexdigest()[:16]
 
 
 def ensure_current(conn: sqlite3.Connection, table: str, source_sql: str) -> bool:

@@ -20,11 +20,11 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from ctxagent.text.scoring import recency_score
 from ctxagent.memory import fts
 from ctxagent.memory.embeddings import cosine_top
 from ctxagent.memory.migrations import MEMORY_FTS as FTS
 from ctxagent.memory.model import MemoryItem, check_importance, check_type
+from ctxagent.text.scoring import recency_score
 
 if TYPE_CHECKING:
     from ctxagent.memory.store import MemoryStore

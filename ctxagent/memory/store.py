@@ -26,9 +26,16 @@ from typing import Any, Iterator
 from ctxagent.errors import NotFoundError, StorageError, ToolInputError
 from ctxagent.memory import fts
 from ctxagent.memory.embeddings import Embedder, store_vector
-from ctxagent.memory.migrations import MEMORY, MEMORY_FTS as FTS_TABLE
+from ctxagent.memory.migrations import MEMORY
+from ctxagent.memory.migrations import MEMORY_FTS as FTS_TABLE
 from ctxagent.memory.model import (
-    DEFAULT_IMPORTANCE, MemoryItem, check_content, check_id, check_importance, check_modality, check_type,
+    DEFAULT_IMPORTANCE,
+    MemoryItem,
+    check_content,
+    check_id,
+    check_importance,
+    check_modality,
+    check_type,
 )
 from ctxagent.storage.files import LOCK_TIMEOUT_S
 from ctxagent.storage.sqlite import immediate_transaction, open_sqlite

@@ -11,9 +11,9 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 
+from ctxagent.notes.model import Note
 from ctxagent.text.scoring import BM25Index
 from ctxagent.text.terms import terms
-from ctxagent.notes.model import Note
 
 MAX_ENTRIES = 20_000
 #: BM25 indexes kept (one per distinct set of note versions searched, e.g. per filter).

@@ -9,7 +9,6 @@ encoding and final newline are decided by `textfile.py` when the file is written
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Union
 
 
 @dataclass(frozen=True)
@@ -64,7 +63,7 @@ class UpdateFile:
     replace_lines: list[str] | None = None
 
 
-Operation = Union[AddFile, DeleteFile, UpdateFile]
+Operation = AddFile | DeleteFile | UpdateFile
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,8 @@ from __future__ import annotations
 import re
 
 from ctxagent.errors import PatchError
-from ctxagent.patch.hunks import END_OF_FILE, EXPECTED_FORM, PatchLine as _Line, parse_chunks
+from ctxagent.patch.hunks import END_OF_FILE, EXPECTED_FORM, parse_chunks
+from ctxagent.patch.hunks import PatchLine as _Line
 from ctxagent.patch.model import AddFile, DeleteFile, Operation, Patch, UpdateFile
 
 BEGIN = "*** Begin Patch"

@@ -13,12 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ctxagent.errors import PatchError
-from ctxagent.secret_rules import REDACTED
 from ctxagent.patch import paths
 from ctxagent.patch.locate import apply_chunks, count_changes
 from ctxagent.patch.model import AddFile, DeleteFile, Operation, Patch, UpdateFile
 from ctxagent.patch.textfile import TextFile, decode_text, encode_text, is_binary
-
+from ctxagent.secret_rules import REDACTED
 
 #: Permission bits of a file created by `*** Add File:`.
 NEW_FILE_MODE = 0o644

@@ -21,9 +21,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ctxagent.text.tokens import estimate_tokens
 from ctxagent.errors import ToolInputError
 from ctxagent.rag.extract import Extracted
+from ctxagent.text.tokens import estimate_tokens
 
 DEFAULT_SIZE = 400
 DEFAULT_OVERLAP = 60

@@ -20,14 +20,14 @@ import subprocess
 from functools import lru_cache
 
 from ctxagent.errors import ToolInputError, ToolRefusedError
-from ctxagent.shell.parse import Word
 from ctxagent.shell.commands.awk import check_awk_program
 from ctxagent.shell.commands.find import check_find
-from ctxagent.shell.flags import Scan, scan
 from ctxagent.shell.commands.git import check_git
-from ctxagent.shell.process import SAFE_PATH
-from ctxagent.shell.paths import PathContext
 from ctxagent.shell.commands.sed import check_sed_script
+from ctxagent.shell.flags import Scan, scan
+from ctxagent.shell.parse import Word
+from ctxagent.shell.paths import PathContext
+from ctxagent.shell.process import SAFE_PATH
 from ctxagent.shell.specs import SPECS, Spec
 
 COMMANDS = tuple(sorted([*SPECS, "find", "git", "cd"]))

@@ -15,8 +15,8 @@ import os
 import sqlite3
 import time
 import warnings
-from pathlib import Path
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Callable, Iterator
 
 from ctxagent.errors import StorageError

@@ -14,8 +14,8 @@ import json
 import re
 import threading
 import unicodedata
-from pathlib import Path
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 TOKENS_PER_MESSAGE = 3  # OpenAI cookbook: <|start|>{role}\n{content}<|end|>\n

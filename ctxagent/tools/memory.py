@@ -29,10 +29,10 @@ from ctxagent.errors import ToolInputError
 from ctxagent.memory import upkeep
 from ctxagent.memory.embeddings import detect_embedder
 from ctxagent.memory.model import MEMORY_TYPES, check_type
+from ctxagent.memory.render import render_item_rows, render_stats, render_summary, short
 from ctxagent.memory.store import DEFAULT_USER, MemoryStore
 from ctxagent.storage.files import ensure_state_dir
 from ctxagent.tools.base import Tool, ToolResult
-from ctxagent.memory.render import render_item_rows, render_stats, render_summary, short
 
 Action = Literal["add", "search", "summary", "stats", "update", "remove", "forget", "consolidate", "clear_all"]
 

@@ -30,16 +30,16 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, Field
 
 from ctxagent.errors import ToolInputError, ToolRefusedError
-from ctxagent.tools.base import Tool, ToolResult, tool_limits
-from ctxagent.shell.jail import jail_available, jail_prefix, outside_system_dirs
-from ctxagent.shell.output import escape_controls, strip_line_ends
-from ctxagent.shell.process import RunResult, resolve_program, run_pipeline, safe_env
-from ctxagent.shell.parse import Word, parse_pipeline
 from ctxagent.shell.commands.git import git_env
 from ctxagent.shell.commands.git_repo import prepare_git_view
+from ctxagent.shell.jail import jail_available, jail_prefix, outside_system_dirs
 from ctxagent.shell.limits import ResourceLimits
+from ctxagent.shell.output import escape_controls, strip_line_ends
+from ctxagent.shell.parse import Word, parse_pipeline
 from ctxagent.shell.paths import PathContext
 from ctxagent.shell.policy import check_pipeline
+from ctxagent.shell.process import RunResult, resolve_program, run_pipeline, safe_env
+from ctxagent.tools.base import Tool, ToolResult, tool_limits
 
 
 class TerminalParams(BaseModel):

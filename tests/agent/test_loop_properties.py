@@ -7,14 +7,15 @@ import json
 import tempfile
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from pydantic import SecretStr
 
 from ctxagent.agent.approval import ApprovalPolicy
 from ctxagent.agent.loop import Agent
-from ctxagent.context.messages import pairing_errors
 from ctxagent.agent.session import Session
 from ctxagent.config.settings import Settings
+from ctxagent.context.messages import pairing_errors
 from ctxagent.llm.client import LLMClient
 from ctxagent.llm.settings import ModelSettings
 from ctxagent.tools.base import ToolRegistry

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from ctxagent.agent.events import TextDelta, TurnStart
-from ctxagent.context.messages import pairing_errors
 from ctxagent.agent.session import Session, list_sessions, new_session_id
+from ctxagent.context.messages import pairing_errors
 from ctxagent.errors import NotFoundError
 
 SECRET = "sk-live-abcdef0123456789"

@@ -8,11 +8,19 @@ import json
 import pytest
 from rich.console import Console
 
-from ctxagent.agent.events import (ApprovalRequest, ErrorEvent, ReasoningDelta, TextDelta, ToolCallEvent,
-                                   ToolResultEvent, TurnEnd, TurnStart)
+from ctxagent.agent.events import (
+    ApprovalRequest,
+    ErrorEvent,
+    ReasoningDelta,
+    TextDelta,
+    ToolCallEvent,
+    ToolResultEvent,
+    TurnEnd,
+    TurnStart,
+)
 from ctxagent.cli.jsonout import JsonLinesSink
-from ctxagent.cli.safe_text import CONTROL_WARNING, visible
 from ctxagent.cli.render import RichRenderer, diff_text, short_args, usage_line
+from ctxagent.cli.safe_text import CONTROL_WARNING, visible
 from tests.cli.test_safe_text import _raw_unsafe
 
 

@@ -8,13 +8,13 @@ import pytest
 
 from ctxagent.context.assembler import ContextAssembler
 from ctxagent.context.compaction.compactor import CompactionConfig
+from ctxagent.context.compaction.sections import is_summary_message
 from ctxagent.context.fitting import alternate
 from ctxagent.context.messages import is_valid_pairing
 from ctxagent.context.state.read import gather_state
-from ctxagent.context.compaction.sections import is_summary_message
-from ctxagent.text.tokens import TokenCounter
 from ctxagent.errors import ContextOverflowError
 from ctxagent.llm.settings import ModelSettings
+from ctxagent.text.tokens import TokenCounter
 from tests.context.long_history import C03_TASK, call, rounds, tool_pairing_ok
 
 COUNTER = TokenCounter("gpt-4o-mini")

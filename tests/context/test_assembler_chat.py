@@ -12,11 +12,11 @@ from rich.console import Console
 
 from ctxagent.agent.loop import Agent
 from ctxagent.agent.session import Session
+from ctxagent.agent.wiring import make_assembler
 from ctxagent.cli.context_chat import compact_command, context_command
 from ctxagent.cli.render import RichRenderer
 from ctxagent.cli.slash import ChatContext, dispatch
 from ctxagent.config.settings import Settings
-from ctxagent.agent.wiring import make_assembler
 from ctxagent.llm.client import LLMClient
 from ctxagent.llm.settings import ModelSettings
 from ctxagent.storage.files import read_jsonl

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from ctxagent.context.compaction.compactor import Budget, CompactionConfig, compact_conversation
-from ctxagent.context.messages import is_valid_pairing
 from ctxagent.context.compaction.sections import SECTIONS, SUMMARY_MARKER, is_summary_message, render_summary
-from ctxagent.text.tokens import TokenCounter
+from ctxagent.context.messages import is_valid_pairing
 from ctxagent.errors import ConfigError
+from ctxagent.text.tokens import TokenCounter
 from tests.context.long_history import C03_LAST, C03_TASK, USELESS, c03_history, call, rounds, tool_pairing_ok
 
 COUNTER = TokenCounter("gpt-4o-mini")

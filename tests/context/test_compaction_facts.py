@@ -7,7 +7,12 @@ import pytest
 from ctxagent.context.compaction.extractive import extractive_summary, fact_span, user_facts
 from ctxagent.context.compaction.facts import extract_facts
 from ctxagent.context.compaction.sections import (
-    SECTIONS, insert_items, parse_summary, render_summary, summary_message, summary_problem,
+    SECTIONS,
+    insert_items,
+    parse_summary,
+    render_summary,
+    summary_message,
+    summary_problem,
 )
 from tests.context.long_history import USELESS, call
 

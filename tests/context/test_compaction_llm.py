@@ -7,14 +7,14 @@ import json
 import pytest
 
 from ctxagent.context.assembler import ContextAssembler, request_params_of
-from ctxagent.context.record.snapshot import read_snapshot, scrub
 from ctxagent.context.compaction.model_summary import llm_summarizer
 from ctxagent.context.compaction.sections import SUMMARY_MARKER, is_summary_message, render_summary
-from ctxagent.text.tokens import TokenCounter
+from ctxagent.context.record.snapshot import read_snapshot, scrub
 from ctxagent.errors import ContextOverflowError
 from ctxagent.llm.client import LLMClient
 from ctxagent.llm.settings import ModelSettings
 from ctxagent.storage.files import state_dir
+from ctxagent.text.tokens import TokenCounter
 from tests.context.long_history import C03_LAST, C03_TASK, USELESS, c03_history
 from tests.support.fake_openai import error, text
 

@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 
 from ctxagent.context.assembler import ContextAssembler
 from ctxagent.context.messages import history_units, truncate_tool_result
-from ctxagent.text.tokens import TokenCounter
 from ctxagent.errors import ContextOverflowError
 from ctxagent.llm.settings import ModelSettings
+from ctxagent.text.tokens import TokenCounter
 from tests.context.long_history import add_step, tool_pairing_ok
 
 COUNTER = TokenCounter("gpt-4o-mini")

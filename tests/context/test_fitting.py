@@ -9,9 +9,9 @@ import random
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ctxagent.context.compaction.sections import SUMMARY_MARKER
 from ctxagent.context.fitting import STATE_DROP_ORDER, build_request, fit_request
 from ctxagent.context.messages import history_units
-from ctxagent.context.compaction.sections import SUMMARY_MARKER, is_summary_message
 from ctxagent.text.tokens import TokenCounter
 from tests.context.long_history import call, tool_pairing_ok
 

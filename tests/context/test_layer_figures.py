@@ -13,8 +13,8 @@ import pytest
 from ctxagent.context import ContextBuilder, ContextConfig, ContextPacket
 from ctxagent.context.assembler import ContextAssembler
 from ctxagent.context.budget import classify_query, layer_budgets
-from ctxagent.text.tokens import TokenCounter
 from ctxagent.llm.settings import ModelSettings
+from ctxagent.text.tokens import TokenCounter
 from tests.context.long_history import rounds
 
 COUNTER = TokenCounter("gpt-4o")

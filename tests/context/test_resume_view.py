@@ -19,14 +19,14 @@ from hypothesis import strategies as st
 from ctxagent.agent.session import Session, history_from_records, view_from_records
 from ctxagent.context.assembler import ContextAssembler
 from ctxagent.context.compaction.compactor import CompactionConfig
-from ctxagent.context.messages import is_valid_pairing, repair_pairing
 from ctxagent.context.compaction.sections import is_summary_message
-from ctxagent.text.tokens import TokenCounter
 from ctxagent.context.compaction.view import CompactedView, prefix_digest
+from ctxagent.context.messages import is_valid_pairing, repair_pairing
 from ctxagent.errors import ContextOverflowError
 from ctxagent.llm.settings import ModelSettings
 from ctxagent.redaction import redact
 from ctxagent.storage.files import read_jsonl
+from ctxagent.text.tokens import TokenCounter
 from tests.context.long_history import C03_LAST, C03_TASK, add_step, call, rounds
 
 COUNTER = TokenCounter("gpt-4o-mini")

@@ -9,8 +9,8 @@ import pytest
 
 from ctxagent.context.budget import classify_query, layer_budgets
 from ctxagent.context.packet import DEFAULT_SHARES, ContextConfig, ContextPacket
-from ctxagent.text.scoring import BM25Index, query_scores
 from ctxagent.context.select import SKETCH_K, Candidate, score, select, sketch
+from ctxagent.text.scoring import BM25Index, query_scores
 from ctxagent.text.terms import terms
 
 NOW = 1_700_000_000.0

@@ -9,13 +9,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ctxagent.context.assembler import ContextAssembler
+from ctxagent.context.compaction.sections import is_summary_message
 from ctxagent.context.fitting import build_request
 from ctxagent.context.packet import ContextConfig
 from ctxagent.context.state.select import rows, scoring_query, select_state, selection_config
-from ctxagent.text.tokens import TokenCounter
-from ctxagent.context.compaction.sections import is_summary_message
 from ctxagent.errors import ConfigError, ContextOverflowError
 from ctxagent.llm.settings import ModelSettings
+from ctxagent.text.tokens import TokenCounter
 from tests.context.long_history import call
 
 COUNTER = TokenCounter("gpt-4o-mini")

@@ -3,12 +3,13 @@ exceeds its budget."""
 
 from __future__ import annotations
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from ctxagent.text.tokens import estimate_tokens
 from ctxagent.fetch.budget import count_tokens, fair_shares, fit_items, truncate_to
 from ctxagent.fetch.hits import hit_tokens, make_hit, render_hit, trim_hit
 from ctxagent.fetch.search import file_header, fit_groups
+from ctxagent.text.tokens import estimate_tokens
 
 
 def test_count_tokens_is_the_project_estimate() -> None:

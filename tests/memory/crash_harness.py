@@ -28,7 +28,6 @@ from ctxagent.memory.upkeep import consolidate, forget
 from ctxagent.storage.files import append_jsonl, read_jsonl
 from tests.storage.crash_harness import body_ok, digest  # one integrity check for every crash harness
 
-
 FORGET_BELOW = 0.05
 
 

@@ -11,9 +11,15 @@ import pytest
 
 from ctxagent.errors import PatchError
 from ctxagent.patch import (
-    FileChange, PatchLimits, apply_changes, apply_patch_text, parse_patch, plan_patch,
+    FileChange,
+    PatchLimits,
+    apply_changes,
+    apply_patch_text,
+    parse_patch,
+    plan_patch,
 )
-from tests.patch.conftest import envelope as P, snapshot
+from tests.patch.conftest import envelope as P
+from tests.patch.conftest import snapshot
 
 
 def refused(text: str, ws: Path, **kw) -> str:

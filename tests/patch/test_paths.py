@@ -8,7 +8,8 @@ import pytest
 
 from ctxagent.errors import PatchError
 from ctxagent.patch import apply_patch_text
-from tests.patch.conftest import envelope as P, snapshot
+from tests.patch.conftest import envelope as P
+from tests.patch.conftest import snapshot
 
 
 def refused(text: str, ws: Path) -> str:

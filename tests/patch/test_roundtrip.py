@@ -16,7 +16,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from hypothesis import HealthCheck, example, given, settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
 from ctxagent.patch import apply_patch_text
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ctxagent.errors import PatchError
 from ctxagent.patch.textfile import TextFile, decode_text, encode_text, is_binary

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from ctxagent.text.tokens import estimate_tokens
 from ctxagent.errors import ToolInputError
 from ctxagent.rag.chunking import chunk_document, markdown_blocks
 from ctxagent.rag.extract import Extracted, Segment
+from ctxagent.text.tokens import estimate_tokens
 
 
 def _doc(kind: str, text: str) -> Extracted:

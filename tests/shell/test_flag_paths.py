@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 
 from ctxagent.errors import ToolRefusedError
-from ctxagent.tools import TerminalTool
-from ctxagent.shell.parse import parse_pipeline
 from ctxagent.shell.commands.git_specs import SUBCOMMANDS
+from ctxagent.shell.parse import parse_pipeline
 from ctxagent.shell.paths import PathContext
 from ctxagent.shell.policy import check_pipeline
 from ctxagent.shell.specs import PATH, SPECS, Spec
+from ctxagent.tools import TerminalTool
 from tests.shell.helpers import make_workspace
 
 # Flags documented (the programs' --help / manuals: coreutils 9.1, grep 3.8, ripgrep 13,

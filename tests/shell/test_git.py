@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from ctxagent.tools import TerminalTool
 from ctxagent.shell.jail import jail_available
+from ctxagent.tools import TerminalTool
 from tests.shell.helpers import make_workspace, snapshot
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")

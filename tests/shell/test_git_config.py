@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from ctxagent.tools import TerminalTool
-from ctxagent.shell.jail import jail_available
-from ctxagent.shell.process import safe_env
 from ctxagent.shell.commands.git import git_env
 from ctxagent.shell.commands.git_repo import SAFE_KEYS, prepare_git_view
+from ctxagent.shell.jail import jail_available
 from ctxagent.shell.paths import PathContext
+from ctxagent.shell.process import safe_env
+from ctxagent.tools import TerminalTool
 from tests.shell.helpers import make_workspace, snapshot
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from ctxagent.tools import TerminalTool
 from ctxagent.shell.jail import SYSTEM_DIRS, jail_available, jail_prefix, outside_system_dirs
 from ctxagent.shell.process import run_pipeline, safe_env
+from ctxagent.tools import TerminalTool
 from tests.shell.helpers import make_workspace
 
 pytestmark = pytest.mark.skipif(not jail_available(), reason="bubblewrap does not work here")

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from ctxagent.tools import TerminalTool
 from ctxagent.shell.jail import jail_available, jail_prefix
-from ctxagent.shell.process import run_pipeline, safe_env
 from ctxagent.shell.limits import MiB, ResourceLimits, ScratchWatch, disk_usage
+from ctxagent.shell.process import run_pipeline, safe_env
+from ctxagent.tools import TerminalTool
 from tests.shell.helpers import make_workspace
 
 SANDBOX_MODES = [False] + ([None] if jail_available() else [])

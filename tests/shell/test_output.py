@@ -12,10 +12,10 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from ctxagent.tools import TerminalTool
-from ctxagent.tools.terminal import format_result
 from ctxagent.shell.output import HeadTailBuffer, escape_controls, truncate_output
 from ctxagent.shell.process import run_pipeline, safe_env
+from ctxagent.tools import TerminalTool
+from ctxagent.tools.terminal import format_result
 from tests.shell.helpers import make_workspace
 
 #: What must never reach the returned text raw. CR is not in the class (0x0d is left out of

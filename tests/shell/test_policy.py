@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 
 from ctxagent.errors import CtxAgentError, ToolRefusedError
-from ctxagent.shell.parse import parse_pipeline
 from ctxagent.shell.commands.awk import check_awk_program
+from ctxagent.shell.commands.sed import check_sed_script
+from ctxagent.shell.parse import parse_pipeline
 from ctxagent.shell.paths import PathContext
 from ctxagent.shell.policy import check_pipeline
-from ctxagent.shell.commands.sed import check_sed_script
 from tests.shell.helpers import make_workspace
 
 

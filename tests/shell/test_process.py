@@ -8,10 +8,10 @@ import time
 
 import pytest
 
-from ctxagent.tools import TerminalTool
 from ctxagent.shell.jail import jail_available, jail_prefix
 from ctxagent.shell.output import HeadTailBuffer, truncate_output
 from ctxagent.shell.process import run_pipeline, safe_env
+from ctxagent.tools import TerminalTool
 from tests.shell.helpers import make_workspace
 
 needs_jail = pytest.mark.skipif(not jail_available(), reason="bubblewrap does not work here")

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from ctxagent.tools import TerminalTool
 from ctxagent.shell.commands.git_specs import SUBCOMMANDS
 from ctxagent.shell.specs import ATTACHED, PATH, SPECS, VALUE
+from ctxagent.tools import TerminalTool
 from tests.shell.helpers import make_workspace
 
 SECRET = "TOP-SECRET-OUTSIDE-CONTENT"

@@ -16,7 +16,13 @@ import pytest
 
 from ctxagent.errors import StorageError
 from ctxagent.storage.files import (
-    append_jsonl, atomic_write_bytes, atomic_write_text, ensure_state_dir, file_lock, refuse_links_below, state_dir,
+    append_jsonl,
+    atomic_write_bytes,
+    atomic_write_text,
+    ensure_state_dir,
+    file_lock,
+    refuse_links_below,
+    state_dir,
     write_json_with_backup,
 )
 from ctxagent.storage.sqlite import connect_sqlite

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from ctxagent.text import statistics as textstats
 from ctxagent.text.scoring import query_scores
-from ctxagent.text.terms import chunks, evict_oldest, terms
 from ctxagent.text.statistics import analyse, text_facts
+from ctxagent.text.terms import chunks, evict_oldest, terms
 from ctxagent.text.tokens import TokenCounter, estimate_value, exact_tokens, piece_floor
 
 WORDS = ("parse_cfg config ContextBuilder budget 内存优化 Pandas tokens layer the of load_settings2 v3.11.7 "

@@ -18,7 +18,6 @@ import random
 import re
 import sys
 import threading
-from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -26,13 +25,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ctxagent.context import ContextBuilder, ContextConfig, ContextPacket
-from ctxagent.text import statistics as textstats
 from ctxagent.context.messages import MessageError
-from ctxagent.text.scoring import query_scores
-from ctxagent.text.terms import STOP_WORDS, evict_oldest, stem, terms
-from ctxagent.text.statistics import analyse, text_facts
-from ctxagent.text.tokens import estimate_value, exact_tokens
 from ctxagent.errors import ContextOverflowError
+from ctxagent.text import statistics as textstats
+from ctxagent.text.scoring import query_scores
+from ctxagent.text.statistics import analyse, text_facts
+from ctxagent.text.terms import STOP_WORDS, evict_oldest, stem, terms
+from ctxagent.text.tokens import estimate_value, exact_tokens
 
 # --- the reference definition of terms(): one regex pass over the whole text (32028e6) ---
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"

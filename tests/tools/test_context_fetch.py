@@ -8,14 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from ctxagent.text.tokens import estimate_tokens
 from ctxagent.errors import ToolInputError
 from ctxagent.fetch.files import find_rg
 from ctxagent.fetch.hits import render_hit
 from ctxagent.fetch.render import memory_line, note_line
 from ctxagent.fetch.search import file_header
+from ctxagent.text.tokens import estimate_tokens
 from ctxagent.tools import ContextFetchTool, NoteTool
-
 from tests.fetch.conftest import repo  # noqa: F401  (the fixture: a fresh copy of the fetch fixture repo)
 
 

@@ -12,7 +12,7 @@ from ctxagent.errors import ConfigError, LLMError, ToolInputError
 from ctxagent.llm.client import LLMClient
 from ctxagent.llm.settings import ModelSettings
 from ctxagent.tools import PlanTool, TodoTool
-from ctxagent.tools.plan import MAX_STEPS, MIN_STEPS, plan_markdown, parse_plan
+from ctxagent.tools.plan import MAX_STEPS, MIN_STEPS, parse_plan, plan_markdown
 from tests.support.fake_openai import FakeOpenAI, error, text
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.support.cli import Out, invoke as _invoke  # noqa: F401
+from tests.support.cli import Out  # noqa: F401
+from tests.support.cli import invoke as _invoke
 
 
 def _ctx(repo: Path, *args: str) -> Out:

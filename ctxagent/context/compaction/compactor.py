@@ -25,11 +25,16 @@ from typing import Any, Callable
 
 from ctxagent.context.compaction.extractive import USER, extractive_summary, fact_span, fit_sections, user_facts
 from ctxagent.context.compaction.masking import mask_observations
-from ctxagent.context.messages import history_units
-from ctxagent.context.compaction.sections import (
-    SECTIONS, insert_items, is_summary_message, parse_summary, summary_message, summary_problem,
-)
 from ctxagent.context.compaction.model_summary import build_summary_request
+from ctxagent.context.compaction.sections import (
+    SECTIONS,
+    insert_items,
+    is_summary_message,
+    parse_summary,
+    summary_message,
+    summary_problem,
+)
+from ctxagent.context.messages import history_units
 from ctxagent.errors import ConfigError
 
 Summarize = Callable[[list[dict]], str]

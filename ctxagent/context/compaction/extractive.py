@@ -17,8 +17,8 @@ from typing import Callable
 
 from ctxagent.context.compaction.facts import Fact, command_of_call, dedupe_facts, extract_facts
 from ctxagent.context.compaction.masking import calls_by_id, describe_call, is_masked
-from ctxagent.context.state.render import todo_items
 from ctxagent.context.compaction.sections import SECTIONS, is_summary_message, parse_summary, render_summary
+from ctxagent.context.state.render import todo_items
 
 Item = tuple[int, str]  # (priority, text)
 USER, HIGH, MID, LOW = 3, 2, 1, 0

@@ -20,8 +20,8 @@ import hashlib
 import json
 from typing import Any, Callable
 
-from ctxagent.context.messages import pairing_errors
 from ctxagent.context.compaction.sections import is_summary_message
+from ctxagent.context.messages import pairing_errors
 
 
 def fingerprint(message: dict) -> str:

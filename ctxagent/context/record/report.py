@@ -37,9 +37,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from ctxagent.context.state import select as stateselect
 from ctxagent.context.compaction.masking import is_masked
 from ctxagent.context.compaction.sections import is_summary_message
+from ctxagent.context.state import select as stateselect
 
 _PREVIEW_CHARS = 200
 

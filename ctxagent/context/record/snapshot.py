@@ -65,7 +65,8 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ctxagent.errors import NotFoundError, StorageError
-from ctxagent.redaction import REDACTED, redact as scrub  # noqa: F401  (re-exported: one redaction for all)
+from ctxagent.redaction import REDACTED  # noqa: F401  (re-exported: one redaction for all)
+from ctxagent.redaction import redact as scrub
 from ctxagent.storage.files import atomic_write_bytes, ensure_state_dir, guard_state_path, json_bytes, refuse_links_below
 
 #: Numbers a writer tries past a taken one before giving up (another writer keeps taking them).

@@ -46,11 +46,11 @@ from typing import Any
 
 from ctxagent.context import compress, structure
 from ctxagent.context.budget import classify_query, layer_budgets
+from ctxagent.context.compaction.sections import is_summary_message
 from ctxagent.context.messages import content_text
 from ctxagent.context.packet import LAYERS, ContextConfig, ContextPacket, to_epoch
 from ctxagent.context.select import Candidate, score, select, sketch, sketch_jaccard
 from ctxagent.context.state.render import render_todos, state_sections
-from ctxagent.context.compaction.sections import is_summary_message
 from ctxagent.errors import ConfigError
 
 #: Note types whose newest note is pinned (see the module doc).

@@ -21,9 +21,9 @@ from __future__ import annotations
 import os
 
 from ctxagent.errors import ToolRefusedError
-from ctxagent.shell.parse import Word
-from ctxagent.shell.flags import scan
 from ctxagent.shell.commands.git_specs import FORCED_ARGS, SUBCOMMANDS
+from ctxagent.shell.flags import scan
+from ctxagent.shell.parse import Word
 from ctxagent.shell.paths import PathContext
 
 HARDENING: tuple[tuple[str, str], ...] = (

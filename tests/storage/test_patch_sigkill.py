@@ -1,0 +1,20 @@
+"""Issue 17, S5: a 30-file patch killed with SIGKILL at random moments leaves, after the
+next start's recovery, either the old tree or the new one, and no temporary files. The
+300-run figure is benchmarks/patch_sigkill.py; this is its short form."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import patch_sigkill  # noqa: E402
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL")
+def test_s5_sigkill_never_leaves_a_mixed_tree_or_temporary_files() -> None:
+    counts = patch_sigkill.run(runs=8, files=30, seed=7)
+    assert counts["mixed"] == 0 and counts["leftovers"] == 0, counts
+    assert counts["old"] + counts["new"] == 8
