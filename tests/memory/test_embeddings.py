@@ -6,10 +6,16 @@ words to concept axes, standing in for a local sentence-transformers model.
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
+
+import pytest
 
 from ctxagent.memory import MemoryStore
 from ctxagent.memory.embeddings import cosine_top, detect_embedder, pack, unpack
+
+needs_numpy = pytest.mark.skipif(importlib.util.find_spec("numpy") is None,
+                                 reason="vectors need numpy, which comes with the local extra")
 
 _CONCEPTS = {"car": 0, "automobile": 0, "vehicle": 0, "fruit": 1, "apple": 1, "banana": 1, "code": 2, "python": 2}
 
@@ -35,6 +41,7 @@ def test_no_local_model_installed_means_full_text_only(tmp_path: Path) -> None:
     assert MemoryStore(tmp_path / "m.db").embedder is None
 
 
+@needs_numpy
 def test_vectors_are_stored_with_the_memory_and_blend_into_search(tmp_path: Path) -> None:
     store = MemoryStore(tmp_path / "m.db", embedder=ConceptModel())
     car = store.add("I bought an automobile", "episodic", 0.5)
@@ -50,6 +57,7 @@ def test_vectors_are_stored_with_the_memory_and_blend_into_search(tmp_path: Path
         assert conn.execute("SELECT count(*) FROM memory_vectors").fetchone()[0] == 1
 
 
+@needs_numpy
 def test_pack_and_cosine_top() -> None:
     assert list(unpack(pack([1.0, 2.5]))) == [1.0, 2.5]
     rows = [(1, pack([1, 0])), (2, pack([0, 1])), (3, pack([1, 1]))]
@@ -58,6 +66,7 @@ def test_pack_and_cosine_top() -> None:
     assert cosine_top([1, 0], [], 3) == {}
 
 
+@needs_numpy
 def test_vector_matches_of_an_excluded_session_stay_out(tmp_path: Path) -> None:
     store = MemoryStore(tmp_path / "m.db", embedder=ConceptModel())
     store.add("I bought an automobile", "episodic", 0.5, metadata={"session_id": "s-now"})
