@@ -55,7 +55,3 @@ class LLMError(CtxAgentError):
 
 class ContextOverflowError(CtxAgentError):
     """The irreducible part of a request (system, pinned task, current input) cannot fit."""
-
-
-class LoopLimitError(CtxAgentError):
-    """A task hit a configured limit (steps, tokens, cost or wall time)."""
