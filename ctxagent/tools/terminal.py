@@ -114,9 +114,10 @@ class TerminalTool(Tool):
         stages = parse_pipeline(command)
         if stages[0][0].text == "cd" and len(stages) == 1:
             return self._cd(stages[0][1:])
-        argvs = check_pipeline(stages, self.ctx)
+        notes: list[str] = []
+        argvs = check_pipeline(stages, self.ctx, notes)
         result = self._execute(argvs)
-        text = format_result(result)
+        text = "\n".join([format_result(result), *(escape_controls(n) for n in notes)])
         shown = escape_controls(command)
         if result.timed_out:
             return ToolResult(ok=False, content=(
