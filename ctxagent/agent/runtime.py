@@ -19,7 +19,7 @@ from ctxagent.agent.loop import Agent
 from ctxagent.agent.prompts import system_prompt
 from ctxagent.agent.session import Session
 from ctxagent.agent.toolset import build_registry
-from ctxagent.agent.wiring import attach
+from ctxagent.agent.wiring import attach, follow_turns
 from ctxagent.config.settings import LOCAL_PROVIDER, Settings
 from ctxagent.context.request import ContextAssembler
 from ctxagent.llm.client import LLMClient
@@ -56,9 +56,11 @@ def open_agent(repo: Path, settings: Settings, *, resume: str | None = None, sin
         assembler = (assembler_factory or default_assembler)(settings, repo, session, side_client)
         agent = Agent(client=client, registry=registry, session=session, settings=settings,
                       system=system_prompt(repo, registry.names()), assembler=assembler,
-                      approval=ApprovalPolicy(auto_approve=settings.agent.auto_approve, ask=ask), sinks=sinks,
-                      side_usage=side_usage)
+                      approval=ApprovalPolicy(auto_approve=settings.agent.auto_approve, ask=ask,
+                                              allow_exec=settings.agent.approval == "never"),
+                      sinks=sinks, side_usage=side_usage)
         attach(agent)  # the assembler's compactions go to every sink; memory hits become evidence
+        follow_turns(agent)  # commands and python_exec checkpoint with the running turn's number
         memory = registry.get("memory")
         if settings.agent.episodic_memory and memory is not None and getattr(memory, "available", True):
             agent.sinks.append(EpisodeRecorder(memory, session.id, secrets=session.secrets))  # one episodic memory per turn

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ctxagent.agent.compaction import compaction_event  # noqa: F401  (re-exported: its old home)
-from ctxagent.agent.events import ToolCallEvent
+from ctxagent.agent.events import ToolCallEvent, TurnStart
 from ctxagent.context.assembler import ContextAssembler, request_params_of
 from ctxagent.context.compaction.model_summary import llm_summarizer
 from ctxagent.llm.meter import RecordedClient
@@ -72,6 +72,21 @@ def attach(agent: Any) -> None:
         calls = SideCalls(assembler, "plan")
         agent.sinks.append(calls.on_event)
         plan.client = RecordedClient(plan.client, calls.record)
+
+
+def follow_turns(agent: Any) -> None:
+    """Keep the turn number of every tool that checkpoints its runs (`tool.executor.turn`,
+    recorded with each checkpoint) current, with a sink on TurnStart."""
+    executors = [tool.executor for tool in agent.registry if getattr(tool, "executor", None) is not None]
+    if not executors:
+        return
+
+    def on_event(event: Any) -> None:
+        if isinstance(event, TurnStart):
+            for executor in executors:
+                executor.turn = event.turn
+
+    agent.sinks.append(on_event)
 
 
 class SideCalls:
