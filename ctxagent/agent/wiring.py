@@ -75,9 +75,10 @@ def attach(agent: Any) -> None:
 
 
 def follow_turns(agent: Any) -> None:
-    """Keep the turn number of every tool that checkpoints its runs (`tool.executor.turn`,
-    recorded with each checkpoint) current, with a sink on TurnStart."""
-    executors = [tool.executor for tool in agent.registry if getattr(tool, "executor", None) is not None]
+    """Keep the turn number of every tool that checkpoints its runs (`tool.executor.turn`
+    or `tool.checkpoints.turn`, recorded with each checkpoint) current, with a sink on TurnStart."""
+    executors = [follower for tool in agent.registry for follower in
+                 (getattr(tool, "executor", None), getattr(tool, "checkpoints", None)) if follower is not None]
     if not executors:
         return
 

@@ -314,8 +314,8 @@ class CheckpointStore:
             skipped.discard(path)
             add.append(path)
         if drop:
-            self.git.run("rm", "-q", "--cached", "--pathspec-from-file=-", "--pathspec-file-nul",
-                         input=b"\0".join(os.fsencode(p) for p in drop))
+            self.git.run("update-index", "-z", "--force-remove", "--stdin",
+                         input=b"".join(os.fsencode(p) + b"\0" for p in drop))
         if add:
             self.git.run("add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul",
                          input=b"\0".join(os.fsencode(p) for p in add))
@@ -351,6 +351,8 @@ class CheckpointStore:
 
     def _diff(self, cp: Checkpoint, snap: Snapshot) -> list[FileChange]:
         changes = {c.path: c for c in self.diff_trees(cp.tree, snap.tree)}
+        for path in set(snap.skipped) & set(changes):  # grew over the limit: still there, not deleted
+            changes[path] = FileChange(path, "modified")
         before = set(cp.skipped)
         for path in set(snap.skipped) - before - set(changes):  # large files the change wrote
             if path.endswith("/"):

@@ -8,8 +8,11 @@ an exclude list that keeps `.ctxagent/` out.
 
 from __future__ import annotations
 
+import ctypes
 import os
+import signal
 import subprocess
+import sys
 from pathlib import Path
 
 from ctxagent.errors import StorageError
@@ -55,7 +58,7 @@ class ShadowGit:
         try:
             done = subprocess.run(argv, input=input, cwd=self.work_tree, env=self.env if env is None else env, capture_output=True,
                                   timeout=GIT_TIMEOUT_S, check=False, stdin=None if input is not None
-                                  else subprocess.DEVNULL)
+                                  else subprocess.DEVNULL, preexec_fn=_die_with_parent)
         except FileNotFoundError:
             raise StorageError("checkpoints need git on PATH; install git (any version since 2.25)") from None
         except subprocess.TimeoutExpired:
@@ -64,7 +67,8 @@ class ShadowGit:
             raise StorageError(f"cannot run git for checkpoints: {exc.strerror or exc}") from exc
         if done.returncode:
             err = done.stderr.decode("utf-8", "replace").strip()
-            raise GitFailed(f"git {args[0]} failed: {err[-500:] or f'exit status {done.returncode}'}", err)
+            status = f"exit status {done.returncode}" if done.returncode > 0 else f"killed by {_signal_name(-done.returncode)}"
+            raise GitFailed(f"git {args[0]} failed: {err[-500:] or status}", err)
         return done.stdout
 
     def init(self) -> None:
@@ -75,6 +79,33 @@ class ShadowGit:
         info.mkdir(exist_ok=True)
         (info / "attributes").write_text(ATTRIBUTES, encoding="utf-8")
         (info / "exclude").write_text(_excludes(self.work_tree), encoding="utf-8")
+
+
+def _die_with_parent() -> None:
+    """In the git child (Linux): be killed when ctxagent dies, so a SIGKILLed ctxagent
+    leaves no git running that still writes the shadow index (its lock is then stale)."""
+    if _PRCTL is not None:
+        _PRCTL(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def _load_prctl():
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+_PRCTL = _load_prctl()
+
+
+def _signal_name(number: int) -> str:
+    try:
+        name = signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+    return name + (" (a file size limit: is the disk full?)" if name == "SIGXFSZ" else "")
 
 
 def _environment(git_dir: Path, work_tree: Path) -> dict[str, str]:
