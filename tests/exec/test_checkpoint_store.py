@@ -206,7 +206,6 @@ CheckpointStore.for_repo(Path(sys.argv[1])).record(session_id="k", turn=1, tool=
 """
 
 
-@pytest.mark.slow
 def test_sigkill_during_a_checkpoint_leaves_a_consistent_store(tmp_path: Path) -> None:
     repo = tmp_path / "big"
     for i in range(1500):
