@@ -19,7 +19,7 @@ from ctxagent.agent.loop import Agent
 from ctxagent.agent.prompts import system_prompt
 from ctxagent.agent.session import Session
 from ctxagent.agent.toolset import build_registry
-from ctxagent.agent.wiring import SideCalls, make_assembler, make_recorder
+from ctxagent.agent.wiring import SideCalls, make_assembler, make_recorder, turn_follower
 from ctxagent.config.settings import LOCAL_PROVIDER, Settings
 from ctxagent.context.record.recorder import SnapshotRecorder
 from ctxagent.context.request import ContextAssembler
@@ -61,11 +61,15 @@ def open_agent(repo: Path, settings: Settings, *, resume: str | None = None, sin
         assembler = (assembler_factory or default_assembler)(settings, repo, session, side_client,
                                                              recorder=recorder, memory=memory)
         extra: list[Sink] = [side_calls.on_event]
+        follower = turn_follower(registry)  # commands and python_exec checkpoint with the running turn's number
+        if follower is not None:
+            extra.append(follower)
         if settings.agent.episodic_memory and memory is not None and getattr(memory, "available", True):
             extra.append(EpisodeRecorder(memory, session.id, secrets=session.secrets))  # one episodic memory per turn
         yield Agent(client=client, registry=registry, session=session, settings=settings,
                     system=system_prompt(repo, registry.names()), assembler=assembler,
-                    approval=ApprovalPolicy(auto_approve=settings.agent.auto_approve, ask=ask),
+                    approval=ApprovalPolicy(auto_approve=settings.agent.auto_approve, ask=ask,
+                                            allow_exec=settings.agent.approval == "never"),
                     sinks=[*sinks, *extra], side_usage=side_usage)
 
 

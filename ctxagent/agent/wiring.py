@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ctxagent.agent.compaction import compaction_event  # noqa: F401  (re-exported: its old home)
-from ctxagent.agent.events import ToolCallEvent
+from ctxagent.agent.events import ToolCallEvent, TurnStart
 from ctxagent.context.assembler import ContextAssembler, request_params_of
 from ctxagent.context.compaction.model_summary import llm_summarizer
 from ctxagent.context.record.recorder import SnapshotRecorder
@@ -40,6 +40,23 @@ def memory_search(tool: Any, *, limit: int = MEMORY_HITS, min_importance: float 
         return list(tool.run({**args, "query": query}) or [])
 
     return search
+
+
+def turn_follower(registry: Any) -> Callable[[Any], None] | None:
+    """A sink that keeps the turn number of every tool that checkpoints its runs
+    (`tool.executor.turn` or `tool.checkpoints.turn`, recorded with each checkpoint) current
+    on TurnStart; None when no tool checkpoints."""
+    followers = [follower for tool in registry for follower in
+                 (getattr(tool, "executor", None), getattr(tool, "checkpoints", None)) if follower is not None]
+    if not followers:
+        return None
+
+    def on_event(event: Any) -> None:
+        if isinstance(event, TurnStart):
+            for follower in followers:
+                follower.turn = event.turn
+
+    return on_event
 
 
 class SideCalls:
