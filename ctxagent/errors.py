@@ -59,3 +59,7 @@ class ContextOverflowError(CtxAgentError):
 
 class LoopLimitError(CtxAgentError):
     """A task hit a configured limit (steps, tokens, cost or wall time)."""
+
+
+class ProtocolError(CtxAgentError):
+    """The model broke its text protocol (XML, ReAct) too many times in a row: the turn ends."""

@@ -8,6 +8,12 @@ prices are known) and wall_time_s, each checked before every model call and repo
 as the TurnEnd reason. Tokens and cost include the model calls that tools and
 compaction make beside the loop's own (`side_usage`, see `ctxagent.llm.meter`).
 A ContextLengthError compacts the history and retries once.
+Protocols (`ctxagent.protocols`, docs/protocols.md): the history is native form whatever
+the protocol; the protocol encodes each request and `replies.read_reply` decodes each reply.
+A text protocol's reply that breaks it is answered with a correction, and MAX_VIOLATIONS
+in a row end the turn with a ProtocolError. A server that refuses the `tools` parameter
+(ToolsUnsupportedError) switches a native session to FALLBACK once, with a notice, and the
+session remembers it (`Session.record_protocol`).
 Ctrl-C (KeyboardInterrupt, LLMCancelledError or the `cancel` event) ends the turn as
 "interrupted"; the session survives, and every tool call still gets exactly one result
 (case C02). Model failures (and any other CtxAgentError, such as a request that cannot
@@ -40,15 +46,17 @@ from ctxagent.agent.events import (
     UsageEvent,
 )
 from ctxagent.agent.limits import TurnStop, check_limits, limits_dict
+from ctxagent.agent.replies import read_reply
 from ctxagent.agent.session import Session
 from ctxagent.agent.toolcalls import Outcome, ToolRunner
 from ctxagent.config.settings import Settings
 from ctxagent.context.messages import INTERRUPTED_RESULT, tool_message, unanswered_calls
 from ctxagent.context.request import ChatModel, ContextAssembler, PassthroughAssembler
-from ctxagent.errors import CtxAgentError
-from ctxagent.llm.errors import ContextLengthError, LLMCancelledError
+from ctxagent.errors import CtxAgentError, ProtocolError
+from ctxagent.llm.errors import ContextLengthError, LLMCancelledError, ToolsUnsupportedError
 from ctxagent.llm.meter import UsageMeter
 from ctxagent.llm.usage import Usage
+from ctxagent.protocols import FALLBACK, MAX_VIOLATIONS, Decoded, get_protocol
 from ctxagent.tools.base import ToolRegistry
 
 
@@ -60,6 +68,8 @@ class TurnState:
     started: float = field(default_factory=time.monotonic)
     steps: int = 0
     usage: Usage = field(default_factory=Usage)
+    violations: int = 0
+    """Replies in a row that broke the text protocol."""
 
     @property
     def elapsed_s(self) -> float:
@@ -74,7 +84,9 @@ class Agent:
     builds each request (PassthroughAssembler by default); approval: asks before tools
     that need it; sinks: event consumers (the session's transcript is always one);
     side_usage: the meter of the model calls tools and compaction make through their
-    own (metered) client, counted in the running turn's usage and limits.
+    own (metered) client, counted in the running turn's usage and limits. The protocol is
+    `settings.model.protocol`, or the one the session switched to (`session.protocol`)
+    unless `--protocol` names one.
     """
 
     def __init__(self, *, client: ChatModel, registry: ToolRegistry, session: Session, settings: Settings,
@@ -93,6 +105,8 @@ class Agent:
         self.runner = ToolRunner(registry, self.approval, self.emit, max_result_chars=settings.tools.max_result_chars,
                                  secrets=session.secrets)
         self.model_calls = 0
+        self.protocol = get_protocol(_protocol_name(settings, session))
+        self._wire_assembler()
 
     def emit(self, event: Event) -> None:
         """Send `event` to every sink; a failing sink is skipped, never fatal."""
@@ -140,7 +154,13 @@ class Agent:
             turn.usage = turn.usage + response.usage
             self.emit(_usage_event(response.usage, turn.usage))
             self._count_side_calls()  # e.g. the summary of a compaction made for this call
+            response, decoded = read_reply(self.protocol, response, self.registry.schemas())
+            self._show(decoded)
             self.session.add_message(response.assistant_message(self.settings.model), usage=response.usage.to_dict())
+            if decoded is not None and decoded.kind == "violation":
+                self._violation(turn, response.tool_calls[0].id, decoded)
+                continue
+            turn.violations = 0
             if not response.tool_calls:
                 return response.content or ""
             self._run_tools(response, turn, cancel)
@@ -157,7 +177,50 @@ class Agent:
         self.model_calls += 1
         request = self.assembler.assemble(self._messages(), tools, self._state(turn))
         self._emit_built(request)
-        return self.client.chat(request.messages, tools or None, on_delta=self._on_delta, cancel=cancel)
+        messages, wire_tools = self.protocol.encode(request.messages, tools)
+        try:
+            return self.client.chat(messages, wire_tools, on_delta=self._on_delta, cancel=cancel)
+        except ToolsUnsupportedError as exc:
+            if not self.protocol.native:
+                raise
+            self.switch_protocol(FALLBACK, reason=exc.message)
+            return self._chat(turn, tools, cancel)
+
+    def switch_protocol(self, name: str, *, reason: str) -> None:
+        """Use protocol `name` from the next request on; record it in the session (a resume
+        keeps it) and emit a Notice saying why. Raises ConfigError for an unknown name."""
+        previous, self.protocol = self.protocol.name, get_protocol(name)
+        self._wire_assembler()
+        self.session.record_protocol(name, reason)
+        self.emit(Notice(message=f"the server refused native tool calls ({reason}); this session now uses the "
+                                 f"{name} protocol instead of {previous} (remembered on resume; set [model] "
+                                 f'protocol = "{name}" to start with it)'))
+
+    def _wire_assembler(self) -> None:
+        """Tell the assembler the protocol, so its snapshots hold the request as sent."""
+        if hasattr(self.assembler, "protocol"):
+            self.assembler.protocol = self.protocol
+
+    def _show(self, decoded: Decoded | None) -> None:
+        """A text protocol's reply as the user sees it: the thought, then the answer (never the raw tags)."""
+        if decoded is None:
+            return
+        if decoded.thought:
+            self.emit(ReasoningDelta(text=decoded.thought.strip() + "\n"))
+        if decoded.kind == "finish":
+            self.emit(TextDelta(text=decoded.answer))
+
+    def _violation(self, turn: TurnState, call_id: str, decoded: Decoded) -> None:
+        """Answer a reply that broke the protocol with the correction; end the turn after MAX_VIOLATIONS in a row."""
+        turn.violations += 1
+        correction = self.protocol.correction(decoded.problem, self.registry.schemas())
+        self._add_result(call_id, "protocol_error", Outcome(False, correction, "invalid"))
+        if turn.violations >= MAX_VIOLATIONS:
+            raise ProtocolError(f"the model broke the {self.protocol.name} protocol {turn.violations} times in a row "
+                                f"(last: {decoded.problem}); the turn ends. Try another protocol (--protocol "
+                                "xml, react or native) or a stronger model")
+        self.emit(Notice(message=f"the model's reply broke the {self.protocol.name} protocol "
+                                 f"({turn.violations}/{MAX_VIOLATIONS}): {decoded.problem}; it was told the form"))
 
     def _emit_built(self, request: Any) -> None:
         """Emit what happened while `request` was built: its notices, then its automatic
@@ -192,6 +255,8 @@ class Agent:
         self.emit(_usage_event(extra, turn.usage if turn is not None else extra))
 
     def _on_delta(self, delta: Any) -> None:
+        if delta.kind == "text" and not self.protocol.native:
+            return  # raw protocol text: shown once decoded (`_show`)
         if delta.kind == "text":
             self.emit(TextDelta(text=delta.text))
         elif delta.kind == "reasoning":
@@ -248,6 +313,15 @@ class Agent:
                  for c in m.get("tool_calls") or []}
         for call_id in unanswered_calls(self.session.history):
             self._add_result(call_id, names.get(call_id, "?"), Outcome(False, INTERRUPTED_RESULT, "interrupted"))
+
+
+def _protocol_name(settings: Settings, session: Session) -> str:
+    """The configured protocol; the one the session switched to instead when the configured
+    one is native and was not given as a flag (`--protocol native` goes back to native)."""
+    configured = settings.model.protocol
+    remembered = getattr(session, "protocol", None)
+    from_flag = str(settings.sources.get("model.protocol", "")).startswith("flag")
+    return remembered if remembered and configured == "native" and not from_flag else configured
 
 
 def _usage_event(call: Usage, turn: Usage) -> UsageEvent:

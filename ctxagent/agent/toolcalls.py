@@ -60,7 +60,8 @@ class ToolRunner:
                                            truncated=parsed.truncated), "invalid")
         tool = self.registry.get(name)
         if tool is None:
-            return Outcome(False, feedback("unknown_tool", name=name, available=self.registry.names()), "unknown")
+            kind = "python_unavailable" if name == "python_exec" else "unknown_tool"  # <python> of a text protocol
+            return Outcome(False, feedback(kind, name=name, available=self.registry.names()), "unknown")
         if getattr(tool, "needs_approval", False):
             refusal = self._approve(call_id, tool, parsed.args)
             if refusal is not None:

@@ -134,7 +134,7 @@ _ENV = {"CTXAGENT_PROVIDER": "model.provider", "CTXAGENT_MODEL": "model.model",
 FLAGS = {"provider": "model.provider", "model": "model.model", "base_url": "model.base_url",
          "max_steps": "agent.max_steps", "max_task_tokens": "agent.max_task_tokens",
          "max_cost_usd": "agent.max_cost_usd", "wall_time_s": "agent.wall_time_s",
-         "auto_approve": "agent.auto_approve", "yes": "agent.auto_approve"}
+         "auto_approve": "agent.auto_approve", "yes": "agent.auto_approve", "protocol": "model.protocol"}
 _IDENTITY = ("model.model", "model.base_url", "model.api_key")
 _AUTO_ORDER = ("openai", "deepseek", "qwen")
 LOCAL_PROVIDER = "local"

@@ -22,6 +22,11 @@ so the system prompt and the earlier history stay byte-identical between calls. 
   snapshots (a resumed session numbers on); the summary call of an automatic compaction
   made for this request goes in it too, as `summary_calls` (`ctxagent.context.record.snapshot`).
 
+With a text protocol (`protocol`, set by the loop: an object with `name`, `native` and
+`encode(messages, tools)`), the snapshot holds the request as that protocol sends it (the
+history as text, no `tools`) and its report says `"protocol"`; everything before (budget,
+compaction, fitting) works on the native-form history, whatever the protocol.
+
 `record_side_call(kind, messages, ...)` writes the snapshot of a model call a tool made
 (the `plan` tool), under the next number, naming the main call it was made for
 (`ctxagent.agent.wiring.attach` connects the plan tool to it).
@@ -134,6 +139,7 @@ class ContextAssembler:
         self.session_state: dict | None = None  # {"session_id", "repo"}: where side calls go before a main call
         self._last_selection = StateSelection()
         self._last_tools: list[dict] = []
+        self.protocol: Any = None  # the loop's protocol: snapshots hold the request as it encodes it
 
     # -- budget ----------------------------------------------------------------
 
@@ -313,6 +319,9 @@ class ContextAssembler:
         if not self.snapshots:
             return
         params = self.request_params() if self.request_params is not None else {}
+        if self.protocol is not None and not getattr(self.protocol, "native", True):
+            messages, _ = self.protocol.encode(messages, tools or [])
+            tools, report["protocol"] = None, self.protocol.name
         request = {"model": getattr(self.model, "model", None), "messages": messages, "tools": tools or [], **params}
         path = write_call_snapshot(state, call, request, report, secrets=self.secrets, summary_calls=summaries)
         if path is not None:
