@@ -46,7 +46,7 @@ from ctxagent.agent.events import (
     UsageEvent,
 )
 from ctxagent.agent.limits import TurnStop, check_limits, limits_dict
-from ctxagent.agent.replies import read_reply
+from ctxagent.agent.replies import protocol_name, read_reply, shown_events, switch_notice, violation_text
 from ctxagent.agent.session import Session
 from ctxagent.agent.toolcalls import Outcome, ToolRunner
 from ctxagent.config.settings import Settings
@@ -105,7 +105,7 @@ class Agent:
         self.runner = ToolRunner(registry, self.approval, self.emit, max_result_chars=settings.tools.max_result_chars,
                                  secrets=session.secrets)
         self.model_calls = 0
-        self.protocol = get_protocol(_protocol_name(settings, session))
+        self.protocol = get_protocol(protocol_name(settings, session))
         self._wire_assembler()
 
     def emit(self, event: Event) -> None:
@@ -192,9 +192,7 @@ class Agent:
         previous, self.protocol = self.protocol.name, get_protocol(name)
         self._wire_assembler()
         self.session.record_protocol(name, reason)
-        self.emit(Notice(message=f"the server refused native tool calls ({reason}); this session now uses the "
-                                 f"{name} protocol instead of {previous} (remembered on resume; set [model] "
-                                 f'protocol = "{name}" to start with it)'))
+        self.emit(Notice(message=switch_notice(previous, name, reason)))
 
     def _wire_assembler(self) -> None:
         """Tell the assembler the protocol, so its snapshots hold the request as sent."""
@@ -203,12 +201,8 @@ class Agent:
 
     def _show(self, decoded: Decoded | None) -> None:
         """A text protocol's reply as the user sees it: the thought, then the answer (never the raw tags)."""
-        if decoded is None:
-            return
-        if decoded.thought:
-            self.emit(ReasoningDelta(text=decoded.thought.strip() + "\n"))
-        if decoded.kind == "finish":
-            self.emit(TextDelta(text=decoded.answer))
+        for event in shown_events(decoded):
+            self.emit(event)
 
     def _violation(self, turn: TurnState, call_id: str, decoded: Decoded) -> None:
         """Answer a reply that broke the protocol with the correction; end the turn after MAX_VIOLATIONS in a row."""
@@ -216,11 +210,8 @@ class Agent:
         correction = self.protocol.correction(decoded.problem, self.registry.schemas())
         self._add_result(call_id, "protocol_error", Outcome(False, correction, "invalid"))
         if turn.violations >= MAX_VIOLATIONS:
-            raise ProtocolError(f"the model broke the {self.protocol.name} protocol {turn.violations} times in a row "
-                                f"(last: {decoded.problem}); the turn ends. Try another protocol (--protocol "
-                                "xml, react or native) or a stronger model")
-        self.emit(Notice(message=f"the model's reply broke the {self.protocol.name} protocol "
-                                 f"({turn.violations}/{MAX_VIOLATIONS}): {decoded.problem}; it was told the form"))
+            raise ProtocolError(violation_text(self.protocol.name, turn.violations, decoded.problem, final=True))
+        self.emit(Notice(message=violation_text(self.protocol.name, turn.violations, decoded.problem)))
 
     def _emit_built(self, request: Any) -> None:
         """Emit what happened while `request` was built: its notices, then its automatic
@@ -313,15 +304,6 @@ class Agent:
                  for c in m.get("tool_calls") or []}
         for call_id in unanswered_calls(self.session.history):
             self._add_result(call_id, names.get(call_id, "?"), Outcome(False, INTERRUPTED_RESULT, "interrupted"))
-
-
-def _protocol_name(settings: Settings, session: Session) -> str:
-    """The configured protocol; the one the session switched to instead when the configured
-    one is native and was not given as a flag (`--protocol native` goes back to native)."""
-    configured = settings.model.protocol
-    remembered = getattr(session, "protocol", None)
-    from_flag = str(settings.sources.get("model.protocol", "")).startswith("flag")
-    return remembered if remembered and configured == "native" and not from_flag else configured
 
 
 def _usage_event(call: Usage, turn: Usage) -> UsageEvent:

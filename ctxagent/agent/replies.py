@@ -14,8 +14,9 @@ import json
 from dataclasses import replace
 from typing import Any
 
-from ctxagent.llm.messages import ChatResponse, ToolCall
-from ctxagent.protocols import PROTOCOL_ERROR, Decoded, WireProtocol
+from ctxagent.agent.events import Event, ReasoningDelta, TextDelta
+from ctxagent.llm.messages import ToolCall
+from ctxagent.protocols import MAX_VIOLATIONS, PROTOCOL_ERROR, Decoded, WireProtocol
 from ctxagent.protocols.base import new_call_id
 
 
@@ -33,4 +34,36 @@ def read_reply(protocol: WireProtocol, response: Any, tools: list[dict]) -> tupl
     return replace(response, content=response.content or "", tool_calls=[call]), decoded
 
 
-__all__ = ["ChatResponse", "read_reply"]
+def shown_events(decoded: Decoded | None) -> list[Event]:
+    """What the user sees of a decoded text reply: its thought as reasoning, a final answer
+    as the answer; never the raw tags (a native reply streamed already: nothing)."""
+    if decoded is None:
+        return []
+    events: list[Event] = [ReasoningDelta(text=decoded.thought.strip() + "\n")] if decoded.thought.strip() else []
+    if decoded.kind == "finish":
+        events.append(TextDelta(text=decoded.answer))
+    return events
+
+
+def protocol_name(settings: Any, session: Any) -> str:
+    """The protocol a session runs with: `settings.model.protocol`, or the one the session
+    switched to (`session.protocol`) when the configured one is native and was not given as
+    a flag (so `--protocol native` goes back to native tool calls)."""
+    configured = settings.model.protocol
+    remembered = getattr(session, "protocol", None)
+    from_flag = str(settings.sources.get("model.protocol", "")).startswith("flag")
+    return remembered if remembered and configured == "native" and not from_flag else configured
+
+
+def switch_notice(previous: str, name: str, reason: str) -> str:
+    """The notice of an automatic switch from protocol `previous` to `name` (`reason`: the server's words)."""
+    return (f"the server refused native tool calls ({reason}); this session now uses the {name} protocol "
+            f'instead of {previous} (remembered on resume; set [model] protocol = "{name}" to start with it)')
+
+
+def violation_text(protocol: str, count: int, problem: str, *, final: bool = False) -> str:
+    """The notice of the `count`-th broken reply in a row, or (`final`) the error that ends the turn."""
+    if final:
+        return (f"the model broke the {protocol} protocol {count} times in a row (last: {problem}); the turn "
+                "ends. Try another protocol (--protocol xml, react or native) or a stronger model")
+    return f"the model's reply broke the {protocol} protocol ({count}/{MAX_VIOLATIONS}): {problem}; it was told the form"

@@ -64,7 +64,8 @@ def chat_command(repo: Path, resume: str | None, yes: bool, model: str | None, b
 def _banner(agent: "Agent", console: Console, *, resumed: bool) -> None:
     model = agent.settings.model
     what = f"resumed with {len(agent.session.history)} messages" if resumed else "new session"
-    console.print(f"[bold]ctxagent[/] · {markup(model.provider)}/{markup(model.model)} · session "
+    protocol = "" if agent.protocol.native else f" · {markup(agent.protocol.name)} protocol"
+    console.print(f"[bold]ctxagent[/] · {markup(model.provider)}/{markup(model.model)}{protocol} · session "
                   f"{agent.session.id} ({what}) · /help for commands", soft_wrap=True)
 
 
