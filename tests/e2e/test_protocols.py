@@ -62,6 +62,8 @@ def test_the_same_task_through_every_protocol(ctxagent, fake_server, repo: Path,
         assert snaps[n]["report"].get("protocol", "native") == protocol
     shown = ctxagent("inspect", "last", "--repo", str(repo))
     assert shown.returncode == 0, shown.stderr
+    assert (f"protocol {protocol}: the history was sent as text" in " ".join(shown.stdout.split())) == (
+        protocol != "native")
 
 
 def test_a_violation_is_corrected_then_three_end_the_run(ctxagent, fake_server, repo: Path) -> None:
