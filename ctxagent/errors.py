@@ -55,3 +55,7 @@ class LLMError(CtxAgentError):
 
 class ContextOverflowError(CtxAgentError):
     """The irreducible part of a request (system, pinned task, current input) cannot fit."""
+
+
+class ProtocolError(CtxAgentError):
+    """The model broke its text protocol (XML, ReAct) too many times in a row: the turn ends."""

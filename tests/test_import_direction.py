@@ -18,6 +18,7 @@ LAYERS: list[set[str]] = [
     {"redaction", "storage", "text"},
     {"llm", "shell", "patch", "notes", "todo", "memory", "rag", "fetch", "exec"},
     {"context"},
+    {"protocols"},
     {"config"},
     {"tools"},
     {"agent"},

@@ -62,7 +62,8 @@ class ToolRunner:
                                            truncated=parsed.truncated), "invalid")
         tool = self.registry.get(name)
         if tool is None:
-            return Outcome(False, feedback("unknown_tool", name=name, available=self.registry.names()), "unknown")
+            kind = "python_unavailable" if name == "python_exec" else "unknown_tool"  # <python> of a text protocol
+            return Outcome(False, feedback(kind, name=name, available=self.registry.names()), "unknown")
         gate_of = getattr(tool, "gate", None)
         if callable(gate_of):
             refusal = self._gate(call_id, tool, gate_of, parsed.args)

@@ -148,7 +148,7 @@ FLAGS = {"provider": "model.provider", "model": "model.model", "base_url": "mode
          "max_steps": "agent.max_steps", "max_task_tokens": "agent.max_task_tokens",
          "max_cost_usd": "agent.max_cost_usd", "wall_time_s": "agent.wall_time_s",
          "auto_approve": "agent.auto_approve", "yes": "agent.auto_approve", "mode": "agent.mode",
-         "allow_exec": "agent.approval"}
+         "allow_exec": "agent.approval", "protocol": "model.protocol"}
 _IDENTITY = ("model.model", "model.base_url", "model.api_key")
 _AUTO_ORDER = ("openai", "deepseek", "qwen")
 LOCAL_PROVIDER = "local"

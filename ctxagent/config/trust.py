@@ -41,6 +41,7 @@ from ctxagent.errors import ConfigError
 FREE = frozenset({
     "model.model", "model.context_window", "model.max_output_tokens", "model.max_tokens_field",
     "model.temperature", "model.send_reasoning_content", "model.empty_content", "agent.episodic_memory",
+    "model.protocol",
 })
 """Keys a repository may set to any valid value."""
 FREE_SECTIONS = frozenset({"context"})

@@ -92,14 +92,14 @@ class ContextAssembler:
 
     # -- the seam ----------------------------------------------------------------
 
-    def assemble(self, history: list[dict], tools: list[dict], state: dict) -> AssembledRequest:
-        """The request for this model call (system first, pairing valid, within budget).
-
+    def assemble(self, history: list[dict], tools: list[dict], state: dict, *, protocol: Any = None) -> AssembledRequest:
+        """The request for this model call (system first, pairing valid, within budget);
+        a text `protocol` (ctxagent.protocols) only changes what the snapshot holds.
         Raises ContextOverflowError when the irreducible part cannot fit; a summary call
         made for it is then written as a snapshot of its own.
         """
         try:
-            return self._assemble(history, tools, state, dry_run=False)
+            return self._assemble(history, tools, state, dry_run=False, protocol=protocol)
         except Exception as exc:
             self.recorder.write_pending(dict(state or {}), unsent=f"{type(exc).__name__}: {exc}", notice=self._notice)
             raise
@@ -190,7 +190,8 @@ class ContextAssembler:
 
     # -- internals ---------------------------------------------------------------
 
-    def _assemble(self, history: list[dict], tools: list[dict], state: dict, *, dry_run: bool) -> AssembledRequest:
+    def _assemble(self, history: list[dict], tools: list[dict], state: dict, *, dry_run: bool,
+                  protocol: Any = None) -> AssembledRequest:
         state = dict(state or {})
         budget = self.budget(state)
         system, convo = _split_system(history)
@@ -219,7 +220,7 @@ class ContextAssembler:
                               record=record, problems=problems, n_system=len(system))
         request = AssembledRequest(messages=messages, report=report, compaction=record)
         if not dry_run:
-            self.recorder.write_call(state, call, messages, tools, report)
+            self.recorder.write_call(state, call, messages, tools, report, protocol=protocol)
             request.view = self._view_record(convo, record) if record is not None else None
             request.notices = self.take_notices()
             if record is not None and self.on_compaction is not None:
