@@ -1,4 +1,4 @@
-"""Keep secrets out of everything ctxagent writes or prints (DESIGN.md section 6, rule 4).
+"""Keep secrets out of everything ctxagent writes or prints (docs/redaction.md).
 
 `redact(value, secrets)` returns a copy of a JSON-like value (dicts, lists, strings)
 in which:

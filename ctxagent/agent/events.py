@@ -4,7 +4,7 @@ The loop never prints. It calls every sink with each event, in order; the rich
 terminal renderer (`ctxagent.cli.render`) and the `--json` printer
 (`ctxagent.cli.jsonout`) are two sinks, and the session transcript records the
 non-streaming ones. Every event is a dataclass with a class-level `type` string and
-`to_dict()` giving `{"type": ..., <fields>}` (JSON-ready). See DESIGN.md section 5.
+`to_dict()` giving `{"type": ..., <fields>}` (JSON-ready). See docs/architecture.md.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ Ctrl-C (KeyboardInterrupt, LLMCancelledError or the `cancel` event) ends the tur
 "interrupted"; the session survives, and every tool call still gets exactly one result
 (case C02). Model failures (and any other CtxAgentError, such as a request that cannot
 fit) end the turn as "error". The loop never prints: it emits
-events to its sinks (DESIGN.md section 5). Like mini-swe-agent's, it stays thin: tool
+events to its sinks (docs/architecture.md). Like mini-swe-agent's, it stays thin: tool
 calls live in `toolcalls.py`, compaction in `compaction.py`, limits in `limits.py`.
 """
 

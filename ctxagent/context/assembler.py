@@ -330,7 +330,7 @@ def own_memory(hit: Any, session_id: str | None) -> bool:
     Such a memory is not evidence for that session: the session's history holds the turn
     it came from, verbatim or in a compaction summary (whose sections carry progress,
     decisions, key facts and the files changed), and a resumed session rebuilds that
-    history from its transcript. Memory is the cross-session layer (DESIGN.md section 1);
+    history from its transcript. Memory is the cross-session layer (docs/memory-rag.md);
     sending it back to its own session would state the same fact twice."""
     meta = hit.get("metadata") if isinstance(hit, dict) else None
     return bool(session_id) and isinstance(meta, dict) and meta.get("session_id") == session_id

@@ -1,7 +1,7 @@
 """The last step of every request: make it fit the input budget, or say clearly why not.
 
 Applied after (optional) compaction, deterministically and without a model call, in
-this order until the request fits (DESIGN.md section 2, "compress ... -> hard truncation"):
+this order until the request fits (docs/compaction.md, "Fitting every request"):
 
 1. mask old tool results (all but the `keep_tool_results` most recent);
 2. share the room: when the tool results of the last unit (a parallel read of big

@@ -1,7 +1,7 @@
 """Chat messages as plain OpenAI dicts: normalisation, call/result pairing, history units,
 and truncation of tool results before they enter the history.
 
-Rules (DESIGN.md section 5, cases C01, C02, C05, C06, C07):
+Rules (docs/context.md "Message rules"; cases C01, C02, C05, C06, C07):
 - every `tool` message answers a `tool_calls` id of the assistant message just before
   it (and its sibling results); every call gets exactly one result;
 - an assistant message that carries tool calls is kept even with empty content (C07);

@@ -1,6 +1,6 @@
 """Durable state on disk: atomic writes, backups, JSONL append, file locks.
 
-Rules (DESIGN.md section 4): every write goes to a temporary file in the same folder,
+Rules (docs/state.md): every write goes to a temporary file in the same folder,
 is fsynced and then `os.replace`d over the target, so a crash leaves either the old or
 the new bytes, never a mix. Readers survive empty or corrupt files: they fall back to
 the `.bak` copy, and a corrupt file is copied aside (`<name>.corrupt-<stamp>`) before
@@ -31,7 +31,7 @@ from ctxagent.errors import StorageError
 
 #: Seconds a writer waits for a file lock or a busy SQLite database before giving up.
 LOCK_TIMEOUT_S = 30.0
-#: The per-repository state folder (DESIGN.md section 4).
+#: The per-repository state folder (docs/state.md).
 STATE_DIR_NAME = ".ctxagent"
 #: Name prefix of `atomic_write_bytes`'s temporary files: short, so that any file name
 #: the file system accepts (up to 255 bytes) can be written (breaker F6).

@@ -15,7 +15,7 @@ the whole process group, resource limits (memory, file sizes, scratch space:
 bubblewrap jail that shows only the system and the workspace, read-only, where one
 works (`bwrap_jail`). git sees a sanitized view of the repository (`terminal_git_repo`).
 `cd` changes this tool instance's directory, inside the workspace.
-See DESIGN.md section 6 and docs/terminal.md.
+See docs/terminal.md.
 """
 
 from __future__ import annotations

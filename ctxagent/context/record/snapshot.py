@@ -1,7 +1,6 @@
 """Context snapshots: what model call n of a session was sent, and why.
 
-One JSON file per model call, `<state_dir>/snapshots/<session>/<n>.json` (DESIGN.md
-section 4):
+One JSON file per model call, `<state_dir>/snapshots/<session>/<n>.json` (docs/state.md):
 
     {"version": 1, "session": id, "call": n, "created_at": ISO-8601 UTC,
      "redacted": bool, "request": {"model", "messages", "tools", "max_tokens", "temperature",
