@@ -26,15 +26,10 @@ DAMAGED_CODES = {11: "SQLITE_CORRUPT", 26: "SQLITE_NOTADB"}
 
 
 def connect_sqlite(path: Path, *, timeout: float = LOCK_TIMEOUT_S) -> sqlite3.Connection:
-    """Open a SQLite database for concurrent use: WAL mode, busy timeout, foreign keys.
-
-    `timeout` is in seconds and covers "database is locked" waits. Setting WAL on a new
-    file can itself race with another opener; that is retried within the timeout.
-    Raises StorageError when the file or one of its SIDECARS is a symbolic link, its
-    `.ctxagent` folder is refused (`ctxagent.storage.files.guard_state_path`) or its folder
-    cannot be created; sqlite3.DatabaseError when the file is not a usable
-    database (the connection is closed first).
-    """
+    """Open a SQLite database for concurrent use: WAL, busy timeout `timeout` seconds, foreign keys.
+    Raises StorageError when the file or one of its SIDECARS is a symbolic link, the
+    `.ctxagent` folder is refused (`guard_state_path`) or cannot be created; sqlite3.DatabaseError
+    when the file is not a usable database (the connection is closed first)."""
     path = Path(path)
     guard_state_path(path)
     for name in (path.name, *(path.name + suffix for suffix in SIDECARS)):
@@ -79,15 +74,10 @@ def is_damaged(exc: BaseException) -> bool:
 
 def open_sqlite(path: Path, setup: Callable[[sqlite3.Connection], None], *, what: str,
                 timeout: float = LOCK_TIMEOUT_S) -> sqlite3.Connection:
-    """Open `path` in autocommit mode and run `setup(conn)`; recover a damaged file.
-
-    `what` names the database in messages ("the memory database"). A damaged file is
-    set aside (`set_aside_sqlite`) under the file lock `<path>.lock` (so two processes
-    never both move it), a UserWarning names the copy, and a new database is created.
-    Raises StorageError when the file cannot be opened for another reason (locked,
-    unwritable, a symbolic link, a newer schema from `setup`), or when even a new
-    database cannot be created; the file is then left as it was.
-    """
+    """Open `path` in autocommit mode and run `setup(conn)`; a damaged file is set aside under
+    `<path>.lock` with one UserWarning and a new one created (`what` names it in messages).
+    Raises StorageError for any other failure (locked, unwritable, a symbolic link, a newer
+    schema) or when even a new database cannot be created. Reference: docs/memory-rag.md."""
     path = Path(path)
     try:
         return _open_once(path, setup, timeout)
