@@ -65,14 +65,9 @@ _SEP = structure.separator("Evidence")
 
 @dataclass
 class StateSelection:
-    """What `select_state` chose.
-
-    parts: (name, text) pairs for `fitting.build_request`: "memory_files" (system message),
-    "todos" (state), "notes" (evidence), "memory" (memory), non-empty only. cands: every
-    note and memory candidate with its decision. budgets/used: tokens per layer ("state",
-    "evidence", "memory"). query, query_type: what relevance was scored against.
-    summary_state: the state for a compaction summary (todo board, selected notes only).
-    """
+    """What `select_state` chose: `parts` ((name, text) for `build_request`), `cands` (every note
+    and memory candidate with its decision), `budgets`/`used` (tokens per layer), `query`,
+    `query_type`, `summary_state` (todo board and selected notes, for a compaction summary)."""
 
     parts: list[tuple[str, str]] = field(default_factory=list)
     cands: list[Candidate] = field(default_factory=list)
