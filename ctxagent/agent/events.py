@@ -114,13 +114,10 @@ class UsageEvent(Event):
 
 @dataclass
 class TurnEnd(Event):
-    """A turn ended. `reason`: finished, max_steps, max_tokens, max_cost, wall_time, interrupted, error.
-
-    `answer`: the model's final text (None unless finished); `message`: one line for the
-    user when the turn did not finish; `steps`: model calls made; `elapsed_s`: seconds;
-    `tokens`: prompt + completion tokens of the turn; `cost_usd`: None when prices are unknown;
-    `limits`: the limits in force (max_steps, max_task_tokens, max_cost_usd, wall_time_s).
-    """
+    """A turn ended. `reason`: finished, max_steps, max_tokens, max_cost, wall_time, interrupted, error;
+    `answer` (None unless finished), `message` (one line when not finished), `steps` (model
+    calls), `elapsed_s`, `tokens` (prompt + completion), `cost_usd` (None: prices unknown),
+    `limits` (max_steps, max_task_tokens, max_cost_usd, wall_time_s)."""
 
     type: ClassVar[str] = "turn_end"
     reason: str

@@ -67,15 +67,10 @@ class TurnState:
 
 
 class Agent:
-    """Runs turns of one session. Collaborators are injected (protocols, not classes):
-
-    client: a ChatModel (LLMClient); registry: the tools; session: history + transcript;
-    settings: limits and model settings; system: the system prompt text; assembler:
-    builds each request (PassthroughAssembler by default); approval: asks before tools
-    that need it; sinks: event consumers (the session's transcript is always one);
-    side_usage: the meter of the model calls tools and compaction make through their
-    own (metered) client, counted in the running turn's usage and limits.
-    """
+    """Runs turns of one session; collaborators are injected (protocols, not classes): `client` (a
+    ChatModel), `registry`, `session`, `settings`, `system` (prompt text), `assembler` (default
+    PassthroughAssembler), `approval`, `sinks` (the transcript is always one), `side_usage` (the
+    meter of tools' and compaction's model calls, counted in the turn's limits)."""
 
     def __init__(self, *, client: ChatModel, registry: ToolRegistry, session: Session, settings: Settings,
                  system: str, assembler: ContextAssembler | None = None, approval: ApprovalPolicy | None = None,
