@@ -18,7 +18,7 @@ Ctrl-C (KeyboardInterrupt, LLMCancelledError or the `cancel` event) ends the tur
 "interrupted"; the session survives, and every tool call still gets exactly one result
 (case C02). Model failures (and any other CtxAgentError, such as a request that cannot
 fit) end the turn as "error". The loop never prints: it emits
-events to its sinks (DESIGN.md section 5). Like mini-swe-agent's, it stays thin: tool
+events to its sinks (docs/architecture.md). Like mini-swe-agent's, it stays thin: tool
 calls live in `toolcalls.py`, compaction in `compaction.py`, limits in `limits.py`.
 """
 
@@ -77,17 +77,11 @@ class TurnState:
 
 
 class Agent:
-    """Runs turns of one session. Collaborators are injected (protocols, not classes):
-
-    client: a ChatModel (LLMClient); registry: the tools; session: history + transcript;
-    settings: limits and model settings; system: the system prompt text; assembler:
-    builds each request (PassthroughAssembler by default); approval: asks before tools
-    that need it; sinks: event consumers (the session's transcript is always one);
-    side_usage: the meter of the model calls tools and compaction make through their
-    own (metered) client, counted in the running turn's usage and limits. The protocol is
-    `settings.model.protocol`, or the one the session switched to (`session.protocol`)
-    unless `--protocol` names one.
-    """
+    """Runs turns of one session; collaborators are injected (protocols, not classes): `client` (a
+    ChatModel), `registry`, `session`, `settings`, `system` (prompt text), `assembler` (default
+    PassthroughAssembler), `approval`, `sinks` (the transcript is always one), `side_usage` (the
+    meter of tools' and compaction's model calls, counted in the turn's limits). The protocol:
+    `settings.model.protocol`, or the one the session switched to, unless `--protocol` names one."""
 
     def __init__(self, *, client: ChatModel, registry: ToolRegistry, session: Session, settings: Settings,
                  system: str, assembler: ContextAssembler | None = None, approval: ApprovalPolicy | None = None,

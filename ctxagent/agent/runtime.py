@@ -36,13 +36,10 @@ def open_agent(repo: Path, settings: Settings, *, resume: str | None = None, sin
                ask: Callable[[str], str | None] | None = None,
                assembler_factory: AssemblerFactory | None = None,
                notice: Callable[[str], None] | None = None) -> Iterator[Agent]:
-    """Yield a ready Agent for `repo`; the model server (local provider) stops on exit.
-
-    resume: a session id or "last" (NotFoundError if absent); ask: the approval prompt
-    (None: refuse unless settings.agent.auto_approve); assembler_factory: default
-    `default_assembler` (the context engine); notice: shows a one-off message (the
-    offline model's "demo grade" notice). Raises ConfigError / LLMError.
-    """
+    """Yield a ready Agent for `repo`; the model server (local provider) stops on exit. `resume`:
+    a session id or "last" (NotFoundError if absent); `ask`: the approval prompt (None: refuse
+    unless auto_approve); `assembler_factory`: default `default_assembler`; `notice`: shows a
+    one-off message. Raises ConfigError / LLMError."""
     repo = Path(repo).resolve()
     with contextlib.ExitStack() as stack:
         client = stack.enter_context(_model_client(settings, notice))

@@ -1,7 +1,7 @@
 """A session: its id, its history, and its transcript on disk.
 
 Transcript: `<repo>/.ctxagent/sessions/<id>.jsonl`, appended (and fsynced) as things
-happen, one JSON record a line (DESIGN.md section 4):
+happen, one JSON record a line (docs/state.md):
 
 - `{"kind": "meta", "ts", "session_id", "repo", "provider", "model", "resumed": bool}`
 - `{"kind": "message", "ts", "message": {OpenAI message}, "usage": {...} | null}`

@@ -24,16 +24,11 @@ MAY_BE_UNAVAILABLE = frozenset({"memory", "rag"})
 
 def build_registry(workspace: Path, settings: Settings, *, session_id: str | None = None,
                    client: Any = None, only: Sequence[str] | None = None) -> ToolRegistry:
-    """A fresh ToolRegistry with the agent tools working in `workspace` (a directory).
-
-    `only`: the names to register (keys of `ctxagent.tools.TOOLS`, registered in TOOLS
-    order; the agent passes `settings.agent.tool_names(provider)`); None: every tool. A
-    tool left out is never opened; neither is one that needs another `[agent] mode`. `session_id`, `client`: passed to each `for_repo`
-    (memory tags new memories, plan asks the model; None: asking is refused). A memory or
-    knowledge base that cannot be opened even after recovery becomes an `UnavailableTool`
-    with a warning. Raises StorageError when `<workspace>/.ctxagent` is refused (a symbolic
-    link), ConfigError (setting agent.tools, naming where it was set) for an unknown name.
-    """
+    """A fresh ToolRegistry of the agent tools in `workspace`: `only` names (keys of TOOLS, in TOOLS
+    order; None: all; a tool needing another `[agent] mode` is never opened), each opened by
+    `for_repo(..., session_id, client)`; a memory or knowledge base that cannot be opened becomes
+    an `UnavailableTool` with a warning. Raises StorageError (`.ctxagent` refused), ConfigError
+    (agent.tools: an unknown name). Reference: docs/tools.md."""
     workspace = Path(workspace).resolve()
     check_tool_names(only, settings)
     registry = ToolRegistry()

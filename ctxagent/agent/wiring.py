@@ -25,13 +25,9 @@ MEMORY_MIN_IMPORTANCE = 0.3
 
 def memory_search(tool: Any, *, limit: int = MEMORY_HITS, min_importance: float = MEMORY_MIN_IMPORTANCE,
                   session_id: str | None = None) -> Callable[[str], list]:
-    """`query -> [hit dicts]` over a MemoryTool (anything with the textbook's
-    `run({"action": "search", ...})`), for `ContextAssembler(memory_search=...)`.
-
-    `session_id`: the session the requests are for. Its own memories (its episodes, and
-    whatever the memory tool recorded with its id) are left out of the search, so they do
-    not take the places of earlier sessions' memories; the assembler drops any that still
-    come back (see `ContextAssembler._gather`)."""
+    """`query -> [hit dicts]` over a MemoryTool (the textbook's `run({"action": "search"})`), for
+    `ContextAssembler(memory_search=...)`. `session_id`: its own memories are left out of the
+    search, so they take no place of earlier sessions' ones (the assembler drops any left)."""
     args = {"action": "search", "limit": limit, "min_importance": min_importance}
     if session_id:
         args["exclude_session_id"] = session_id

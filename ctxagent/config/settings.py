@@ -177,17 +177,11 @@ def repo_config_path(repo: Path) -> Path:
 
 def load_settings(repo: Path, flags: dict[str, Any] | None = None, env: Mapping[str, str] | None = None,
                   *, require_key: bool = True, require_model: bool = True, trust_repo: bool = False) -> Settings:
-    """Resolve the settings for `repo`. `flags`: CLI values (None = not given); `env`: default os.environ.
-
-    The repository's config file is untrusted unless `trust_repo` (--trust-repo-config) or
-    the user file's `trusted_repos` lists the repo: `ctxagent.config.trust` then drops the
-    settings it may not set, with one warning (F0); `Settings.repo_trust` says what it did.
-
-    Raises ConfigError (naming the file or variable and the fix) for unreadable TOML, unknown
-    keys, invalid values, an unknown provider, no provider at all (unless `require_model`
-    is False: commands that need no model, such as `ctxagent tool`, then get a placeholder
-    model "(none)"), or (when `require_key`) a hosted provider without an API key.
-    """
+    """Resolve the settings for `repo`; `flags`: CLI values (None = not given), `env`: default
+    os.environ. The repository's file is untrusted unless `trust_repo`/`trusted_repos` (one warning,
+    `ctxagent.config.trust`). Raises ConfigError naming the file or variable and the fix: bad TOML,
+    unknown keys, invalid values, unknown or no provider (without `require_model`: the model
+    "(none)"), a hosted provider without an API key (with `require_key`)."""
     env = os.environ if env is None else env
     values: dict[str, Value] = {}
     files = []

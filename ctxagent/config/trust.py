@@ -107,13 +107,10 @@ class RepoConfigTrust(BaseModel):
 
 
 class RepoTrust:
-    """Applies the rule to one repository's config layer; `report` says what it did.
-
-    repo: the workspace; user_file: the user config path (may not exist); flag: True for
-    --trust-repo-config; sections: table name -> pydantic settings model (defaults of
-    the limits come from there). Raises ConfigError when the user file's
-    `trusted_repos` is not a list of absolute paths.
-    """
+    """Applies the trust rule to one repository's config layer; `report` says what it did. `repo`,
+    `user_file` (may not exist), `flag` (--trust-repo-config), `sections` (table -> pydantic
+    model, for the limits' defaults). Raises ConfigError when `trusted_repos` is not a list of
+    absolute paths."""
 
     def __init__(self, repo: Path, user_file: Path, *, flag: bool, sections: Mapping[str, type[BaseModel]]) -> None:
         self.sections = sections

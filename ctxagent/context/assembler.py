@@ -106,13 +106,8 @@ class ContextAssembler:
 
     def preview(self, history: list[dict], tools: list[dict] | None, state: dict) -> AssembledRequest:
         """What `assemble` would send next, without a model call, a snapshot or any change of state.
-
-        When that call would compact and ask the model for the summary, the preview does not
-        ask: the deterministic extractive summary stands in for it (as when a summary call
-        fails), and the report says so. Its "compaction" then has "stand_in": the tokens
-        of the summary request the next call will send and a `note` saying all this; the
-        summary row of "packets" says "stand-in" in its reason. The next `assemble` is unchanged
-        (the same compaction, with the model's summary)."""
+        A summary the call would ask for is the extractive stand-in here; the report's
+        `compaction.stand_in` says so (docs/compaction.md)."""
         twin = copy.copy(self)
         twin.view, twin.records = self.view.copy(), list(self.records)
         twin.compacted_turns = set(self.compacted_turns)
@@ -131,13 +126,9 @@ class ContextAssembler:
         return result
 
     def compact(self, history: list[dict], focus: str | None = None, *, trigger: str = "overflow") -> list[dict]:
-        """Compact now; return the new history (system messages first) for the loop to keep.
-
-        `trigger`: "overflow" (the default: the server said the context is too long, so
-        the budget we count against also shrinks by OVERFLOW_SHRINK) or "manual"
-        (`/compact`). The record is in `last_record`; `on_compaction` is not called (the
-        caller records this compaction itself, as the loop does after a context-length error).
-        """
+        """Compact now; return the new history (system first) for the loop to keep. `trigger`:
+        "overflow" (the budget also shrinks by OVERFLOW_SHRINK) or "manual" (`/compact`). The
+        record is in `last_record`; `on_compaction` is not called (the caller records it)."""
         if trigger == "overflow":
             self.safety = max(_MIN_SAFETY, self.safety * OVERFLOW_SHRINK)
         system, convo = _split_system(history)
@@ -326,13 +317,8 @@ def request_params_of(client: Any) -> Callable[[], dict]:
 
 def own_memory(hit: Any, session_id: str | None) -> bool:
     """Whether memory `hit` (a search hit dict) was recorded by session `session_id` (its
-    `metadata["session_id"]`: the episode of one of its turns, or a memory the agent added).
-
-    Such a memory is not evidence for that session: the session's history holds the turn
-    it came from, verbatim or in a compaction summary (whose sections carry progress,
-    decisions, key facts and the files changed), and a resumed session rebuilds that
-    history from its transcript. Memory is the cross-session layer (DESIGN.md section 1);
-    sending it back to its own session would state the same fact twice."""
+    `metadata["session_id"]`). Such a memory is not evidence for that session: its history
+    holds it already (docs/compaction.md, "The assembler's arguments")."""
     meta = hit.get("metadata") if isinstance(hit, dict) else None
     return bool(session_id) and isinstance(meta, dict) and meta.get("session_id") == session_id
 

@@ -1,4 +1,4 @@
-"""The loop's boundaries, as small protocols (STYLE.md, habit 1).
+"""The loop's boundaries, as small protocols (the loop depends on no concrete class).
 
 The loop depends on these, never on concrete classes:
 

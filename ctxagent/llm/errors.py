@@ -5,7 +5,7 @@ carries `status` (HTTP status or None), `headers` (lower-case names), `body` (th
 response text or None), `retryable` and `hint` (what the user can do).
 
 `ERROR_TABLE` maps each `openai` SDK exception class to (our class, retryable, hint),
-in the manner of Aider's `exceptions.py` (STYLE.md section 3). `classify_exception`
+in the manner of Aider's `exceptions.py` (one table, not checks scattered over the client). `classify_exception`
 walks the exception's MRO to its rule, so an SDK subclass we do not list inherits its
 parent's rule; `sdk_errors_missing_from_table()` lists SDK HTTP errors without an
 explicit row, and a test fails when an SDK upgrade adds one.

@@ -16,7 +16,7 @@ files into it (breaker finding F3). In the bubblewrap jail the scratch directory
 a tmpfs of that size, a hard limit.
 
 The environment is built from an allow-list (`safe_env`), never by deleting names from
-ours, so API keys and tokens cannot leak into a command (DESIGN.md section 6.4).
+ours, so API keys and tokens cannot leak into a command (docs/redaction.md).
 """
 
 from __future__ import annotations

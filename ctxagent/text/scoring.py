@@ -3,7 +3,7 @@
 BM25 (Robertson & Zaragoza, "The Probabilistic Relevance Framework", 2009) with the
 usual k1 = 1.5 and b = 0.75, over the terms of `ctxagent.text.terms`. Scores are
 normalised to [0, 1] per query by dividing by the best score, so they combine with
-recency in `score = w_rel * relevance + w_rec * recency` (DESIGN.md section 2).
+recency in `score = w_rel * relevance + w_rec * recency` (docs/context.md, "How selection works").
 The index is an inverted index, so scoring touches only documents that share a term
 with the query: cost grows with matches, not with the corpus.
 """

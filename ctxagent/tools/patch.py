@@ -1,4 +1,4 @@
-"""`apply_patch`: the only way the agent changes files (DESIGN.md section 6).
+"""`apply_patch`: the only way the agent changes files (docs/patch.md).
 
 The model sends one patch in the `*** Begin Patch` format (see `ctxagent.patch.parser`).
 Before running, the loop asks for approval with `preview(args)`: the plain unified diff

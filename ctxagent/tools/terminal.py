@@ -19,8 +19,7 @@ works (`bwrap_jail`). git sees a sanitized view of the repository (`terminal_git
 `allow_dangerous: true` (the parameter name HelloCodeAgentCli uses) sends a command
 outside the read-only list to the approval path instead (workspace-write mode only): the
 user approves it or a rule allows it (`gate`), and it runs with `sh -c`, checkpointed,
-in the exec sandbox (`ctxagent.exec`, docs/exec.md).
-See DESIGN.md section 6 and docs/terminal.md.
+in the exec sandbox (`ctxagent.exec`, docs/exec.md). See docs/terminal.md.
 """
 
 from __future__ import annotations

@@ -67,7 +67,7 @@ class TodoTool(Tool):
     @classmethod
     def for_repo(cls, repo: str | Path, settings: Any = None, *, session_id: str | None = None,
                  client: Any = None) -> TodoTool:
-        """The tool over `<repo>/.ctxagent/todos.json` (DESIGN.md section 4)."""
+        """The tool over `<repo>/.ctxagent/todos.json` (docs/state.md)."""
         return cls(workspace=repo)
 
     def _run(self, params: TodoParams) -> ToolResult:

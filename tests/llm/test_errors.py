@@ -1,4 +1,4 @@
-"""The one error table: SDK exceptions -> our typed errors (STYLE.md section 3)."""
+"""The one error table: SDK exceptions -> our typed errors, in one place."""
 
 from __future__ import annotations
 

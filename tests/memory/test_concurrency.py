@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from ctxagent.memory import MemoryStore
-from ctxagent.memory.migrations import MEMORY, applied
+from ctxagent.memory.migrations import MEMORY
+from ctxagent.storage.migrations import applied
 from ctxagent.storage.sqlite import connect_sqlite
 from ctxagent.tools import MemoryTool
 

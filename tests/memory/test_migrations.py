@@ -9,7 +9,8 @@ import pytest
 
 from ctxagent.errors import StorageError
 from ctxagent.memory import MemoryStore
-from ctxagent.memory.migrations import MEMORY, Migrations, applied
+from ctxagent.memory.migrations import MEMORY
+from ctxagent.storage.migrations import Migrations, applied
 from ctxagent.storage.sqlite import connect_sqlite
 
 
