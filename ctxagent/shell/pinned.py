@@ -8,7 +8,7 @@ workspace root with O_NOFOLLOW (any link that appeared since the check fails the
 the command is refused), and gives the program `/dev/fd/N` instead of the name. The
 program then reads the very file that was checked. Only where the name never shows in
 the output: every operand of `cat`, the single operand of `head`/`tail` without `-v`.
-Directories, FIFOs and files we cannot open stay names (the program reports them).
+Directories, FIFOs, files we cannot open and operands past MAX_PINNED stay names.
 """
 
 from __future__ import annotations
@@ -25,6 +25,9 @@ from ctxagent.shell.paths import PathContext, is_inside
 from ctxagent.shell.specs import SPECS
 
 PINNED = ("cat", "head", "tail")
+MAX_PINNED = 256
+"""Descriptors opened per command at most (the soft RLIMIT_NOFILE is often 1024); the
+operands after that stay names."""
 _VERBOSE = {"-v", "--verbose"}
 
 
@@ -40,7 +43,7 @@ def pin_reads(argv: list[str], ctx: PathContext) -> tuple[list[str], list[int]]:
         return argv, []
     out, fds = list(argv), []
     try:
-        for i in operands:
+        for i in operands[:MAX_PINNED]:
             fd = open_checked(ctx, result.words[i])
             if fd is not None:
                 fds.append(fd)

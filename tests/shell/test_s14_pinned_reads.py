@@ -13,7 +13,7 @@ import pytest
 
 from ctxagent.errors import ToolRefusedError
 from ctxagent.shell.paths import PathContext
-from ctxagent.shell.pinned import open_checked, pin_reads
+from ctxagent.shell.pinned import MAX_PINNED, open_checked, pin_reads
 from ctxagent.tools import TerminalTool
 from tests.shell.helpers import make_workspace
 
@@ -90,3 +90,14 @@ def test_s14_output_is_unchanged(tmp_path, sandbox):
     assert tool.run({"command": "head -n 1 README.md"}) == "# Demo"
     assert tool.run({"command": "tail -n 1 src/main.py"}) == "print('hi')".join(["    ", ""])
     assert "cat: src: Is a directory" in tool.execute({"command": "cat src"}).content
+
+
+def test_s14_many_operands_pin_at_most_a_bounded_number(tmp_path):
+    ws = make_workspace(tmp_path)
+    ctx = PathContext(root=str(ws), cwd=str(ws))
+    argv, fds = pin_reads(["cat", *["a.txt"] * (MAX_PINNED + 10)], ctx)
+    try:
+        assert len(fds) == MAX_PINNED and argv[-1] == "a.txt" and argv[1].startswith("/dev/fd/")
+    finally:
+        for fd in fds:
+            os.close(fd)
