@@ -198,3 +198,9 @@ def test_s9_git_does_not_follow_in_tree_gitignore_links(ws):
     for command in ("git status --short", "git ls-files --others --exclude-standard", "git status --ignored"):
         content = tool.run({"command": command})
         assert LEAK not in content and "sub/" in content, content
+
+
+def test_s9_tree_gitignore_is_refused(ws):
+    """tree reads every .gitignore itself, following links; it is not checked, so refused."""
+    result = TerminalTool(workspace=ws, timeout=15, sandbox=False).execute({"command": "tree --gitignore"})
+    assert not result.ok and "--gitignore" in result.content and "not allowed" in result.content
