@@ -6,6 +6,7 @@ neither shows up nor blocks the search."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -19,6 +20,7 @@ LEAK = "S9-FETCH-LEAK"
 
 
 @pytest.mark.skipif(RG is None, reason="rg is not installed")
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 @pytest.mark.parametrize("kind", ["outside link", "fifo", "link to /dev/zero"])
 @pytest.mark.parametrize("name", [".gitignore", ".ignore", ".rgignore", "sub/.gitignore", ".git/info/exclude"])
 def test_s9_context_fetch_search_reads_no_ignore_file(tmp_path: Path, name: str, kind: str) -> None:
