@@ -59,6 +59,8 @@ def open_checked(ctx: PathContext, text: str) -> int | None:
     """A read-only descriptor of the regular file `text` names, opened component by
     component from the workspace root without following links; None when it is not a
     regular file or cannot be opened. Raises ToolRefusedError when it leads outside."""
+    if text.endswith("/"):
+        return None  # `cat a.txt/` fails for the program; a resolved path would not
     real = ctx.resolve(text)
     if not is_inside(real, ctx.root):
         raise _changed(text)

@@ -90,6 +90,7 @@ def test_s14_output_is_unchanged(tmp_path, sandbox):
     assert tool.run({"command": "head -n 1 README.md"}) == "# Demo"
     assert tool.run({"command": "tail -n 1 src/main.py"}) == "print('hi')".join(["    ", ""])
     assert "cat: src: Is a directory" in tool.execute({"command": "cat src"}).content
+    assert "Not a directory" in tool.execute({"command": "cat a.txt/"}).content
 
 
 def test_s14_many_operands_pin_at_most_a_bounded_number(tmp_path):
