@@ -68,7 +68,7 @@ def _check_parents(path: str, root: str, found: dict[str, str]) -> None:
     folder = os.path.dirname(path)
     while True:
         if folder == root or folder.startswith(root + os.sep):
-            rel = os.path.relpath(folder, root)  # "." at the root
+            rel = _rel(folder, root)
             for name, cls in NAMES.items():
                 why = _risk(os.path.join(folder, name), root, _join(rel, name))
                 if why:
@@ -101,7 +101,7 @@ def _walk(starts: list[str], root: str, hidden: bool, found: dict[str, str]) -> 
         listing = _listing(folder)
         if listing is None:
             continue
-        rel = os.path.relpath(folder, root)  # "." at the root
+        rel = _rel(folder, root) if listing.special or listing.links or listing.has_git else ""
         for name, cls in listing.special:
             found.setdefault(cls, f"{_join(rel, name)} is not a regular file")
         for name, cls in listing.links:
@@ -112,9 +112,10 @@ def _walk(starts: list[str], root: str, hidden: bool, found: dict[str, str]) -> 
             why = _exclude_risk(folder, root, rel)
             if why:
                 found.setdefault(EXCLUDE, why)
-        stack.extend(os.path.join(folder, d) for d in listing.subdirs)
+        prefix = folder + os.sep
+        stack.extend(prefix + d for d in listing.subdirs)
         if hidden:
-            stack.extend(os.path.join(folder, d) for d in listing.hidden_subdirs)
+            stack.extend(prefix + d for d in listing.hidden_subdirs)
 
 
 def _listing(folder: str) -> _Listing | None:
@@ -138,6 +139,8 @@ def _listing(folder: str) -> _Listing | None:
                         special.append((name, NAMES[name]))
                 elif name == ".git":
                     has_git = True
+                    if entry.is_dir(follow_symlinks=False):
+                        hidden.append(name)  # rg --hidden searches it too
                 elif entry.is_dir(follow_symlinks=False):
                     (hidden if name.startswith(".") else subdirs).append(name)
     except OSError:
@@ -220,3 +223,8 @@ def _has_patterns(path: str) -> bool:
 def _join(rel: str, *names: str) -> str:
     """A workspace-relative name for messages (`sub/.gitignore`, `.gitignore` at the root)."""
     return os.path.join(*names) if rel == "." else os.path.join(rel, *names)
+
+
+def _rel(folder: str, root: str) -> str:
+    """`folder` relative to `root` ("." for the root itself)."""
+    return "." if folder == root else folder[len(root) + 1:] if folder.startswith(root + os.sep) else folder

@@ -43,6 +43,7 @@ from ctxagent.shell.limits import ResourceLimits
 from ctxagent.shell.output import escape_controls, strip_line_ends
 from ctxagent.shell.parse import Word, parse_pipeline
 from ctxagent.shell.paths import PathContext
+from ctxagent.shell.pinned import pin_reads
 from ctxagent.shell.policy import check_pipeline
 from ctxagent.shell.process import RunResult, resolve_program, run_pipeline, safe_env
 from ctxagent.tools.base import Tool, ToolResult, tool_limits
@@ -217,8 +218,17 @@ class TerminalTool(Tool):
             if use_jail:
                 prefix = jail_prefix(workspace=self.ctx.root, cwd=self.ctx.cwd, scratch=scratch,
                                      scratch_bytes=limits.scratch_bytes, extra_ro=readable)
-            return run_pipeline(argvs, cwd=self.ctx.cwd, env=env, timeout=self.timeout,
-                                max_output=self.max_output_size, prefix=prefix, limits=limits, scratch=scratch)
+            pinned: list[list[int]] = []
+            try:
+                for n, argv in enumerate(argvs):  # open what was checked (issue 17 S14)
+                    argvs[n], fds = pin_reads(argv, self.ctx)
+                    pinned.append(fds)
+                return run_pipeline(argvs, cwd=self.ctx.cwd, env=env, timeout=self.timeout,
+                                    max_output=self.max_output_size, prefix=prefix, limits=limits,
+                                    scratch=scratch, pass_fds=pinned)
+            finally:
+                for fd in (fd for fds in pinned for fd in fds):
+                    os.close(fd)
 
     def _use_jail(self) -> bool:
         if self.sandbox is False:

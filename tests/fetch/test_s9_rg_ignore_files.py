@@ -6,6 +6,7 @@ neither shows up nor blocks the search."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -19,6 +20,7 @@ LEAK = "S9-FETCH-LEAK"
 
 
 @pytest.mark.skipif(RG is None, reason="rg is not installed")
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 @pytest.mark.parametrize("kind", ["outside link", "fifo", "link to /dev/zero"])
 @pytest.mark.parametrize("name", [".gitignore", ".ignore", ".rgignore", "sub/.gitignore", ".git/info/exclude"])
 def test_s9_context_fetch_search_reads_no_ignore_file(tmp_path: Path, name: str, kind: str) -> None:
@@ -47,3 +49,16 @@ def test_s9_context_fetch_search_reads_no_ignore_file(tmp_path: Path, name: str,
 def test_s9_the_rg_command_line_switches_every_ignore_file_off() -> None:
     argv = rg_argv("rg", "x", None)
     assert "--no-ignore" in argv and "--no-config" in argv
+
+
+def test_s14_context_fetch_reads_no_link_or_special_file_swapped_in(tmp_path: Path) -> None:
+    """A listed file replaced by a link (or a FIFO) before it is read is not read."""
+    from ctxagent.fetch.walk import read_text
+
+    (tmp_path / "secret.txt").write_text(LEAK)
+    (tmp_path / "plain.py").write_text("x = 1\n")
+    (tmp_path / "swapped.py").symlink_to(tmp_path / "secret.txt")
+    os.mkfifo(tmp_path / "pipe.py")
+    assert read_text(tmp_path / "plain.py") == "x = 1\n"
+    assert read_text(tmp_path / "swapped.py") is None
+    assert read_text(tmp_path / "pipe.py") is None

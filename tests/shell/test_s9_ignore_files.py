@@ -24,6 +24,7 @@ RG = find_rg()
 pytestmark = pytest.mark.skipif(RG is None, reason="rg is not installed")
 SANDBOX_MODES = [False] + ([None] if jail_available() else [])
 LEAK = "S9-LEAKED-LINE"
+needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 FLAG = {".gitignore": "--no-ignore-vcs", ".ignore": "--no-ignore-dot", ".rgignore": "--no-ignore-dot"}
 
 
@@ -95,6 +96,7 @@ def test_s9_searching_from_a_subdirectory_checks_the_parents_in_the_workspace(ws
     assert "f.txt:hello" in content and "--no-ignore-dot: .ignore leads outside" in content and LEAK not in content
 
 
+@needs_git
 @pytest.mark.parametrize("sandbox", SANDBOX_MODES)
 @pytest.mark.parametrize("kind", ["outside link", "fifo"])
 def test_s9_the_exclude_file_of_the_repository(ws, kind, sandbox):
@@ -105,6 +107,7 @@ def test_s9_the_exclude_file_of_the_repository(ws, kind, sandbox):
     assert "[rg ran with --no-ignore-exclude: .git/info/exclude" in content, content
 
 
+@needs_git
 @pytest.mark.parametrize("sandbox", SANDBOX_MODES)
 def test_s9_a_linked_git_directory_counts_as_its_exclude_file(ws, sandbox):
     other = ws.parent / "other"
@@ -132,6 +135,7 @@ def test_s9_plain_rg_does_print_the_outside_file(ws):
     assert LEAK in proc.stderr
 
 
+@needs_git
 @pytest.mark.parametrize("sandbox", SANDBOX_MODES)
 def test_s9_regular_ignore_files_and_links_inside_keep_working(ws, sandbox):
     subprocess.run(["git", "init", "-q", str(ws)], check=True)  # rg reads .gitignore in a repository only
@@ -174,6 +178,7 @@ def test_s9_a_file_replaced_by_a_link_after_a_first_search_is_seen(ws):
     assert "rg ran with" not in tool.run({"command": "rg hello"})
 
 
+@needs_git
 def test_s9_linked_worktrees_need_no_flag(tmp_path):
     main = tmp_path / "main"
     env = {"PATH": "/usr/bin:/bin", "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null", "HOME": str(tmp_path)}
@@ -198,3 +203,18 @@ def test_s9_git_does_not_follow_in_tree_gitignore_links(ws):
     for command in ("git status --short", "git ls-files --others --exclude-standard", "git status --ignored"):
         content = tool.run({"command": command})
         assert LEAK not in content and "sub/" in content, content
+
+
+def test_s9_tree_gitignore_is_refused(ws):
+    """tree reads every .gitignore itself, following links; it is not checked, so refused."""
+    result = TerminalTool(workspace=ws, timeout=15, sandbox=False).execute({"command": "tree --gitignore"})
+    assert not result.ok and "--gitignore" in result.content and "not allowed" in result.content
+
+
+def test_s9_hidden_search_enters_the_git_directory_too(ws):
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    _make(ws / ".git" / "logs" / ".ignore", "outside link", ws.parent / "secret.txt")
+    assert "rg ran with" not in _run(ws, "rg hello", False)
+    assert "--no-ignore-dot: .git/logs/.ignore" in _run(ws, "rg --hidden hello", False)
