@@ -193,7 +193,7 @@ SHAPES = re.compile(_shapes({
 #: the form itself says it is a password.
 FORMS: list[tuple[str, re.Pattern[str]]] = [
     (":A", re.compile(r":(?<=[0-9]{5}:)(?P<v>A[A-Za-z0-9_-]{34})(?![A-Za-z0-9_-])")),  # [telegram-bot-api-token]
-    ("sig=", re.compile(r"[?&]sig=(?P<v>[A-Za-z0-9%+/=]{16,})")),  # Azure SAS signature (also AWS/GCS signed URLs' sig)
+    ("sig=", re.compile(r"s(?<=[?&]s)ig=(?P<v>[A-Za-z0-9%+/=]{16,})")),  # Azure SAS signature (also AWS/GCS signed URLs' sig)
     ("-data", re.compile(r"client-(?:key|certificate)-data[ \t]*:[ \t]*[\"']?(?P<v>[A-Za-z0-9+/=]{16,})")),  # kubeconfig
     ("login", re.compile(r"l(?<![A-Za-z0-9_].)ogin[ \t]+\S+\s+(?:account[ \t]+\S+\s+)?password[ \t]+(?P<v>[^\s$]\S{3,})")),  # .netrc
 ]
