@@ -1,19 +1,22 @@
 """SIGKILL at a random moment of a 30-file patch: after the next start, is every tree whole?
 
-Usage: python benchmarks/patch_sigkill.py [--runs 300] [--files 30] [--seed 0]
+Usage: python benchmarks/patch_sigkill.py [--runs 300] [--files 30] [--seed 0] [--signal KILL|TERM|INT]
 
 Each run makes a fresh repository of N files, starts a process that applies one patch
 changing all of them (ApplyPatchTool), kills it with SIGKILL after a random delay, then
 runs `ctxagent.storage.journal.recover_pending` (what the next ctxagent command does at
 start). A tree is *mixed* when some files hold the old text and some the new; a *leftover*
 is a `.ctxtmp-*` file in the source tree. Target (issue 17, S5): 0 mixed, 0 leftovers.
-Temporary files inside `.ctxagent/` (a backup copy cut by the kill) are counted apart.
+Temporary files inside `.ctxagent/` (a backup copy cut by the kill) are counted apart
+(the recovery sweeps them too). `--signal INT` sends Ctrl-C instead: the run restores the
+tree itself before it exits.
 """
 
 from __future__ import annotations
 
 import argparse
 import random
+import signal
 import subprocess
 import sys
 import tempfile
@@ -43,7 +46,7 @@ def make_repo(root: Path, files: int) -> str:
     return "*** Begin Patch\n" + "".join(body) + "*** End Patch\n"
 
 
-def one_run(base: Path, files: int, rng: random.Random) -> tuple[str, bool, bool]:
+def one_run(base: Path, files: int, rng: random.Random, sig: int = signal.SIGKILL) -> tuple[str, bool, bool]:
     """(state: old | new | mixed, a leftover in the source tree, one in .ctxagent/) for one killed run."""
     repo = base / "repo"
     patch = make_repo(repo, files)
@@ -53,7 +56,7 @@ def one_run(base: Path, files: int, rng: random.Random) -> tuple[str, bool, bool
     assert proc.stdout is not None
     proc.stdout.readline()  # "ready": imports done, the patch is about to be applied
     time.sleep(rng.uniform(0.0, 1.5))  # the apply takes about 1 s here (plan, fsyncs)
-    proc.kill()
+    proc.send_signal(sig)
     proc.wait()
     recover_pending(repo)
     texts = {(repo / f"f{i:02d}.py").read_text() for i in range(files)}
@@ -62,13 +65,13 @@ def one_run(base: Path, files: int, rng: random.Random) -> tuple[str, bool, bool
     return state, any(parts[0] != ".ctxagent" for parts in temps), any(parts[0] == ".ctxagent" for parts in temps)
 
 
-def run(runs: int, files: int, seed: int) -> dict[str, int]:
+def run(runs: int, files: int, seed: int, sig: int = signal.SIGKILL) -> dict[str, int]:
     """Counts of old, new and mixed trees, and of runs with leftovers, over `runs` killed runs."""
     rng = random.Random(seed)
     counts = {"old": 0, "new": 0, "mixed": 0, "leftovers": 0, "state_dir_temps": 0}
     for _ in range(runs):
         with tempfile.TemporaryDirectory() as tmp:
-            state, leftover, state_dir_temp = one_run(Path(tmp), files, rng)
+            state, leftover, state_dir_temp = one_run(Path(tmp), files, rng, sig)
             counts[state] += 1
             counts["leftovers"] += leftover
             counts["state_dir_temps"] += state_dir_temp
@@ -80,10 +83,11 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=300)
     parser.add_argument("--files", type=int, default=30)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--signal", choices=["KILL", "TERM", "INT"], default="KILL")
     args = parser.parse_args()
     start = time.monotonic()
-    counts = run(args.runs, args.files, args.seed)
-    print(f"{args.runs} runs, {args.files} files: {counts['old']} old, {counts['new']} new, "
+    counts = run(args.runs, args.files, args.seed, getattr(signal, f"SIG{args.signal}"))
+    print(f"SIG{args.signal}, {args.runs} runs, {args.files} files: {counts['old']} old, {counts['new']} new, "
           f"{counts['mixed']} mixed, {counts['leftovers']} with leftover temporary files in the source tree, "
           f"{counts['state_dir_temps']} with one in .ctxagent/ "
           f"({time.monotonic() - start:.0f} s)")

@@ -89,6 +89,11 @@ def _redact_text(text: str, known: list[str]) -> str:
     if "://" in text:
         text = rules.URL_PASSWORD.sub(rules.replace_url_password, text)
     text = rules.SHAPES.sub(REDACTED, text)
+    for literal, form in rules.FORMS:
+        if literal in text:
+            text = form.sub(rules.replace_form, text)
+    if "define(" in text:
+        text = rules.DEFINE.sub(rules.replace_define, text)
     if "=" in text or ":" in text:
         text = rules.KV.sub(rules.replace_kv_value, text)
     return text
@@ -155,7 +160,7 @@ def _open_secret(text: str, cut: int) -> tuple[int | None, int]:
     could go on with the text still to come, and how many characters may be held for it:
     `Bearer<space>`, `NAME = ` (`ctxagent.secret_rules.KV_OPEN_TAIL`), or a private key
     block whose END line has not come. (None, 0) when there is none."""
-    for tail in (_BEARER_TAIL, rules.KV_OPEN_TAIL):
+    for tail in (_BEARER_TAIL, rules.KV_OPEN_TAIL, rules.FORMS_OPEN_TAIL):
         match = tail.search(text, max(0, cut - 200), cut)
         if match is not None:
             return _run_start(text, match.start()), MAX_HELD_CHARS

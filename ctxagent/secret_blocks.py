@@ -22,6 +22,7 @@ Not covered: formats that put more than GAP_LINES lines between key lines
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ctxagent.secret_rules import REDACTED
@@ -51,13 +52,13 @@ class _Line:
     complete: bool  # a line break follows it
 
 
-def _lines(text: str, start: int) -> list[_Line]:
-    out, pos = [], start
+def _lines(text: str, start: int) -> Iterator[_Line]:
+    """The lines of `text` from `start`, one at a time (a scan stops after a few)."""
+    pos = start
     for m in _LINE_END.finditer(text, start):
-        out.append(_Line(pos, m.start(), True))
+        yield _Line(pos, m.start(), True)
         pos = m.end()
-    out.append(_Line(pos, len(text), False))
-    return out
+    yield _Line(pos, len(text), False)
 
 
 def _kind(text: str, line: _Line) -> tuple[str, re.Match[str] | None]:
@@ -84,7 +85,8 @@ class _Block:
 def _scan(text: str, begin_line_end: int) -> _Block:
     """The lines of the block whose BEGIN line ends at `begin_line_end`."""
     candidates = _lines(text, begin_line_end)
-    candidates = candidates[1:] if candidates and candidates[0].end == begin_line_end else candidates
+    if begin_line_end < len(text):
+        next(candidates)  # the empty piece between the BEGIN line and its line break
     lines: list[_Line] = []
     kinds: list[tuple[str, re.Match[str] | None]] = []
     last_key = None

@@ -88,7 +88,8 @@ def _name_forms() -> list[str]:
 
 # The scanning form: the words, and `key` alone; the qualifier before a `key` is checked
 # afterwards (`_QUALIFIED`): 75 qualified forms in the scan would double its time.
-_NAME = "(?:" + _alternation([*(re.escape(f) for w in _NAME_WORDS for f in _cases(w)), "key", "KEY", "Key"]) + ")"
+_NAME = "(?:" + _alternation([*(re.escape(f) for w in _NAME_WORDS for f in _cases(w)), "key", "KEY", "Key",
+                               "pass", "PASS", "Pass"]) + ")"
 _QUALIFIED = re.compile("(?:" + _alternation([re.escape(f) for q in _KEY_QUALIFIERS for f in _cases(q)]) + ")[_.-]?\\Z")
 _SUFFIX = "(?:[_.-]?(?:\\d{1,3}|" + "|".join(f for s in _KEY_SUFFIXES for f in _cases(s)) + "))?"
 _CLOSE = r"\\?[\"']?\]?"  # the end of a quoted or indexed name: "NAME": / ["NAME"] = / \"NAME\":
@@ -149,21 +150,63 @@ def _shapes(by_first: dict[str, list[str]]) -> str:
 
 SHAPES = re.compile(_shapes({
     "s": [r"k-[A-Za-z0-9_-]{16,}",                                  # OpenAI, Anthropic (sk-ant-), DeepSeek
-          r"k_(?:live|test)_[A-Za-z0-9]{10,}"],                     # Stripe secret key
-    "r": [r"k_(?:live|test)_[A-Za-z0-9]{10,}"],                     # Stripe restricted key
+          r"k_(?:live|test)_[A-Za-z0-9]{10,}",                      # Stripe secret key
+          r"hp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}",                     # [shopify-access-token, -custom-access-token...]
+          r"q0(?:atp|csp)-[0-9A-Za-z_-]{22,}",                      # [square-access-token, square-secret]
+          r"ecret_[A-Za-z0-9]{43}(?![A-Za-z0-9])"],                 # Notion integration token (old form)
+    "r": [r"k_(?:live|test)_[A-Za-z0-9]{10,}",                      # Stripe restricted key
+          r"ubygems_[a-f0-9]{48}",                                  # [rubygems-api-token]
+          r"8_[A-Za-z0-9]{37}(?![A-Za-z0-9])"],                     # Replicate API token
     "w": [r"hsec_[A-Za-z0-9]{24,}"],                                # Stripe webhook secret
     "g": [r"h[pousr]_[A-Za-z0-9]{20,}", r"ithub_pat_[A-Za-z0-9_]{22,}",  # GitHub
-          r"l(?:pat|dt|ptt|rt|cbt|ft|imt|oas|soat|ffct|agent)-[A-Za-z0-9_-]{20,}"],  # GitLab
+          r"l(?:pat|dt|ptt|rt|cbt|ft|imt|oas|soat|ffct|agent)-[A-Za-z0-9_-]{20,}",  # GitLab
+          r"sk_[A-Za-z0-9]{52}",                                    # Groq
+          r"lsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}",                    # [grafana-service-account-token]
+          r"lc_[A-Za-z0-9+/]{32,}={0,2}"],                          # [grafana-cloud-api-token]
     "G": [r"R1348941[A-Za-z0-9_-]{20,}"],                           # GitLab runner registration
     "x": [r"ox[abeoprs]-[A-Za-z0-9-]{10,}", r"app-\d-[A-Za-z0-9-]{10,}"],  # Slack
     "A": [r"(?:KIA|SIA|BIA|CCA|3T[A-Z0-9])[A-Z0-9]{16}(?![A-Za-z0-9])",     # AWS access key id
-          r"Iza[A-Za-z0-9_-]{35}"],                                 # Google API key
-    "h": [r"f_[A-Za-z0-9]{20,}"],                                   # Hugging Face
+          r"Iza[A-Za-z0-9_-]{35}",                                  # Google API key
+          r"GE-SECRET-KEY-1[0-9A-Z]{58}"],                          # [age-secret-key]
+    "h": [r"f_[A-Za-z0-9]{20,}",                                    # Hugging Face
+          r"ooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{20,}"],  # [slack-webhook-url]
     "e": [r"yJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*"],  # JWT
-    "n": [r"pm_[A-Za-z0-9]{36}"],                                   # npm
+    "n": [r"pm_[A-Za-z0-9]{36}",                                    # npm
+          r"tn_[A-Za-z0-9]{40,}"],                                  # Notion integration token
     "p": [r"ypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}"],                # PyPI upload token
+    # issue 17, S7 (gitleaks rule names in brackets)
+    "S": [r"G\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}",                # [sendgrid-api-token]
+          r"K[0-9a-fA-F]{32}(?![A-Za-z0-9])"],                      # [twilio-api-key]
+    "d": [r"o[opr]_v1_[a-f0-9]{64}",                                # [digitalocean-pat/-access-token/-refresh-token]
+          r"ckr_pat_[A-Za-z0-9_-]{27,}",                            # Docker Hub personal access token
+          r"api[a-f0-9]{32}(?![A-Za-z0-9])",                        # [databricks-api-token]
+          r"p\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}",         # [doppler-api-token]
+          r"iscord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]{20,}"],  # Discord webhook URL
+    "P": [r"MAK-[a-f0-9]{24}-[a-f0-9]{34}"],                        # [postman-api-token]
+    "k": [r"ey-[0-9a-f]{32}(?![A-Za-z0-9])"],                       # [mailgun-private-api-token]
+    "l": [r"in_api_[A-Za-z0-9]{40}"],                               # [linear-api-key]
 }) + "|" + "|".join(re.escape(word[0]) + _AFTER_WORD + re.escape(word[1:]) + r"\s+[A-Za-z0-9._~+/=-]{12,}"
                    for word in ("Bearer", "bearer", "BEARER")))
+
+#: Secrets in a form of their own (issue 17, S7): (a literal the text must hold, a pattern whose
+#: group `v` is the secret). `define` and `.netrc` values need `looks_secret`-free matching:
+#: the form itself says it is a password.
+FORMS: list[tuple[str, re.Pattern[str]]] = [
+    (":A", re.compile(r":(?<=[0-9]{5}:)(?P<v>A[A-Za-z0-9_-]{34})(?![A-Za-z0-9_-])")),  # [telegram-bot-api-token]
+    ("sig=", re.compile(r"s(?<=[?&]s)ig=(?P<v>[A-Za-z0-9%+/=]{16,})")),  # Azure SAS signature (also AWS/GCS signed URLs' sig)
+    ("-data", re.compile(r"client-(?:key|certificate)-data[ \t]*:[ \t]*[\"']?(?P<v>[A-Za-z0-9+/=]{16,})")),  # kubeconfig
+    ("login", re.compile(r"l(?<![A-Za-z0-9_].)ogin[ \t]+\S+\s+(?:account[ \t]+\S+\s+)?password[ \t]+(?P<v>[^\s$]\S{3,})")),  # .netrc
+]
+#: PHP `define('DB_PASSWORD', '...')`: the name must end like a credential (`SECRET_NAME`).
+DEFINE = re.compile(r"define\(\s*(?P<q1>['\"])(?P<name>[A-Za-z0-9_.-]{1,80})(?P=q1)\s*,\s*(?P<q2>['\"])"
+                    r"(?P<v>[^'\"\\\n]*)(?P=q2)")
+
+#: The beginning of a `FORMS`/`DEFINE` secret that spans spaces, at the end of a text still
+#: arriving (for StreamRedactor): `define('DB_PASSWORD', `, `login jane password `, `client-key-data: `.
+FORMS_OPEN_TAIL = re.compile(
+    r"(?:define\((?:\s*(?:['\"][A-Za-z0-9_.-]{0,80}(?:['\"]\s*(?:,\s*)?)?)?)?"
+    r"|login(?:[ \t]+\S{0,200}(?:\s+(?:account[ \t]+\S+\s+)?[a-z]{0,8}[ \t]*)?)?"
+    r"|client-(?:key|certificate)-data[ \t]*(?::[ \t]*[\"']?)?)\Z")
 
 _NUMBER = re.compile(r"[-+]?(?:0[xX][0-9a-fA-F_]+|\d[\d_]*(?:\.\d*)?(?:[eE][-+]?\d+)?)")
 _TEMPLATE = re.compile(r"^[$%{<]|\$\{|\{\{|%\(")
@@ -193,6 +236,8 @@ def _kv_value_is_secret(m: re.Match[str]) -> bool:
 def _name_is_secret(m: re.Match[str]) -> bool:
     """A credential word, a qualified key (`api_key`, `apiKey`), or `_KEY=` in the environment form."""
     name, start = m.group("name"), m.start()
+    if name in ("pass", "PASS", "Pass"):  # DB_PASS, smtp.pass, db-pass: never bypass, compass (S7)
+        return start > 0 and m.string[start - 1] in "_.-"
     if name not in ("key", "KEY", "Key") or _QUALIFIED.search(m.string, max(0, start - 16), start):
         return True
     return (name == "KEY" and start > 0 and m.string[start - 1] == "_" and not m.group("close")
@@ -217,4 +262,18 @@ def replace_url_password(m: re.Match[str]) -> str:
 
 
 #: Names of dict keys whose string value is redacted when it `looks_secret` (same names as KV).
-SECRET_NAME = re.compile("(?:" + _alternation(_name_forms()) + f"){_SUFFIX}\\Z")
+SECRET_NAME = re.compile("(?:" + _alternation(_name_forms()) + f"|[_.-](?:pass|PASS|Pass)){_SUFFIX}\\Z")
+
+
+def replace_form(m: re.Match[str]) -> str:
+    """The `FORMS` callback: group `v` replaced by REDACTED (a REDACTED already there is kept)."""
+    if m.group("v").startswith(REDACTED[:-1]):
+        return m.group(0)
+    return m.string[m.start():m.start("v")] + REDACTED + m.string[m.end("v"):m.end()]
+
+
+def replace_define(m: re.Match[str]) -> str:
+    """The `DEFINE.sub` callback: the value redacted when the constant's name is a credential's."""
+    if not (SECRET_NAME.search(m.group("name")) and looks_secret(m.group("v"))):
+        return m.group(0)
+    return m.string[m.start():m.start("v")] + REDACTED + m.string[m.end("v"):m.end()]

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ctxagent.redaction import MAX_HELD_CHARS, REDACTED, StreamRedactor, redact
-from tests.test_secret_rules import FALSE_POSITIVES, PEM_BODY, SECRETS
+from tests.test_secret_rules import FALSE_POSITIVES, PEM_BODY, S7_NEAR_MISSES, S7_SECRETS, SECRETS
 
 KEY = "sk-TESTSECRET0123456789abcdef"
 WORDS = st.sampled_from(["the", "key", "is", KEY, f"({KEY})", f"'{KEY}'", "Bearer", "密钥", "。", "\n", " ", "  ",
@@ -45,7 +45,9 @@ PIECES = st.sampled_from([
     "Bearer ", "Basic ", "hunter2horse", "abc123def456", "new_password", "(", ",", "4096", "$VAR", "/run/x",
     "https://", "user", ":", "@host", "AKIAIOSFODNN7EXAMPLE", "eyJhbGciOiJIUzI1NiJ9", ".", "eyJzdWIiOiIxMjM0In0",
     "-----BEGIN RSA PRIVATE KEY-----", "-----END RSA PRIVATE KEY-----", PEM_BODY[:70], "Proc-Type: 4,ENCRYPTED",
-    "sk_live_abcdefghij1234", "glpat-", "密码", "。", "x" * 40])
+    "sk_live_abcdefghij1234", "glpat-", "密码", "。", "x" * 40,
+    "define(", "'DB_PASSWORD'", ", ", "login", " deploy", "password ", "client-key-data", "DB_PASS", "bypass",
+    "123456789:", "AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw0", "?sv=1&sig=", "k3P%2Fq9xv7Zm2Lw8Yb1Nc4T%3D", "account "])
 
 
 @given(st.lists(PIECES, max_size=25), st.lists(st.integers(min_value=0), max_size=20))
@@ -87,3 +89,8 @@ def test_a_long_run_without_spaces_is_not_held_forever() -> None:
     redactor = StreamRedactor([KEY])
     shown = "".join(redactor.feed("x" * 100) for _ in range(10))
     assert len(shown) >= 1000 - MAX_HELD_CHARS
+
+
+@pytest.mark.parametrize("text", [s[0] for s in S7_SECRETS] + S7_NEAR_MISSES)
+def test_s7_the_new_families_stream_one_character_at_a_time_as_they_redact_whole(text: str) -> None:
+    assert _stream(text, list(range(len(text)))) == redact(text, [KEY])

@@ -157,3 +157,81 @@ def test_values_under_credential_named_keys_of_a_record_are_redacted() -> None:
     assert redact(record) == {"DB_PASSWORD": REDACTED, "clientSecret": REDACTED, "max_tokens": 4096,
                               "token_count": "12345678", "password": REDACTED, "sort_key": "created_at_desc",
                               "auth_token": "${AUTH_TOKEN}", "tokens": ["a", "b"]}
+
+
+# Issue 17, S7: the credential families people commonly leak (gitleaks rule names), each a
+# sample in the real format (values made up) and the secret that must disappear.
+_HEX = "9f86d081884c7d659a2feaa0c55ad015"  # 32 hex characters
+_B62 = "Zx8Kq2Lm9Np3Rs4Tv5Wy6Ab7Cd8Ef9Gh0Ij1Kl2Mn3Op4Qr5St6Uv7Wx8Yz9"  # 62 letters and digits
+S7_SECRETS = [
+    ("DB_PASS=s3cr3t-pass", "s3cr3t-pass"),
+    ('export SMTP_PASS="Xk29fj3kdl"', "Xk29fj3kdl"),
+    ("redis.pass: 9fj3kdlq7z", "9fj3kdlq7z"),
+    ("define('DB_PASSWORD', 'pa55w0rd-prod');", "pa55w0rd-prod"),
+    ('define( "AUTH_KEY", "put-your-unique-phrase-here-7e3f" );', "put-your-unique-phrase-here-7e3f"),
+    ("machine api.example.com login deploy password Zx9!kq2wLm", "Zx9!kq2wLm"),
+    ("machine example.com\n  login jane\n  password hunter2\n", "hunter2"),
+    ("    client-key-data: LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQpNSUlF", "LS0tLS1CRUdJTiBSU0Eg"),
+    ("    client-certificate-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1J", "LS0tLS1CRUdJTiBDRVJU"),
+    ("    token: 8f3b2c1d9e7a6b5c4d3e2f1a0b9c8d7e", "8f3b2c1d9e7a6b5c4d3e2f1a0b9c8d7e"),
+    ("SENDGRID_API=SG.ngeVfQFYQlKU0ufo8x5d1A." + _B62[:43], _B62[:43]),
+    ("bot 123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw0 ok", "AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw0"),
+    ("DO=dop_v1_" + _HEX * 2, _HEX),
+    ("shop token shpat_" + _HEX, _HEX),
+    ("https://acct.blob.core.windows.net/c/f.txt?sv=2022-11-02&sp=r&se=2026-01-01&sig=k3P%2Fq9xv7Zm2Lw8Yb1Nc4T%3D",
+     "k3P%2Fq9xv7Zm2Lw8Yb1Nc4T"),
+    ("docker login -p dckr_pat_" + _B62[:27], _B62[:27]),
+    ("host = dapi" + _HEX, _HEX),
+    ("PMAK-" + _HEX[:24] + "-" + (_HEX * 2)[:34], _HEX[:24]),
+    ("MAILGUN key-" + _HEX, _HEX),
+    ("lin_api_" + _B62[:40], _B62[:40]),
+    ("https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX", "XXXXXXXXXXXXXXXXXXXXXXXX"),
+    ("https://discord.com/api/webhooks/123456789012345678/" + _B62[:60], _B62[:60]),
+    ("twilio SK" + _HEX, _HEX),
+    ("sq0atp-" + _B62[:22], _B62[:22]),
+    ("rubygems_" + _HEX + _HEX[:16], _HEX),
+    ("GROQ=gsk_" + _B62[:52], _B62[:52]),
+    ("glsa_" + _B62[:32] + "_" + _HEX[:8], _B62[:32]),
+    ("AGE-SECRET-KEY-1" + "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L" * 2, "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L"[:20]),
+    ("ntn_" + _B62[:46], _B62[:46]),
+    ("r8_" + _B62[:37], _B62[:37]),
+    ("dp.pt." + _B62[:43], _B62[:43]),
+    ("AccountName=acct;AccountKey=" + _B62[:40] + "==;EndpointSuffix=core.windows.net", _B62[:40]),
+]
+
+
+@pytest.mark.parametrize("text,secret", S7_SECRETS, ids=[s[0][:30] for s in S7_SECRETS])
+def test_s7_each_credential_family_is_redacted(text: str, secret: str) -> None:
+    out = redact(text)
+    assert secret not in out and REDACTED in out
+    assert redact(out) == out
+
+
+S7_NEAR_MISSES = [
+    'bypass = "maintenance-mode"',
+    "compass = 'north-north-west'",
+    "        pass",
+    "if ok: pass",
+    "PASS_THROUGH = 'enabled-always'",
+    "define('DB_HOST', 'db.internal.example');",
+    "define('WP_DEBUG', false);",
+    "define('DB_PASSWORD', getenv('DB_PASSWORD'));",
+    "Use the login form; the password field is required.",
+    "    client-key-data: ${CLIENT_KEY_DATA}",
+    "https://example.com/img.png?sig=abc&w=100",
+    "?signature=kept-because-not-sig",
+    "MASK0123456789abcdef0123456789abcdef",
+    "the dapper dapi client",
+    "a key-value store, key-0123",
+    "meeting at 12:30:AM, version 1.2.3:Alpha",
+    "shpat_123 is too short",
+    "SG.is.not.a.token",
+    "https://hooks.slack.com/services/",
+    "sq0atp- alone",
+    "checksum: sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+]
+
+
+@pytest.mark.parametrize("text", S7_NEAR_MISSES)
+def test_s7_near_misses_of_the_new_families_are_left_as_they_are(text: str) -> None:
+    assert redact(text) == text

@@ -4,18 +4,22 @@
 `apply_changes` then:
 1. checks that no file changed on disk since it was planned (else nothing is written);
    all under the repository's writer lock (`storage.journal.repo_lock`, S8);
-2. copies every original to `<workspace>/.ctxagent/backups/<stamp>/<relpath>`;
-3. writes the journal (`storage.journal.Journal`: the originals and the file list), so a
+2. writes the journal (`storage.journal.Journal`: the originals and the file list), so a
    run killed from here on is undone at the next start of ctxagent (S5);
+3. copies every original to `<workspace>/.ctxagent/backups/<stamp>/<relpath>`;
 4. writes each file atomically (`storage.atomic_write_bytes`, permission bits kept,
    case P06) or deletes it;
 5. if any step of 4 fails or is interrupted (any exception, Ctrl-C too), restores every
-   original, removes files and folders it created, and raises PatchError (P05) or
-   PatchInterrupted, saying "partially applied, restored".
+   original (a second Ctrl-C waits for it), removes files and folders it created, and
+   raises PatchError (P05) or PatchInterrupted, saying "partially applied (k of n files
+   written), restored" or "not applied" as it was; Ctrl-C during 1-3 leaves no journal nor
+   backup and says "not applied"; during the commit (the journal removed) it says "applied".
 """
 
 from __future__ import annotations
 
+import os
+import shutil
 import time
 import warnings
 from dataclasses import dataclass
@@ -27,7 +31,7 @@ from ctxagent.patch import paths
 from ctxagent.patch.parser import parse_patch
 from ctxagent.patch.plan import FileChange, PatchLimits, plan_patch
 from ctxagent.storage.files import atomic_write_bytes, ensure_state_dir
-from ctxagent.storage.journal import Entry, Journal, recover, repo_lock
+from ctxagent.storage.journal import Entry, Journal, interrupts_deferred, recover, repo_lock
 
 __all__ = ["ApplyResult", "PatchInterrupted", "apply_changes", "apply_patch_text", "plan_patch", "FileChange", "PatchLimits"]
 
@@ -83,7 +87,7 @@ def apply_changes(changes: list[FileChange], workspace: Path | str, backup_root:
 
     backup_root: folder under which a fresh `<stamp>/` folder receives the originals
     (None: no backup). Raises PatchError if a file changed since planning (nothing written)
-    or a write fails (everything restored); PatchInterrupted on Ctrl-C (everything restored).
+    or a write fails (everything restored); PatchInterrupted on Ctrl-C (what it did: see `_failure`).
     """
     root = paths.workspace_root(workspace)
     targets = [(c, root / c.path) for c in changes]
@@ -93,30 +97,72 @@ def apply_changes(changes: list[FileChange], workspace: Path | str, backup_root:
         note = recover(root)  # a run that died half-way is undone before anything is checked
         if note:
             warnings.warn(note, stacklevel=2)
-        try:
-            _check_unchanged(targets)
-            journal = Journal(root, [Entry(c.path, c.old_bytes, c.old_mode) for c in changes], _new_dirs(root, targets))
-            backup_dir = _backup(targets, Path(backup_root)) if backup_root else None
-            journal.open()
-        except OSError as exc:
-            raise PatchError(f"apply_patch: {exc.strerror or exc} ({exc.filename}); nothing was written.") from exc
-        written = 0
+        journal = Journal(root, [Entry(c.path, c.old_bytes, c.old_mode) for c in changes], _new_dirs(root, targets))
+        backup_dir = _prepare(targets, journal, Path(backup_root) if backup_root else None)
         try:
             for change, target in targets:
                 _write(change, target)
-                written += 1
         except BaseException as exc:
-            problems = journal.undo()
-            if not problems:
-                journal.close()
-            message = _failure(changes[written], exc, written, len(changes), problems, journal)
-            if isinstance(exc, KeyboardInterrupt):
-                raise PatchInterrupted(message) from exc
-            if isinstance(exc, (CtxAgentError, OSError)):
-                raise PatchError(message, path=changes[written].path) from exc
+            _roll_back(changes, targets, journal, exc)
             raise
-        journal.close()
+        with interrupts_deferred() as late:  # the commit point: journal.json removed
+            journal.close()
+        if late:
+            raise PatchInterrupted(f"apply_patch: interrupted (Ctrl-C) after every file was written: the patch "
+                                   f"is applied ({len(changes)} files), nothing to restore.")
     return ApplyResult(changes, backup_dir)
+
+
+def _prepare(targets: list[tuple[FileChange, Path]], journal: Journal, backup_root: Path | None) -> Path | None:
+    """Check the files, write the journal, then the backup (a kill during the copy is then
+    swept by the recovery). On any failure or Ctrl-C nothing is left but the tree as it was."""
+    folder = None
+    try:
+        _check_unchanged(targets)
+        journal.open()
+        if backup_root is not None:
+            folder = _fresh_folder(backup_root)
+            _backup(targets, folder)
+        return folder
+    except BaseException as exc:
+        with interrupts_deferred():
+            journal.close()
+            if folder is not None:
+                shutil.rmtree(folder, ignore_errors=True)
+        if isinstance(exc, KeyboardInterrupt):
+            raise PatchInterrupted("apply_patch: interrupted (Ctrl-C) before any file was written: not applied, "
+                                   "nothing changed.") from exc
+        if isinstance(exc, OSError):
+            raise PatchError(f"apply_patch: {exc.strerror or exc} ({exc.filename}); nothing was written.") from exc
+        raise
+
+
+def _roll_back(changes: list[FileChange], targets: list[tuple[FileChange, Path]], journal: Journal,
+               exc: BaseException) -> None:
+    """After a failed or interrupted write: restore every original (a second Ctrl-C waits
+    for it), then raise PatchInterrupted or PatchError saying truthfully what happened."""
+    with interrupts_deferred():
+        done = [_holds_new(change, target) for change, target in targets]
+        problems = journal.undo()
+        if not problems:
+            journal.close()
+    written = sum(done)
+    failed = next((c for c, d in zip(changes, done) if not d), changes[-1])
+    message = _failure(failed, exc, written, len(changes), problems, journal)
+    if isinstance(exc, KeyboardInterrupt):
+        raise PatchInterrupted(message) from exc
+    if isinstance(exc, (CtxAgentError, OSError)):
+        raise PatchError(message, path=failed.path) from exc
+
+
+def _holds_new(change: FileChange, target: Path) -> bool:
+    """Whether `target` holds what the change writes (deleted, for a deletion)."""
+    if change.new_bytes is None:
+        return not os.path.lexists(target)
+    try:
+        return target.read_bytes() == change.new_bytes
+    except OSError:
+        return False
 
 
 class PatchInterrupted(KeyboardInterrupt):
@@ -151,12 +197,10 @@ def _new_dirs(root: Path, targets: list[tuple[FileChange, Path]]) -> list[str]:
     return sorted(out, key=lambda d: -d.count("/"))
 
 
-def _backup(targets: list[tuple[FileChange, Path]], backup_root: Path) -> Path:
-    folder = _fresh_folder(backup_root)
+def _backup(targets: list[tuple[FileChange, Path]], folder: Path) -> None:
     for change, _target in targets:
         if change.old_bytes is not None:
             atomic_write_bytes(folder / change.path, change.old_bytes, mode=change.old_mode)
-    return folder
 
 
 def _fresh_folder(backup_root: Path) -> Path:
@@ -180,8 +224,10 @@ def _write(change: FileChange, target: Path) -> None:
 
 
 def _failure(change: FileChange, exc: BaseException, written: int, total: int, problems: list[str],
-             journal: Journal) -> str:
+              journal: Journal) -> str:
     cause = "interrupted (Ctrl-C)" if isinstance(exc, KeyboardInterrupt) else f"failed ({exc})"
+    if written == 0 and not problems:
+        return f"apply_patch: writing {change.path} {cause} before any file was written: not applied, nothing changed."
     message = (f"apply_patch: writing {change.path} {cause}; partially applied ({written} of {total} files "
                "written), ")
     if not problems:

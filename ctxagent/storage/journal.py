@@ -14,6 +14,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -106,6 +110,22 @@ class Journal:
             except OSError:
                 pass  # not empty or gone: leaving a folder is harmless
         return problems
+
+
+@contextmanager
+def interrupts_deferred() -> Iterator[list[int]]:
+    """Hold Ctrl-C (SIGINT) back while the block runs: a rollback or a commit is not cut in
+    two. Yields the list the signals that came are appended to (the caller decides what to
+    raise after). Outside the main thread (no signal arrives there) it does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield []
+        return
+    got: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, _frame: got.append(signum))
+    try:
+        yield got
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def repo_lock(repo: Path, timeout: float = LOCK_TIMEOUT_S) -> FileLock:

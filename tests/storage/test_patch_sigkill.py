@@ -4,6 +4,7 @@ next start's recovery, either the old tree or the new one, and no temporary file
 
 from __future__ import annotations
 
+import signal
 import sys
 from pathlib import Path
 
@@ -16,5 +17,11 @@ import patch_sigkill  # noqa: E402
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL")
 def test_s5_sigkill_never_leaves_a_mixed_tree_or_temporary_files() -> None:
     counts = patch_sigkill.run(runs=8, files=30, seed=7)
-    assert counts["mixed"] == 0 and counts["leftovers"] == 0, counts
+    assert counts["mixed"] == 0 and counts["leftovers"] == 0 and counts["state_dir_temps"] == 0, counts
     assert counts["old"] + counts["new"] == 8
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT")
+def test_s5_ctrl_c_never_leaves_a_mixed_tree_or_temporary_files() -> None:
+    counts = patch_sigkill.run(runs=6, files=30, seed=3, sig=signal.SIGINT)
+    assert counts["mixed"] == 0 and counts["leftovers"] == 0 and counts["state_dir_temps"] == 0, counts
