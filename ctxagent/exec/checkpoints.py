@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Literal
 
 from ctxagent.errors import StorageError
+from ctxagent.exec.bulk import import_files
 from ctxagent.exec.shadow_git import GitFailed, ShadowGit
 from ctxagent.storage.files import append_jsonl, atomic_write_bytes, ensure_state_dir, file_lock, read_jsonl, state_dir
 
@@ -291,6 +292,7 @@ class CheckpointStore:
 
     def _snapshot(self) -> Snapshot:
         """Stage what changed since the last snapshot (stat data decides) and write the tree."""
+        first = not (self.git.git_dir / "index").exists()
         found = self.git.run_parallel(("ls-files", "-z", "--others", "--exclude-standard"),
                                       ("diff-files", "-z", "--name-only"))
         others, changed = (raw.split(b"\0") for raw in found)
@@ -319,7 +321,9 @@ class CheckpointStore:
         if drop:
             self.git.run("update-index", "-z", "--force-remove", "--stdin",
                          input=b"".join(os.fsencode(p) + b"\0" for p in drop))
-        if add:
+        if add and first:
+            import_files(self.git, self.repo, add)  # one pack instead of a loose object a file
+        elif add:
             self.git.run("add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul",
                          input=b"\0".join(os.fsencode(p) for p in add))
         tree = self.git.run("write-tree").decode().strip()

@@ -20,7 +20,7 @@ CONFIG = (
     "core.hooksPath=/dev/null", "core.fsmonitor=false", "core.untrackedCache=true",
     "core.autocrlf=false", "core.safecrlf=false", "core.quotePath=false", "core.bare=false",
     "core.symlinks=true", "core.ignoreCase=false", "core.preloadIndex=true", "core.fileMode=true",
-    "core.splitIndex=false", "index.version=4", "gc.auto=0", "maintenance.auto=false",
+    "core.splitIndex=false", "core.compression=1", "index.version=4", "gc.auto=0", "maintenance.auto=false",
     "commit.gpgSign=false", "advice.addEmbeddedRepo=false", "user.name=ctxagent",
     "user.email=ctxagent@localhost", "init.defaultBranch=checkpoints",
 )
