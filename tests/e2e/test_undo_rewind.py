@@ -58,6 +58,7 @@ def test_rewind_restores_code_and_conversation(ctxagent, fake_server, repo: Path
     proc = ctxagent("chat", "--repo", str(repo), "--yes", input=script, extra_env=cli_env(server))
     assert proc.returncode == 0, proc.stderr
     assert "turn 1: first request" in proc.stdout and "turn 2: second request" in proc.stdout
+    assert "/rewind T [code|conversation|both]" in proc.stdout  # shown as text, not taken for markup
     requests = server.requests()
     third = next(r for r in requests if user_messages(r)[-1:] == ["third request"])
     assert user_messages(third) == ["first request", "third request"]  # turn 2 is gone, turn 1 kept
