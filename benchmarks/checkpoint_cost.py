@@ -18,6 +18,7 @@ Target (issue 11): next < 300 ms and < 5% of the repository's size in new bytes.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import re
@@ -48,7 +49,7 @@ def make_file(rng: random.Random, texts: list[str], kind: str, n: int) -> str:
     body = (text * (size // len(text) + 1))[start:start + size]
     body = re.sub(r"\b(def|class|function) (\w+)", lambda m: f"{m.group(1)} {m.group(2)}_{n}", body)
     if kind == "json":
-        return '{"name": "pkg%d", "lines": %r}\n' % (n, body.splitlines()[:50])
+        return json.dumps({"name": f"pkg{n}", "lines": body.splitlines()[:50]}, indent=1) + "\n"
     return f"// module {n}\n{body}\n" if kind == "js" else body
 
 

@@ -55,7 +55,7 @@ def _rewind(ctx: ChatContext, arg: str) -> None:
             _list(ctx, store, mine)
             return
         if not words[0].isdigit() or (len(words) > 1 and words[1] not in _WHAT) or len(words) > 2:
-            ctx.console.print("usage: /rewind T [code|conversation|both] [--force]  (T: a turn number, see /rewind)")
+            ctx.console.print(escape("usage: /rewind T [code|conversation|both] [--force]  (T: a turn number, see /rewind)"))
             return
         turn, what = int(words[0]), words[1] if len(words) > 1 else "both"
         if not 1 <= turn <= session.turns:
@@ -100,4 +100,4 @@ def _list(ctx: ChatContext, store: CheckpointStore, mine: list) -> None:
         ctx.console.print(f"  turn {turn}: {escape(visible(first))}  [dim]({count} change(s))[/]", highlight=False)
     if mine:
         ctx.console.print(checkpoint_table(store, mine))
-    ctx.console.print("[dim]/rewind T [code|conversation|both] goes back to just before turn T[/]")
+    ctx.console.print(f"[dim]{escape('/rewind T [code|conversation|both] goes back to just before turn T')}[/]")

@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import Literal
 
 from ctxagent.errors import StorageError
+from ctxagent.exec.bulk import import_files
 from ctxagent.exec.shadow_git import GitFailed, ShadowGit
-from ctxagent.storage.files import append_jsonl, ensure_state_dir, file_lock, read_jsonl, state_dir
+from ctxagent.storage.files import append_jsonl, atomic_write_bytes, ensure_state_dir, file_lock, read_jsonl, state_dir
 
 log = logging.getLogger(__name__)
 
@@ -201,6 +202,7 @@ class CheckpointStore:
         except (OSError, StorageError) as exc:
             raise CheckpointError(f"cannot open the checkpoint store {self.root}: {exc}") from exc
         try:
+            self.git.reap_orphan()  # a killed ctxagent's git must not finish over ours
             for name in _STALE_LOCKS:  # under our lock no other ctxagent runs git here
                 try:
                     os.unlink(self.git.git_dir / name)
@@ -226,11 +228,12 @@ class CheckpointStore:
     def _healthy(self) -> bool:
         """The head ref (when set) names a readable commit whose tree is present."""
         try:
-            head = self.git.run("for-each-ref", "--format=%(objectname)", HEAD_REF).decode().strip()
+            head = self._head()
             if head:
                 self.git.run("cat-file", "-e", f"{head}^{{tree}}")
-            self.git.run("rev-parse", "--git-dir")
             return True
+        except ValueError:
+            return False
         except GitFailed:
             return False
         except StorageError:
@@ -289,8 +292,10 @@ class CheckpointStore:
 
     def _snapshot(self) -> Snapshot:
         """Stage what changed since the last snapshot (stat data decides) and write the tree."""
-        others = self.git.run("ls-files", "-z", "--others", "--exclude-standard").split(b"\0")
-        changed = self.git.run("diff-files", "-z", "--name-only").split(b"\0")
+        first = not (self.git.git_dir / "index").exists()
+        found = self.git.run_parallel(("ls-files", "-z", "--others", "--exclude-standard"),
+                                      ("diff-files", "-z", "--name-only"))
+        others, changed = (raw.split(b"\0") for raw in found)
         tracked_changed = {os.fsdecode(p) for p in changed if p}
         add: list[str] = []
         drop: list[str] = []
@@ -316,7 +321,9 @@ class CheckpointStore:
         if drop:
             self.git.run("update-index", "-z", "--force-remove", "--stdin",
                          input=b"".join(os.fsencode(p) + b"\0" for p in drop))
-        if add:
+        if add and first:
+            import_files(self.git, self.repo, add)  # one pack instead of a loose object a file
+        elif add:
             self.git.run("add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul",
                          input=b"\0".join(os.fsencode(p) for p in add))
         tree = self.git.run("write-tree").decode().strip()
@@ -325,13 +332,26 @@ class CheckpointStore:
     def _commit(self, tree: str, message: str) -> str:
         """A commit of `tree` on top of the head ref, and the ref moved to it."""
         try:
-            parent = self.git.run("for-each-ref", "--format=%(objectname)", HEAD_REF).decode().strip()
+            parent = self._head()
             args = ["commit-tree", tree, "-m", message] + (["-p", parent] if parent else [])
             commit = self.git.run(*args).decode().strip()
-            self.git.run("update-ref", HEAD_REF, commit, *([parent] if parent else []))
+            atomic_write_bytes(self.git.git_dir / HEAD_REF, commit.encode() + b"\n")  # what update-ref writes
             return commit
-        except (GitFailed, OSError) as exc:
+        except (GitFailed, OSError, ValueError) as exc:
             raise CheckpointError(f"cannot record a checkpoint: {exc}") from exc
+
+    def _head(self) -> str | None:
+        """The newest snapshot commit (the loose ref file; refs here are never packed).
+        Raises ValueError when the ref file does not hold an object id."""
+        try:
+            text = (self.git.git_dir / HEAD_REF).read_text(encoding="ascii").strip()
+        except FileNotFoundError:
+            return None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ValueError(f"unreadable {HEAD_REF}: {exc}") from exc
+        if len(text) not in (40, 64) or any(c not in "0123456789abcdef" for c in text):
+            raise ValueError(f"{HEAD_REF} holds {text[:50]!r}, not an object id")
+        return text
 
     def _next_number(self) -> int:
         done = self.checkpoints()

@@ -27,6 +27,7 @@ from ctxagent.errors import ConfigError, ToolRefusedError
 from ctxagent.shell.parse import parse_pipeline
 
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
+_SHELL_C = re.compile(r"-[a-zA-Z]*c[a-zA-Z]*")
 _SUBCOMMAND = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 _OPERATORS = frozenset({";", "&&", "||", "|", "&", "(", ")", "$(", "`", "\n", "|&", ";;"})
 
@@ -106,7 +107,8 @@ class PermissionRules:
         """Deny when any simple command in `line` matches a deny rule; allow when `line` is
         one simple command matching an allow rule; else ask."""
         argv, why = simple_command(line)
-        for segment in ([list(argv)] if argv is not None else command_segments(line)):
+        segments = command_segments(line) + ([list(argv)] if argv is not None else [])
+        for segment in segments:
             for rule in self.deny:
                 if rule.matches(segment, by_basename=True):
                     return Verdict("deny", rule.text, argv, why)
@@ -146,8 +148,10 @@ def command_segments(line: str, depth: int = 0) -> list[list[str]]:
             segments[-1].append(token)
     found = [s for s in segments if s]
     for seg in list(found):
-        if depth < 2 and os.path.basename(seg[0]) in _SHELLS and "-c" in seg[1:-1]:
-            found += command_segments(seg[seg.index("-c") + 1], depth + 1)
+        if depth < 2 and os.path.basename(seg[0]) in _SHELLS:
+            flag = next((i for i, w in enumerate(seg[1:-1], 1) if _SHELL_C.fullmatch(w)), None)
+            if flag is not None:
+                found += command_segments(seg[flag + 1], depth + 1)
     return found
 
 

@@ -8,11 +8,9 @@ an exclude list that keeps `.ctxagent/` out.
 
 from __future__ import annotations
 
-import ctypes
 import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 from ctxagent.errors import StorageError
@@ -22,12 +20,14 @@ CONFIG = (
     "core.hooksPath=/dev/null", "core.fsmonitor=false", "core.untrackedCache=true",
     "core.autocrlf=false", "core.safecrlf=false", "core.quotePath=false", "core.bare=false",
     "core.symlinks=true", "core.ignoreCase=false", "core.preloadIndex=true", "core.fileMode=true",
-    "core.splitIndex=false", "index.version=4", "gc.auto=0", "maintenance.auto=false",
+    "core.splitIndex=false", "core.compression=1", "index.version=4", "gc.auto=0", "maintenance.auto=false",
     "commit.gpgSign=false", "advice.addEmbeddedRepo=false", "user.name=ctxagent",
     "user.email=ctxagent@localhost", "init.defaultBranch=checkpoints",
 )
 #: `info/attributes` of the shadow repository: bytes stored and restored unchanged.
 ATTRIBUTES = "* -text -ident -filter -working-tree-encoding !eol\n"
+#: File in the shadow GIT_DIR holding the pid of the last git started (see `reap_orphan`).
+RUNNING = "ctxagent-git.pid"
 #: Seconds one git command may take before the checkpoint is abandoned.
 GIT_TIMEOUT_S = 300.0
 
@@ -51,25 +51,66 @@ class ShadowGit:
     def run(self, *args: str, input: bytes | None = None, env: dict[str, str] | None = None) -> bytes:
         """Run `git <args>` and return its stdout. Raises GitFailed (exit status, stderr)
         or StorageError (git missing, timeout)."""
+        return self._finish(self._start(args, input, env), args, input)
+
+    def run_parallel(self, *commands: tuple[str, ...]) -> list[bytes]:
+        """Run read-only git commands side by side (2 cores: a snapshot's two scans at
+        once); their stdouts in order. Raises as `run`."""
+        procs = [self._start(args, None, None) for args in commands]
+        return [self._finish(proc, args, None) for proc, args in zip(procs, commands)]
+
+    def _start(self, args: tuple[str, ...], input: bytes | None, env: dict[str, str] | None) -> subprocess.Popen:
         argv = ["git", "--no-replace-objects"]
         for item in CONFIG:
             argv += ["-c", item]
         argv += list(args)
         try:
-            done = subprocess.run(argv, input=input, cwd=self.work_tree, env=self.env if env is None else env, capture_output=True,
-                                  timeout=GIT_TIMEOUT_S, check=False, stdin=None if input is not None
-                                  else subprocess.DEVNULL, preexec_fn=_die_with_parent)
+            proc = subprocess.Popen(argv, cwd=self.work_tree, env=self.env if env is None else env,
+                                    stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         except FileNotFoundError:
             raise StorageError("checkpoints need git on PATH; install git (any version since 2.25)") from None
-        except subprocess.TimeoutExpired:
-            raise StorageError(f"git {args[0]} took over {GIT_TIMEOUT_S:.0f} s while checkpointing") from None
         except OSError as exc:
             raise StorageError(f"cannot run git for checkpoints: {exc.strerror or exc}") from exc
-        if done.returncode:
-            err = done.stderr.decode("utf-8", "replace").strip()
-            status = f"exit status {done.returncode}" if done.returncode > 0 else f"killed by {_signal_name(-done.returncode)}"
+        self._note_running(proc.pid)
+        return proc
+
+    def _finish(self, proc: subprocess.Popen, args: tuple[str, ...], input: bytes | None) -> bytes:
+        try:
+            stdout, stderr = proc.communicate(input, timeout=GIT_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            raise StorageError(f"git {args[0]} took over {GIT_TIMEOUT_S:.0f} s while checkpointing") from None
+        except BaseException:  # Ctrl-C: git must not go on writing the index on its own
+            proc.kill()
+            proc.wait()
+            raise
+        if proc.returncode:
+            err = stderr.decode("utf-8", "replace").strip()
+            status = f"exit status {proc.returncode}" if proc.returncode > 0 else f"killed by {_signal_name(-proc.returncode)}"
             raise GitFailed(f"git {args[0]} failed: {err[-500:] or status}", err)
-        return done.stdout
+        return stdout
+
+    def _note_running(self, pid: int) -> None:
+        try:
+            (self.git_dir / RUNNING).write_text(str(pid), encoding="ascii")
+        except OSError:
+            pass  # before init, or unwritable: nothing to reap later
+
+    def reap_orphan(self) -> None:
+        """Kill the git a killed ctxagent left running on this store (its locks are then
+        stale). Called under the store's lock; only a live `git` process is killed (Linux)."""
+        try:
+            pid = int((self.git_dir / RUNNING).read_text(encoding="ascii"))
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except (OSError, ValueError):
+            return
+        if cmdline and os.path.basename(cmdline[0]) == b"git" and str(self.git_dir).encode() in _environ(pid):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
 
     def init(self) -> None:
         """Create the repository (objects, refs, attributes, excludes). Raises GitFailed."""
@@ -81,23 +122,11 @@ class ShadowGit:
         (info / "exclude").write_text(_excludes(self.work_tree), encoding="utf-8")
 
 
-def _die_with_parent() -> None:
-    """In the git child (Linux): be killed when ctxagent dies, so a SIGKILLed ctxagent
-    leaves no git running that still writes the shadow index (its lock is then stale)."""
-    if _PRCTL is not None:
-        _PRCTL(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-
-
-def _load_prctl():
-    if not sys.platform.startswith("linux"):
-        return None
+def _environ(pid: int) -> bytes:
     try:
-        return ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-
-
-_PRCTL = _load_prctl()
+        return Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return b""
 
 
 def _signal_name(number: int) -> str:

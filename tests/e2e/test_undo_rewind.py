@@ -58,6 +58,7 @@ def test_rewind_restores_code_and_conversation(ctxagent, fake_server, repo: Path
     proc = ctxagent("chat", "--repo", str(repo), "--yes", input=script, extra_env=cli_env(server))
     assert proc.returncode == 0, proc.stderr
     assert "turn 1: first request" in proc.stdout and "turn 2: second request" in proc.stdout
+    assert "/rewind T [code|conversation|both]" in proc.stdout  # shown as text, not taken for markup
     requests = server.requests()
     third = next(r for r in requests if user_messages(r)[-1:] == ["third request"])
     assert user_messages(third) == ["first request", "third request"]  # turn 2 is gone, turn 1 kept
@@ -76,3 +77,29 @@ def test_rewind_refuses_to_clobber_a_hand_edit_in_a_pipe(ctxagent, fake_server, 
     proc = ctxagent("undo", "--repo", str(repo), extra_env=cli_env())
     assert proc.returncode == 1 and "edited by hand" in proc.stdout and "--force" in proc.stdout
     assert hashes(repo) == edited
+
+
+CHANGES = ("from pathlib import Path\n"
+           "Path('src/app.py').write_text('print(1)\\n')\n"
+           "Path('README.md').unlink()\n"
+           "Path('out').mkdir()\n"
+           "Path('out/made.txt').write_text('made by code\\n')\n")
+
+
+@pytest.mark.parametrize("git", [True, False], ids=["git", "plain"])
+def test_undo_after_code_that_created_modified_and_deleted_files(ctxagent, fake_server, repo: Path, env, git: bool) -> None:
+    if not git:
+        shutil.rmtree(repo / ".git")
+    config = Path(env["XDG_CONFIG_HOME"]) / "ctxagent" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text('[agent]\nmode = "workspace-write"\n[exec]\nsandbox = "off"\n', encoding="utf-8")
+    before = hashes(repo)
+    server = fake_server([tool_calls([("python_exec", json.dumps({"code": CHANGES}))]), text("ran it")])
+    proc = ctxagent("chat", "--repo", str(repo), "--allow-exec", input="change things\n/undo\n/exit\n",
+                    extra_env=cli_env(server))
+    assert proc.returncode == 0, proc.stderr
+    [result] = [m["content"] for m in server.requests()[-1]["messages"] if m["role"] == "tool"]
+    for name in ("src/app.py", "README.md", "out/made.txt"):
+        assert name in result, result  # the model is told which files the code touched
+    assert "restored 3 file(s)" in proc.stdout, proc.stdout
+    assert hashes(repo) == before and not (repo / "out").exists()

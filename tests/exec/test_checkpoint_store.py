@@ -225,3 +225,16 @@ def test_sigkill_during_a_checkpoint_leaves_a_consistent_store(tmp_path: Path) -
         assert "d0/f0.py" in recorded_files(store, cp.tree)
         store.git.run("fsck", "--connectivity-only", "--no-dangling")
         assert store.changes_since(cp) == []
+
+
+def test_the_first_snapshot_keeps_links_and_the_executable_bit(tree: Path) -> None:
+    (tree / "link").symlink_to("src/app.py")
+    (tree / "tool.sh").write_text("#!/bin/sh\n")
+    (tree / "tool.sh").chmod(0o755)
+    store = CheckpointStore.for_repo(tree)
+    cp = store.record(session_id="s", turn=1, tool="t", label="x")
+    entries = store.entries(cp.tree, ["link", "tool.sh", "README.md"])
+    assert {p: mode for p, (mode, _oid) in entries.items()} == {"link": "120000", "tool.sh": "100755", "README.md": "100644"}
+    assert store.blob(entries["link"][1]) == b"src/app.py"
+    (tree / "README.md").write_text("changed\n")
+    assert store.changes_since(cp) == [FileChange("README.md", "modified")]  # the index knows the rest is unchanged
