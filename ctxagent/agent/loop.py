@@ -106,7 +106,6 @@ class Agent:
                                  secrets=session.secrets)
         self.model_calls = 0
         self.protocol = get_protocol(protocol_name(settings, session))
-        self._wire_assembler()
 
     def emit(self, event: Event) -> None:
         """Send `event` to every sink; a failing sink is skipped, never fatal."""
@@ -190,14 +189,8 @@ class Agent:
         """Use protocol `name` from the next request on; record it in the session (a resume
         keeps it) and emit a Notice saying why. Raises ConfigError for an unknown name."""
         previous, self.protocol = self.protocol.name, get_protocol(name)
-        self._wire_assembler()
         self.session.record_protocol(name, reason)
         self.emit(Notice(message=switch_notice(previous, name, reason)))
-
-    def _wire_assembler(self) -> None:
-        """Tell the assembler the protocol, so its snapshots hold the request as sent."""
-        if hasattr(self.assembler, "protocol"):
-            self.assembler.protocol = self.protocol
 
     def _show(self, decoded: Decoded | None) -> None:
         """A text protocol's reply as the user sees it: the thought, then the answer (never the raw tags)."""
@@ -232,7 +225,7 @@ class Agent:
         return {"session_id": self.session.id, "turn": self.session.turns, "step": turn.steps,
                 "call_index": self.model_calls, "task": turn.task, "repo": str(self.session.repo),
                 "model": model.model, "context_window": model.context_window,
-                "max_output_tokens": model.max_output_tokens}
+                "max_output_tokens": model.max_output_tokens, "protocol": self.protocol.name}
 
     def _count_side_calls(self) -> None:
         """Add the side calls' usage since the last count to the running turn (or, outside a

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from ctxagent.agent.approval import ApprovalPolicy
 from ctxagent.agent.episodic import EpisodeRecorder
@@ -19,14 +19,16 @@ from ctxagent.agent.loop import Agent
 from ctxagent.agent.prompts import system_prompt
 from ctxagent.agent.session import Session
 from ctxagent.agent.toolset import build_registry
-from ctxagent.agent.wiring import attach
+from ctxagent.agent.wiring import SideCalls, make_assembler, make_recorder, turn_follower
 from ctxagent.config.settings import LOCAL_PROVIDER, Settings
+from ctxagent.context.record.recorder import SnapshotRecorder
 from ctxagent.context.request import ContextAssembler
 from ctxagent.llm.client import LLMClient
 from ctxagent.llm.meter import MeteredClient, UsageMeter
 
-#: `(settings, repo, session, client) -> assembler or None`; None means the loop's PassthroughAssembler.
-AssemblerFactory = Callable[[Settings, Path, Session, LLMClient], ContextAssembler | None]
+#: `(settings, repo, session, client, *, recorder, memory) -> assembler or None`; None means the
+#: loop's PassthroughAssembler. `recorder`: the session's SnapshotRecorder, `memory`: the memory tool.
+AssemblerFactory = Callable[..., ContextAssembler | None]
 
 
 @contextlib.contextmanager
@@ -51,18 +53,24 @@ def open_agent(repo: Path, settings: Settings, *, resume: str | None = None, sin
                    else Session.create(repo, secrets=settings.secrets(), meta=meta))
         side_usage = UsageMeter()  # the plan tool's and compaction's own model calls count in the turn's limits
         side_client = MeteredClient(client, side_usage)
-        registry = build_registry(repo, settings, session_id=session.id, client=side_client,
+        recorder = make_recorder(settings, repo, session, client=side_client)
+        side_calls = SideCalls(recorder)  # each model call a tool makes gets a snapshot of its own
+        registry = build_registry(repo, settings, session_id=session.id, client=side_calls.client(side_client),
                                   only=settings.agent.tool_names(model.provider))  # `[agent] tools`
-        assembler = (assembler_factory or default_assembler)(settings, repo, session, side_client)
-        agent = Agent(client=client, registry=registry, session=session, settings=settings,
-                      system=system_prompt(repo, registry.names()), assembler=assembler,
-                      approval=ApprovalPolicy(auto_approve=settings.agent.auto_approve, ask=ask), sinks=sinks,
-                      side_usage=side_usage)
-        attach(agent)  # the assembler's compactions go to every sink; memory hits become evidence
         memory = registry.get("memory")
+        assembler = (assembler_factory or default_assembler)(settings, repo, session, side_client,
+                                                             recorder=recorder, memory=memory)
+        extra: list[Sink] = [side_calls.on_event]
+        follower = turn_follower(registry)  # commands and python_exec checkpoint with the running turn's number
+        if follower is not None:
+            extra.append(follower)
         if settings.agent.episodic_memory and memory is not None and getattr(memory, "available", True):
-            agent.sinks.append(EpisodeRecorder(memory, session.id, secrets=session.secrets))  # one episodic memory per turn
-        yield agent
+            extra.append(EpisodeRecorder(memory, session.id, secrets=session.secrets))  # one episodic memory per turn
+        yield Agent(client=client, registry=registry, session=session, settings=settings,
+                    system=system_prompt(repo, registry.names()), assembler=assembler,
+                    approval=ApprovalPolicy(auto_approve=settings.agent.auto_approve, ask=ask,
+                                            allow_exec=settings.agent.approval == "never"),
+                    sinks=[*sinks, *extra], side_usage=side_usage)
 
 
 @contextlib.contextmanager
@@ -84,16 +92,9 @@ def _model_client(settings: Settings, notice: Callable[[str], None] | None) -> I
             yield client
 
 
-def default_assembler(settings: Settings, repo: Path, session: Session, client: LLMClient) -> ContextAssembler | None:
+def default_assembler(settings: Settings, repo: Path, session: Session, client: LLMClient, *,
+                      recorder: SnapshotRecorder | None = None, memory: Any = None) -> ContextAssembler | None:
     """The context engine's assembler (`ctxagent.agent.wiring.make_assembler`): budgets,
-    compaction with model summaries through `client`, snapshots. `open_agent` then
-    attaches it to the agent (`ctxagent.agent.wiring.attach`): compactions go to every
-    sink, the `memory` tool feeds the memory layer."""
-    from ctxagent.agent.wiring import make_assembler
-
-    return make_assembler(settings, repo, session, client=client)
-
-
-def passthrough_assembler(settings: Settings, repo: Path, session: Session, client: LLMClient) -> ContextAssembler | None:
-    """An AssemblerFactory that keeps the loop's PassthroughAssembler (history sent as is)."""
-    return None
+    compaction with model summaries through `client`, snapshots through `recorder`, the
+    memory layer from the `memory` tool."""
+    return make_assembler(settings, repo, session, client=client, recorder=recorder, memory=memory)

@@ -21,6 +21,7 @@ TOOLS: dict[str, str] = {
     "plan": "ctxagent.tools.plan:PlanTool",
     "memory": "ctxagent.tools.memory:MemoryTool",
     "rag": "ctxagent.tools.rag:RAGTool",
+    "python_exec": "ctxagent.tools.python_exec:PythonExecTool",
 }
 
 _LAZY = {target.split(":")[1]: target.split(":")[0] for target in TOOLS.values()}

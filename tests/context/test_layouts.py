@@ -95,8 +95,8 @@ def resumed_session() -> list[dict]:
     views: list = []
     history, _ = _compacted(views)
     history = [*history, {"role": "user", "content": "Go on with the rename."}]
-    assembler = make(summarize=summarize, config=CompactionConfig(target_ratio=0.3))
-    assembler.resume_from(json.loads(json.dumps(views[-1])))
+    assembler = make(summarize=summarize, config=CompactionConfig(target_ratio=0.3),
+                     resume=json.loads(json.dumps(views[-1])))
     return assembler.assemble(history, TOOLS, {**STATE, "turn": 2}).messages
 
 
