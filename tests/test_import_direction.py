@@ -16,9 +16,8 @@ ROOT = Path(__file__).resolve().parent.parent / "ctxagent"
 LAYERS: list[set[str]] = [
     {"errors", "templates", "secret_rules", "secret_blocks"},
     {"redaction", "storage", "text"},
-    {"llm", "shell", "patch", "notes", "todo", "memory", "rag", "fetch", "exec"},
+    {"llm", "shell", "patch", "notes", "todo", "memory", "rag", "fetch", "exec", "protocols"},
     {"context"},
-    {"protocols"},
     {"config"},
     {"tools"},
     {"agent"},

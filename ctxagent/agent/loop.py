@@ -168,7 +168,7 @@ class Agent:
 
     def _chat(self, turn: TurnState, tools: list[dict[str, Any]], cancel: threading.Event | None) -> Any:
         self.model_calls += 1
-        request = self.assembler.assemble(self._messages(), tools, self._state(turn), protocol=self.protocol)
+        request = self.assembler.assemble(self._messages(), tools, self._state(turn))
         self._emit_built(request)
         messages, wire_tools = self.protocol.encode(request.messages, tools)
         try:
@@ -219,7 +219,7 @@ class Agent:
         return {"session_id": self.session.id, "turn": self.session.turns, "step": turn.steps,
                 "call_index": self.model_calls, "task": turn.task, "repo": str(self.session.repo),
                 "model": model.model, "context_window": model.context_window,
-                "max_output_tokens": model.max_output_tokens}
+                "max_output_tokens": model.max_output_tokens, "protocol": self.protocol.name}
 
     def _count_side_calls(self) -> None:
         """Add the side calls' usage since the last count to the running turn (or, outside a

@@ -2,7 +2,9 @@
 
 `assemble(history, tools, state)` builds each request under the token budget and returns
 an `AssembledRequest` (messages, report, compaction, view, notices); `compact` compacts on
-demand; snapshots go through the `SnapshotRecorder` it is given. Reference: docs/compaction.md.
+demand; snapshots go through the `SnapshotRecorder` it is given, with the request as the
+model gets it (`wire_request`: a text protocol's history as text, docs/protocols.md).
+Reference: docs/compaction.md.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from ctxagent.context.record.report import build_report, message_preview
 from ctxagent.context.request import AssembledRequest
 from ctxagent.context.state.read import gather_state
 from ctxagent.context.state.select import StateSelection, scoring_query, select_state, selection_config
+from ctxagent.protocols import get_protocol
 from ctxagent.redaction import redact
 from ctxagent.text.tokens import TokenCounter
 
@@ -92,14 +95,14 @@ class ContextAssembler:
 
     # -- the seam ----------------------------------------------------------------
 
-    def assemble(self, history: list[dict], tools: list[dict], state: dict, *, protocol: Any = None) -> AssembledRequest:
-        """The request for this model call (system first, pairing valid, within budget);
-        a text `protocol` (ctxagent.protocols) only changes what the snapshot holds.
+    def assemble(self, history: list[dict], tools: list[dict], state: dict) -> AssembledRequest:
+        """The request for this model call (system first, pairing valid, within budget).
+
         Raises ContextOverflowError when the irreducible part cannot fit; a summary call
         made for it is then written as a snapshot of its own.
         """
         try:
-            return self._assemble(history, tools, state, dry_run=False, protocol=protocol)
+            return self._assemble(history, tools, state, dry_run=False)
         except Exception as exc:
             self.recorder.write_pending(dict(state or {}), unsent=f"{type(exc).__name__}: {exc}", notice=self._notice)
             raise
@@ -181,8 +184,7 @@ class ContextAssembler:
 
     # -- internals ---------------------------------------------------------------
 
-    def _assemble(self, history: list[dict], tools: list[dict], state: dict, *, dry_run: bool,
-                  protocol: Any = None) -> AssembledRequest:
+    def _assemble(self, history: list[dict], tools: list[dict], state: dict, *, dry_run: bool) -> AssembledRequest:
         state = dict(state or {})
         budget = self.budget(state)
         system, convo = _split_system(history)
@@ -211,7 +213,7 @@ class ContextAssembler:
                               record=record, problems=problems, n_system=len(system))
         request = AssembledRequest(messages=messages, report=report, compaction=record)
         if not dry_run:
-            self.recorder.write_call(state, call, messages, tools, report, protocol=protocol)
+            self.recorder.write_call(state, call, *wire_request(state, messages, tools, report), report)
             request.view = self._view_record(convo, record) if record is not None else None
             request.notices = self.take_notices()
             if record is not None and self.on_compaction is not None:
@@ -313,6 +315,18 @@ def request_params_of(client: Any) -> Callable[[], dict]:
         return {**body, "extra_body": dict(extra)} if extra else body
 
     return params
+
+
+def wire_request(state: dict, messages: list[dict], tools: list[dict] | None,
+                 report: dict) -> tuple[list[dict], list[dict] | None]:
+    """(messages, tools) as the model gets them, for the snapshot: with a text protocol
+    (`state["protocol"]` "xml" or "react", docs/protocols.md) the history written as text and
+    no tools, and the report says which protocol; otherwise the request as built."""
+    name = state.get("protocol")
+    if not name or name == "native":
+        return messages, tools
+    report["protocol"] = name
+    return get_protocol(str(name)).encode(messages, tools or [])
 
 
 def own_memory(hit: Any, session_id: str | None) -> bool:

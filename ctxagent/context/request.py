@@ -42,12 +42,11 @@ class AssembledRequest:
 class ContextAssembler(Protocol):
     """Builds each request. `state` keys the loop provides: session_id, turn, step, call_index
     (model calls so far in the session, from 1), task (this turn's user text), repo (str),
-    model, context_window and max_output_tokens (tokens)."""
+    model, context_window and max_output_tokens (tokens), protocol (native, xml or react: the
+    snapshot holds the request as that protocol sends it, docs/protocols.md)."""
 
-    def assemble(self, history: list[dict[str, Any]], tools: list[dict[str, Any]], state: dict[str, Any], *,
-                 protocol: Any = None) -> AssembledRequest:
-        """Return the request for this model call; must keep tool-call pairing valid.
-        `protocol`: the text protocol the request goes out in (for its record), or None."""
+    def assemble(self, history: list[dict[str, Any]], tools: list[dict[str, Any]], state: dict[str, Any]) -> AssembledRequest:
+        """Return the request for this model call; must keep tool-call pairing valid."""
         ...
 
 
@@ -69,7 +68,6 @@ class ChatModel(Protocol):
 class PassthroughAssembler:
     """The default assembler: sends the history unchanged (the system message included)."""
 
-    def assemble(self, history: list[dict[str, Any]], tools: list[dict[str, Any]], state: dict[str, Any], *,
-                 protocol: Any = None) -> AssembledRequest:
+    def assemble(self, history: list[dict[str, Any]], tools: list[dict[str, Any]], state: dict[str, Any]) -> AssembledRequest:
         """Return `history` as the messages, with a report of {"assembler": "passthrough", "messages": n}."""
         return AssembledRequest(messages=list(history), report={"assembler": "passthrough", "messages": len(history)})

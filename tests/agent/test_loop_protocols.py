@@ -4,11 +4,16 @@ server that refuses `tools` switches the session to XML once (kept on resume).""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from ctxagent.agent.approval import ApprovalPolicy
+from ctxagent.agent.replies import protocol_name
 from ctxagent.agent.session import Session
+from ctxagent.config.settings import Settings
 from ctxagent.context.messages import pairing_errors
+from ctxagent.llm.settings import ModelSettings
 from ctxagent.protocols import OBSERVATION_PREFIX, PROTOCOL_ERROR
 from tests.agent.conftest import ChangeTool, EchoTool
 from tests.support.fake_openai import error, text
@@ -132,3 +137,15 @@ def test_json_arguments_that_are_not_json_come_back_as_a_tool_result(make_agent)
     assert agent.run_turn("x").reason == "finished" and echo.calls == []
     assert "not valid JSON" in server.requests[1]["messages"][-1]["content"]
     assert agent.session.history[1]["tool_calls"][0]["function"]["arguments"] == '{"text": oops}'  # kept raw (L01)
+
+
+@pytest.mark.parametrize("configured, source, remembered, expected", [
+    ("native", "defaults", "xml", "xml"),  # the session switched: a resume goes on in xml
+    ("native", "flag --protocol", "xml", "native"),  # --protocol native goes back to native tool calls
+    ("react", "/home/u/.config/ctxagent/config.toml", "xml", "react"),  # a text protocol chosen on purpose
+    ("native", "defaults", None, "native"),
+])
+def test_which_protocol_a_session_runs_with(configured, source, remembered, expected) -> None:
+    settings = Settings(model=ModelSettings(model="m", protocol=configured), sources={"model.protocol": source})
+    session = Session(id="s", repo=Path("."), protocol=remembered)
+    assert protocol_name(settings, session) == expected

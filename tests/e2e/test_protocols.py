@@ -99,3 +99,23 @@ def test_a_server_without_tools_switches_to_xml_and_a_resume_keeps_it(ctxagent, 
     last = server.requests()[-1]
     assert "tools" not in last and "second answer" in proc.stdout
     assert len(server.requests()) == len(bodies) + 1  # no second refusal: the session remembered
+
+
+def test_a_python_block_runs_python_exec_with_its_approval(ctxagent, fake_server, repo: Path, env) -> None:
+    config = Path(env["XDG_CONFIG_HOME"]) / "ctxagent" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text('[agent]\nmode = "workspace-write"\n', encoding="utf-8")
+    script = [text("<thinking>compute it</thinking>\n<python>\nprint(6 * 7)\n</python>"), text("<finish>42</finish>"),
+              text("<python>print('again')</python>"), text("<finish>not run</finish>")]
+    server = fake_server(script)
+    proc = ctxagent("run", "What is 6 times 7?", "--repo", str(repo), "--protocol", "xml", input="y\n",
+                    extra_env=model_env(server))
+    assert proc.returncode == 0, proc.stderr
+    assert "print(6 * 7)" in proc.stdout  # the code was shown for approval
+    observation = server.requests()[1]["messages"][-1]["content"]
+    assert observation.startswith("Observation: python_exec") and "[stdout]\n42" in observation
+    proc = ctxagent("run", "Again.", "--repo", str(repo), "--protocol", "xml", "--resume", "last",
+                    input="n not now\n", extra_env=model_env(server))
+    assert proc.returncode == 0, proc.stderr
+    refused = server.requests()[-1]["messages"][-1]["content"]
+    assert "declined" in refused and "not now" in refused

@@ -61,16 +61,12 @@ class SnapshotRecorder:
         return max(int(state.get("call_index") or 0), self.calls + 1)
 
     def write_call(self, state: dict, call: int, messages: list[dict], tools: list[dict] | None,
-                   report: dict, *, protocol: Any = None) -> None:
+                   report: dict) -> None:
         """Write main call `call`'s snapshot with the summary calls pending; a taken number
-        gives the next free one, which `calls` then carries. A text `protocol` (with `name`,
-        `native`, `encode(messages, tools)`): the snapshot holds the request as it sends it."""
+        gives the next free one, which `calls` then carries."""
         self.calls = call
         summaries, self.pending = self.pending, []
         if self.enabled:
-            if protocol is not None and not getattr(protocol, "native", True):
-                messages, _ = protocol.encode(messages, tools or [])
-                tools, report["protocol"] = None, protocol.name
             request = {"model": self.model, "messages": messages, "tools": tools or [], **self._params()}
             path = write_call_snapshot(state, call, request, report, secrets=self.secrets, summary_calls=summaries)
             if path is not None:
