@@ -49,6 +49,8 @@ class TerminalParams(BaseModel):
         description="One read-only command, or a `|` pipeline of them, e.g. \"grep -rn 'TODO' src | head -20\". "
         "No ;, &&, redirection or $(...)."
     )
+    allow_dangerous: bool = Field(False, description="false (the default): the read-only terminal. "
+                                  "true: a command that changes things, which needs --mode workspace-write")
 
 
 class TerminalTool(Tool):
@@ -109,6 +111,10 @@ class TerminalTool(Tool):
 
     def _run(self, params: TerminalParams) -> ToolResult:  # type: ignore[override]
         command = params.command.strip()
+        if params.allow_dangerous:
+            raise ToolRefusedError("terminal: allow_dangerous=true asks for a command that may change things; this "
+                                   "terminal is read-only (that needs --mode workspace-write). Retry with a "
+                                   "read-only command and allow_dangerous=false, or change files with apply_patch.")
         if not command:
             raise ToolInputError("terminal: the command is empty; e.g. {\"command\": \"ls -la\"}")
         stages = parse_pipeline(command)

@@ -117,8 +117,9 @@ def test_load_to_todo_action_takes_an_earlier_plan(tmp_path: Path) -> None:
 def test_missing_goal_client_or_board_are_clear_errors(client_for) -> None:
     with pytest.raises(ToolInputError, match="goal"):
         PlanTool(object()).run({"goal": "  "})
-    with pytest.raises(ConfigError, match="no model client"):
+    with pytest.raises(ConfigError, match="needs a model") as no_model:
         PlanTool().run({"goal": "g"})
+    assert "CTXAGENT_BASE_URL" in str(no_model.value) and "construct PlanTool" not in str(no_model.value)
     client, _ = client_for(text(json.dumps(_plan())))
     with pytest.raises(ConfigError, match="no todo board"):
         PlanTool(client).run({"goal": "g", "load_to_todo": True})
