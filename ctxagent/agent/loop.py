@@ -93,6 +93,7 @@ class Agent:
         self.runner = ToolRunner(registry, self.approval, self.emit, max_result_chars=settings.tools.max_result_chars,
                                  secrets=session.secrets)
         self.model_calls = 0
+        self.layer: Any = None  # the harness's SystemLayer (`open_agent` sets it; /memory and /skills read it)
 
     def emit(self, event: Event) -> None:
         """Send `event` to every sink; a failing sink is skipped, never fatal."""

@@ -31,6 +31,7 @@ def build_registry(workspace: Path, settings: Settings, *, session_id: str | Non
     tool left out is never opened. `session_id`, `client`: passed to each `for_repo`
     (memory tags new memories, plan asks the model; None: asking is refused). A memory or
     knowledge base that cannot be opened even after recovery becomes an `UnavailableTool`
+    (a tool whose `offered` is False, `skill` without skills, is left out)
     with a warning. Raises StorageError when `<workspace>/.ctxagent` is refused (a symbolic
     link), ConfigError (setting agent.tools, naming where it was set) for an unknown name.
     """
@@ -39,7 +40,9 @@ def build_registry(workspace: Path, settings: Settings, *, session_id: str | Non
     registry = ToolRegistry()
     for name in TOOLS:
         if only is None or name in only:
-            registry.register(open_tool(name, workspace, settings, session_id=session_id, client=client))
+            tool = open_tool(name, workspace, settings, session_id=session_id, client=client)
+            if getattr(tool, "offered", True):  # e.g. `skill` with no skill installed is left out
+                registry.register(tool)
     return registry
 
 

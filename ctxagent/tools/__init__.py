@@ -21,6 +21,8 @@ TOOLS: dict[str, str] = {
     "plan": "ctxagent.tools.plan:PlanTool",
     "memory": "ctxagent.tools.memory:MemoryTool",
     "rag": "ctxagent.tools.rag:RAGTool",
+    "skill": "ctxagent.tools.skill:SkillTool",
+    "memory_file": "ctxagent.tools.memory_file:MemoryFileTool",
 }
 
 _LAZY = {target.split(":")[1]: target.split(":")[0] for target in TOOLS.values()}
