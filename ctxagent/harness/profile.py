@@ -3,11 +3,13 @@
 Read from the user's folder (`~/.config/ctxagent/`) and then the repository's
 `.ctxagent/`, in PROFILE_FILES order. `{memory_path}` and `{custom_skill_path}` are filled
 in (only these two; other braces are left alone). Each file is cut at `max_bytes`, the cut
-marked in the text, with one warning per cut file. Reference: docs/harness.md.
+marked in the text, with one warning per cut file. `<!-- ... -->` comments are not sent
+(`ctxagent init`'s starting files are all comment). Reference: docs/harness.md.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from ctxagent.harness.files import LoadedFile, cut_bytes, read_text
@@ -23,6 +25,8 @@ PROFILE_FILES: tuple[tuple[str, str], ...] = (
 )
 #: Bytes of one profile file sent to the model; the rest is cut (marked, warned about).
 PROFILE_MAX_BYTES = 16 * 1024
+#: A file holding only one of these headings (and comments) is empty: `ctxagent init`'s start.
+_HEADINGS_ONLY = frozenset({"# Long-term memory", "# Custom skills"})
 MEMORY_FILE = "Memory.md"
 CUSTOM_SKILL_FILE = "CustomSkill.md"
 
@@ -45,6 +49,11 @@ def fill(text: str, values: dict[str, str]) -> str:
     return text
 
 
+def strip_comments(text: str) -> str:
+    """`text` without its `<!-- ... -->` comments (an unclosed one runs to the end)."""
+    return re.sub(r"<!--.*?(-->|\Z)", "", text, flags=re.S)
+
+
 def load_profile(repo: Path, user_dir: Path | None, *,
                  max_bytes: int = PROFILE_MAX_BYTES) -> tuple[list[LoadedFile], list[str]]:
     """The profile files found (user's first, then the repository's, per PROFILE_FILES
@@ -57,9 +66,10 @@ def load_profile(repo: Path, user_dir: Path | None, *,
             if folder is None:
                 continue
             got = read_text(Path(folder) / name)
-            if got is None or not got[0].strip():
+            body = strip_comments(got[0]) if got is not None else ""
+            if not body.strip() or body.strip() in _HEADINGS_ONLY:
                 continue
-            text, cut = cut_bytes(fill(got[0], values).strip(), max_bytes, name)
+            text, cut = cut_bytes(fill(body, values).strip(), max_bytes, name)
             found.append(LoadedFile(Path(folder) / name, "profile", scope, got[1], cut, text, tag))
             if cut:
                 warnings.append(f"{Path(folder) / name} is {got[1]:,} bytes; only the first {max_bytes:,} "
