@@ -94,6 +94,8 @@ def load_chain(cwd: Path, user_dir: Path | None = None, *, fallbacks: Sequence[s
     """Load the chain for working directory `cwd` (see the module doc)."""
     root, folders = chain_dirs(cwd)
     chain = Chain(root=root, max_bytes=max_bytes)
+    if max_bytes <= 0:  # `agents_max_bytes = 0`: no chain at all, and nothing to warn about
+        return chain
     names = candidate_names(fallbacks)
     mine = user_file(user_dir)
     if mine is not None:
