@@ -36,6 +36,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
+from ctxagent import secret_blocks
 from ctxagent import secret_rules as rules
 from ctxagent.secret_rules import REDACTED
 
@@ -83,6 +84,8 @@ def _redact_text(text: str, known: list[str]) -> str:
         text = text.replace(secret, REDACTED)
     if "-----BEGIN" in text:
         text = rules.PEM.sub(REDACTED, text)
+    if "PRIVATE KEY" in text:
+        text = secret_blocks.redact_key_blocks(text)
     if "://" in text:
         text = rules.URL_PASSWORD.sub(rules.replace_url_password, text)
     text = rules.SHAPES.sub(REDACTED, text)
@@ -167,6 +170,10 @@ def _open_secret(text: str, cut: int) -> tuple[int | None, int]:
     begin = text.rfind("-----BEGIN", max(0, cut - MAX_PEM_HELD_CHARS), cut)
     if begin >= 0 and rules.PEM_OPEN.match(text, begin, cut) and not rules.PEM_END.search(text, begin, cut):
         return _run_start(text, begin), MAX_PEM_HELD_CHARS
+    if "PRIVATE KEY" in text[max(0, cut - MAX_PEM_HELD_CHARS):cut]:  # a key printed with line prefixes
+        begin = secret_blocks.open_block_start(text, max(0, cut - MAX_PEM_HELD_CHARS), cut)
+        if begin is not None:
+            return _run_start(text, begin), MAX_PEM_HELD_CHARS
     return None, 0
 
 

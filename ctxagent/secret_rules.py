@@ -121,7 +121,8 @@ _PEM_LABEL = r"-----(?:BEGIN|END)[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
 PEM = re.compile(
     _PEM_LABEL.replace("(?:BEGIN|END)", "BEGIN")
     + f"(?:{_BREAK}+[A-Za-z][A-Za-z0-9_-]*:[^\\n\\\\:]*)*"      # armor headers: Proc-Type: 4,ENCRYPTED
-    + f"{_BREAK}+[A-Za-z0-9+/]{{40,}}[A-Za-z0-9+/=]*"  # the first base64 line
+    + f"{_BREAK}+[A-Za-z0-9+/]{{40,}}[A-Za-z0-9+/=]*"  # the first base64 line, a whole line
+    + r"(?=[ \t]*(?:\r?\n|\\[rn]|-----|\Z))"  # (not `<sha> 2 2` of `git blame -p`: secret_blocks)
     + f"(?:{_BREAK}+[A-Za-z0-9+/=]+)*"                 # the other lines
     + f"(?:{_BREAK}*{_PEM_LABEL.replace('(?:BEGIN|END)', 'END')})?"
 )

@@ -14,10 +14,11 @@ ROOT = Path(__file__).resolve().parent.parent / "ctxagent"
 
 #: Layers, bottom first; names in one layer may import each other (and anything below).
 LAYERS: list[set[str]] = [
-    {"errors", "templates", "secret_rules"},
+    {"errors", "templates", "secret_rules", "secret_blocks"},
     {"redaction", "storage", "text"},
-    {"llm", "shell", "patch", "notes", "todo", "memory", "rag", "fetch", "harness"},
+    {"llm", "shell", "patch", "notes", "todo", "memory", "rag", "fetch", "exec", "harness"},
     {"context"},
+    {"protocols"},
     {"config"},
     {"tools"},
     {"agent"},

@@ -63,13 +63,19 @@ class ToolCallEvent(Event):
 
 @dataclass
 class ApprovalRequest(Event):
-    """A tool needs approval; `preview` is the plain diff or code. `auto`: pre-approved (--yes)."""
+    """A tool needs approval; `preview` is the plain diff, the command or the code. `auto`:
+    pre-approved (--yes; for commands `auto_reason` says why: a rule, --allow-exec, an
+    "always"). `language`: "bash" or "python" for a command or code ("" for a diff);
+    `details`: lines shown above it (working directory, sandbox, mode)."""
 
     type: ClassVar[str] = "approval_request"
     call_id: str
     name: str
     preview: str
     auto: bool = False
+    language: str = ""
+    details: str = ""
+    auto_reason: str = ""
 
 
 @dataclass

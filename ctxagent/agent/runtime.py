@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from ctxagent.agent.approval import ApprovalPolicy
 from ctxagent.agent.episodic import EpisodeRecorder
@@ -21,14 +21,16 @@ from ctxagent.agent.prompts import system_prompt
 from ctxagent.agent.rules import NestedRules, open_layer
 from ctxagent.agent.session import Session
 from ctxagent.agent.toolset import build_registry
-from ctxagent.agent.wiring import attach
+from ctxagent.agent.wiring import SideCalls, make_assembler, make_recorder, turn_follower
 from ctxagent.config.settings import LOCAL_PROVIDER, Settings
+from ctxagent.context.record.recorder import SnapshotRecorder
 from ctxagent.context.request import ContextAssembler
 from ctxagent.llm.client import LLMClient
 from ctxagent.llm.meter import MeteredClient, UsageMeter
 
-#: `(settings, repo, session, client) -> assembler or None`; None means the loop's PassthroughAssembler.
-AssemblerFactory = Callable[[Settings, Path, Session, LLMClient], ContextAssembler | None]
+#: `(settings, repo, session, client, *, recorder, memory) -> assembler or None`; None means the
+#: loop's PassthroughAssembler. `recorder`: the session's SnapshotRecorder, `memory`: the memory tool.
+AssemblerFactory = Callable[..., ContextAssembler | None]
 
 
 @contextlib.contextmanager
@@ -53,20 +55,27 @@ def open_agent(repo: Path, settings: Settings, *, resume: str | None = None, sin
                    else Session.create(repo, secrets=settings.secrets(), meta=meta))
         side_usage = UsageMeter()  # the plan tool's and compaction's own model calls count in the turn's limits
         side_client = MeteredClient(client, side_usage)
-        registry = build_registry(repo, settings, session_id=session.id, client=side_client,
+        recorder = make_recorder(settings, repo, session, client=side_client)
+        side_calls = SideCalls(recorder)  # each model call a tool makes gets a snapshot of its own
+        registry = build_registry(repo, settings, session_id=session.id, client=side_calls.client(side_client),
                                   only=settings.agent.tool_names(model.provider))  # `[agent] tools`
-        assembler = (assembler_factory or default_assembler)(settings, repo, session, side_client)
+        memory = registry.get("memory")
+        assembler = (assembler_factory or default_assembler)(settings, repo, session, side_client,
+                                                             recorder=recorder, memory=memory)
+        extra: list[Sink] = [side_calls.on_event]
+        follower = turn_follower(registry)  # commands and python_exec checkpoint with the running turn's number
+        if follower is not None:
+            extra.append(follower)
+        if settings.agent.episodic_memory and memory is not None and getattr(memory, "available", True):
+            extra.append(EpisodeRecorder(memory, session.id, secrets=session.secrets))  # one episodic memory per turn
         layer = open_layer(repo, settings)  # profile files, AGENTS.md chain, skill catalog
         agent = Agent(client=client, registry=registry, session=session, settings=settings,
                       system=system_prompt(repo, registry.names(), layer), assembler=assembler,
-                      approval=ApprovalPolicy(auto_approve=settings.agent.auto_approve, ask=ask), sinks=sinks,
-                      side_usage=side_usage)
-        attach(agent)  # the assembler's compactions go to every sink; memory hits become evidence
+                      approval=ApprovalPolicy(auto_approve=settings.agent.auto_approve, ask=ask,
+                                              allow_exec=settings.agent.approval == "never"),
+                      sinks=[*sinks, *extra], side_usage=side_usage)
         agent.layer = layer
         agent.sinks.append(NestedRules(agent, layer, settings).on_event)  # nested AGENTS.md, on first read
-        memory = registry.get("memory")
-        if settings.agent.episodic_memory and memory is not None and getattr(memory, "available", True):
-            agent.sinks.append(EpisodeRecorder(memory, session.id, secrets=session.secrets))  # one episodic memory per turn
         yield agent
 
 
@@ -89,16 +98,9 @@ def _model_client(settings: Settings, notice: Callable[[str], None] | None) -> I
             yield client
 
 
-def default_assembler(settings: Settings, repo: Path, session: Session, client: LLMClient) -> ContextAssembler | None:
+def default_assembler(settings: Settings, repo: Path, session: Session, client: LLMClient, *,
+                      recorder: SnapshotRecorder | None = None, memory: Any = None) -> ContextAssembler | None:
     """The context engine's assembler (`ctxagent.agent.wiring.make_assembler`): budgets,
-    compaction with model summaries through `client`, snapshots. `open_agent` then
-    attaches it to the agent (`ctxagent.agent.wiring.attach`): compactions go to every
-    sink, the `memory` tool feeds the memory layer."""
-    from ctxagent.agent.wiring import make_assembler
-
-    return make_assembler(settings, repo, session, client=client)
-
-
-def passthrough_assembler(settings: Settings, repo: Path, session: Session, client: LLMClient) -> ContextAssembler | None:
-    """An AssemblerFactory that keeps the loop's PassthroughAssembler (history sent as is)."""
-    return None
+    compaction with model summaries through `client`, snapshots through `recorder`, the
+    memory layer from the `memory` tool."""
+    return make_assembler(settings, repo, session, client=client, recorder=recorder, memory=memory)

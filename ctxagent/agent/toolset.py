@@ -28,7 +28,7 @@ def build_registry(workspace: Path, settings: Settings, *, session_id: str | Non
 
     `only`: the names to register (keys of `ctxagent.tools.TOOLS`, registered in TOOLS
     order; the agent passes `settings.agent.tool_names(provider)`); None: every tool. A
-    tool left out is never opened. `session_id`, `client`: passed to each `for_repo`
+    tool left out is never opened; neither is one that needs another `[agent] mode`. `session_id`, `client`: passed to each `for_repo`
     (memory tags new memories, plan asks the model; None: asking is refused). A memory or
     knowledge base that cannot be opened even after recovery becomes an `UnavailableTool`
     (a tool whose `offered` is False, `skill` without skills, is left out)
@@ -39,11 +39,18 @@ def build_registry(workspace: Path, settings: Settings, *, session_id: str | Non
     check_tool_names(only, settings)
     registry = ToolRegistry()
     for name in TOOLS:
-        if only is None or name in only:
+        if (only is None or name in only) and _offered(name, settings):
             tool = open_tool(name, workspace, settings, session_id=session_id, client=client)
             if getattr(tool, "offered", True):  # e.g. `skill` with no skill installed is left out
                 registry.register(tool)
     return registry
+
+
+def _offered(name: str, settings: Settings) -> bool:
+    """False for a tool that needs another permission mode (`requires_mode`: python_exec
+    is offered in workspace-write mode only)."""
+    needed = getattr(tool_class(name), "requires_mode", None)
+    return needed is None or needed == settings.agent.mode
 
 
 def check_tool_names(names: Sequence[str] | None, settings: Settings) -> None:

@@ -47,6 +47,13 @@ def trust_option(func: Callable) -> Callable:
                              "and approval ones too (only for repositories you trust)")(func)
 
 
+def protocol_option(func: Callable) -> Callable:
+    """`--protocol native|xml|react`: how the model acts (docs/protocols.md)."""
+    return click.option("--protocol", type=click.Choice(["native", "xml", "react"]),
+                        help="how the model acts: native tool calls, or one action per text reply (xml, react) "
+                             "for models served without tool calling")(func)
+
+
 def model_options(func: Callable) -> Callable:
     """--model, --base-url, --provider: override the configured model endpoint."""
     func = click.option("--provider", help="provider preset: openai, deepseek, qwen, ollama, vllm, llamacpp, "
@@ -63,16 +70,19 @@ def model_options(func: Callable) -> Callable:
 @click.option("--max-steps", type=int, help="most model calls for this task")
 @click.option("--resume", metavar="ID|last", help="continue a previous session")
 @model_options
+@protocol_option
 @trust_option
 def run_command(task: str, repo: Path, as_json: bool, yes: bool, max_steps: int | None, resume: str | None,
-                model: str | None, base_url: str | None, provider: str | None, trust_repo: bool) -> int:
+                model: str | None, base_url: str | None, provider: str | None, protocol: str | None,
+                trust_repo: bool) -> int:
     """Run TASK in the repository until the model answers, then exit."""
     if not task.strip():
         raise click.BadParameter("the task is empty; say what to do, e.g. ctxagent run \"add a --verbose flag\"",
                                  param_hint="TASK")
     from ctxagent.agent.runtime import open_agent  # imports the model client: only when running
 
-    flags = {"model": model, "base_url": base_url, "provider": provider, "max_steps": max_steps, "yes": yes}
+    flags = {"model": model, "base_url": base_url, "provider": provider, "protocol": protocol, "max_steps": max_steps,
+             "yes": yes}
     settings = load_settings(repo, flags, trust_repo=trust_repo)
     console = Console(stderr=as_json, highlight=False)
     json_sink = JsonLinesSink(secrets=settings.secrets()) if as_json else None

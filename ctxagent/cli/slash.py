@@ -23,7 +23,8 @@ if TYPE_CHECKING:
     from ctxagent.agent.loop import Agent
 
 #: Modules exposing `register_slash_commands(register)`; imported on first use.
-SLASH_MODULES: tuple[str, ...] = ("ctxagent.cli.context_chat",)
+SLASH_MODULES: tuple[str, ...] = ("ctxagent.cli.context_chat",
+                                 "ctxagent.cli.checkpoints_chat")
 
 
 @dataclass

@@ -20,8 +20,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from ctxagent.config import toml as tomllib
 from ctxagent.config.check import allowed_range, check_context, context_keys, shown_value, unknown_key_message
+from ctxagent.config.exec_settings import ExecSettings
 from ctxagent.config.trust import TRUSTED_REPOS_KEY, RepoConfigTrust, RepoTrust
 from ctxagent.errors import ConfigError, StorageError
+from ctxagent.exec.gate import ExecPolicy
 from ctxagent.llm.presets import PRESETS
 from ctxagent.llm.settings import ModelSettings
 from ctxagent.storage.files import state_dir
@@ -50,7 +52,11 @@ class AgentSettings(BaseModel):
     wall_time_s: float = Field(1800.0, gt=0, le=86_400)
     """Seconds per turn before it stops (reason wall_time); checked before each model call; (0, 86400]."""
     auto_approve: bool = False
-    """Approve every tool call that needs approval without asking (same as --yes)."""
+    """Approve every patch without asking (same as --yes); never commands or code (see `approval`)."""
+    mode: Literal["read-only", "workspace-write"] = "read-only"
+    """Permission mode (--mode): "read-only" (read-only terminal, patches) or "workspace-write" (also approved commands and python_exec)."""
+    approval: Literal["ask", "never"] = "ask"
+    """"never": run commands and python_exec without asking, for headless runs (same as --allow-exec; trusted config only)."""
     episodic_memory: bool = True
     """Write a short episodic memory (task, outcome, files changed, tokens) to memory.db when a turn ends."""
     tools: list[str] | Literal["all"] | None = None
@@ -126,6 +132,8 @@ class Settings(BaseModel):
     """Tool limits."""
     context: ContextSettings = Field(default_factory=ContextSettings)
     """Context engine settings."""
+    exec: ExecSettings = Field(default_factory=ExecSettings)
+    """Approved commands and python_exec: rules, sandbox, limits."""
     harness: HarnessSettings = Field(default_factory=HarnessSettings)
     """Profile files, the AGENTS.md chain, skills."""
     sources: dict[str, str] = Field(default_factory=dict)
@@ -135,6 +143,10 @@ class Settings(BaseModel):
     repo_trust: RepoConfigTrust = Field(default_factory=RepoConfigTrust)
     """Whether `<repo>/.ctxagent/config.toml` was trusted and which of its settings were ignored (F0)."""
 
+    def exec_policy(self) -> ExecPolicy:
+        """The `ExecPolicy` of `[exec]` under `[agent] mode`."""
+        return self.exec.policy(self.agent.mode)
+
     def secrets(self) -> list[str]:
         """Secret strings to redact from anything written (the API key)."""
         key = self.model.api_key
@@ -142,7 +154,7 @@ class Settings(BaseModel):
 
 
 _SECTIONS = {"model": ModelSettings, "agent": AgentSettings, "tools": ToolSettings, "context": ContextSettings,
-             "harness": HarnessSettings}
+             "exec": ExecSettings, "harness": HarnessSettings}
 _LOADER_KEYS = {"model.api_key_env"}
 _ENV = {"CTXAGENT_PROVIDER": "model.provider", "CTXAGENT_MODEL": "model.model",
         "CTXAGENT_BASE_URL": "model.base_url", "CTXAGENT_API_KEY": "model.api_key"}
@@ -150,7 +162,8 @@ _ENV = {"CTXAGENT_PROVIDER": "model.provider", "CTXAGENT_MODEL": "model.model",
 FLAGS = {"provider": "model.provider", "model": "model.model", "base_url": "model.base_url",
          "max_steps": "agent.max_steps", "max_task_tokens": "agent.max_task_tokens",
          "max_cost_usd": "agent.max_cost_usd", "wall_time_s": "agent.wall_time_s",
-         "auto_approve": "agent.auto_approve", "yes": "agent.auto_approve"}
+         "auto_approve": "agent.auto_approve", "yes": "agent.auto_approve", "mode": "agent.mode",
+         "allow_exec": "agent.approval", "protocol": "model.protocol"}
 _IDENTITY = ("model.model", "model.base_url", "model.api_key")
 _AUTO_ORDER = ("openai", "deepseek", "qwen")
 LOCAL_PROVIDER = "local"
@@ -261,6 +274,8 @@ def _flag_layer(flags: dict[str, Any]) -> dict[str, tuple[Any, str]]:
         dotted = FLAGS.get(name, name)
         if "." not in dotted or dotted.split(".")[0] not in _SECTIONS:
             raise ConfigError(f"unknown setting {name!r} passed as a flag", setting=name)
+        if dotted == "agent.approval" and isinstance(value, bool):  # --allow-exec
+            value = "never" if value else None
         if value is not None and not (dotted == "agent.auto_approve" and value is False):
             layer[dotted] = (value, f"flag --{name.replace('_', '-')}")
     return layer

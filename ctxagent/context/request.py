@@ -44,8 +44,10 @@ class ContextAssembler(Protocol):
     (model calls so far in the session, from 1), task (this turn's user text), repo (str),
     model, context_window and max_output_tokens (tokens)."""
 
-    def assemble(self, history: list[dict[str, Any]], tools: list[dict[str, Any]], state: dict[str, Any]) -> AssembledRequest:
-        """Return the request for this model call; must keep tool-call pairing valid."""
+    def assemble(self, history: list[dict[str, Any]], tools: list[dict[str, Any]], state: dict[str, Any], *,
+                 protocol: Any = None) -> AssembledRequest:
+        """Return the request for this model call; must keep tool-call pairing valid.
+        `protocol`: the text protocol the request goes out in (for its record), or None."""
         ...
 
 
@@ -67,6 +69,7 @@ class ChatModel(Protocol):
 class PassthroughAssembler:
     """The default assembler: sends the history unchanged (the system message included)."""
 
-    def assemble(self, history: list[dict[str, Any]], tools: list[dict[str, Any]], state: dict[str, Any]) -> AssembledRequest:
+    def assemble(self, history: list[dict[str, Any]], tools: list[dict[str, Any]], state: dict[str, Any], *,
+                 protocol: Any = None) -> AssembledRequest:
         """Return `history` as the messages, with a report of {"assembler": "passthrough", "messages": n}."""
         return AssembledRequest(messages=list(history), report={"assembler": "passthrough", "messages": len(history)})

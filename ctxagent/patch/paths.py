@@ -92,6 +92,17 @@ def is_symlink(root: Path, raw: str) -> bool:
     return os.path.islink(root / posixpath.normpath(raw))
 
 
+def first_symlink(root: Path, raw: str) -> str | None:
+    """The first part of `raw` (a folder or the file itself, as named) that is a symbolic
+    link, or None: a name that a move or an Add File would create through a link (S16)."""
+    parts = posixpath.normpath(raw).split("/")
+    for n in range(1, len(parts) + 1):
+        named = "/".join(parts[:n])
+        if os.path.islink(root / named):
+            return named
+    return None
+
+
 def _check_protected(raw: str, rel: str) -> None:
     for part in rel.split("/"):
         if part.casefold() in PROTECTED_DIRS:

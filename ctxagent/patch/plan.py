@@ -9,6 +9,7 @@ PatchError and nothing has been written (case P05).
 
 from __future__ import annotations
 
+import posixpath
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -140,6 +141,7 @@ def _apply_op(view: _View, op: Operation) -> None:
             raise PatchError(
                 f"apply_patch: Add File {op.path}: the file already exists; use '*** Update File:' "
                 "to change it (or '*** Delete File:' first).", path=op.path)
+        _refuse_link(view.root, op.path, "Add File", "create a file through it")
         paths.check_parents(view.root, real, op.path)
         data = encode_text(TextFile(op.lines, final_newline=bool(op.lines)), path=op.path)
         view.now[rel] = _Entry(data, NEW_FILE_MODE)
@@ -166,6 +168,11 @@ def _update(view: _View, op: UpdateFile, rel: str, entry: _Entry) -> None:
     if op.move_to is None:
         view.now[rel] = _Entry(new, entry.mode)
         return
+    if paths.is_symlink(view.root, op.path):
+        raise PatchError(f"apply_patch: Update File {op.path} with Move to: it is a symbolic link; patches move "
+                         "files, not links (the file it points to was left alone). Move the file it points to, "
+                         "or update the link's target without Move to.", path=op.path)
+    _refuse_link(view.root, op.move_to, "Move to", "move a file through it")
     dest_rel, dest_real = paths.resolve(view.root, op.move_to)
     if dest_rel == rel or view.get(dest_rel, dest_real, op.move_to).data is not None:
         raise PatchError(f"apply_patch: Move to {op.move_to}: the destination already exists; "
@@ -174,6 +181,15 @@ def _update(view: _View, op: UpdateFile, rel: str, entry: _Entry) -> None:
     view.now[rel] = _Entry(None, None)
     view.now[dest_rel] = _Entry(new, entry.mode)
     view.moves[dest_rel] = view.moves.pop(rel, rel)
+
+
+def _refuse_link(root: Path, raw: str, header: str, what: str) -> None:
+    """Refuse a name to be created whose file or a folder on the way is a symbolic link (S16)."""
+    link = paths.first_symlink(root, raw)
+    if link is not None:
+        kind = "is" if link == posixpath.normpath(raw) else f"lies under {link}, which is"
+        raise PatchError(f"apply_patch: {header} {raw}: it {kind} a symbolic link; patches do not {what}. "
+                         "Name the real path instead; nothing was changed.", path=raw)
 
 
 def _new_bytes(data: bytes, op: UpdateFile) -> bytes:

@@ -1,4 +1,4 @@
-"""Durable state on disk: atomic writes, backups, JSONL append, file locks, SQLite setup.
+"""Durable state on disk: atomic writes, backups, JSONL append, file locks.
 
 Rules (DESIGN.md section 4): every write goes to a temporary file in the same folder,
 is fsynced and then `os.replace`d over the target, so a crash leaves either the old or
@@ -18,7 +18,6 @@ import glob
 import json
 import os
 import shutil
-import sqlite3
 import stat
 import tempfile
 import time
@@ -300,14 +299,6 @@ def file_lock(path: Path, timeout: float = LOCK_TIMEOUT_S) -> FileLock:
     refuse_link(lock)
     path.parent.mkdir(parents=True, exist_ok=True)
     return FileLock(str(lock), timeout=timeout)
-
-
-def connect_sqlite(path: Path, *, timeout: float = LOCK_TIMEOUT_S) -> sqlite3.Connection:
-    """Open a SQLite database for concurrent use (WAL, busy timeout `timeout` seconds,
-    foreign keys); see `ctxagent.storage.sqlite.connect_sqlite`, which this calls."""
-    from ctxagent.storage.sqlite import connect_sqlite as connect
-
-    return connect(path, timeout=timeout)
 
 
 # ---------------------------------------------------------------- the state folder

@@ -141,11 +141,6 @@ def bm25_from_tfs(
     return raw
 
 
-def relevance_scores(query: str, docs: Sequence[str]) -> list[float]:
-    """BM25 relevance in [0, 1] of each of `docs` to `query` (convenience for one-off use)."""
-    return BM25Index(docs).scores(query)
-
-
 def recency_score(timestamp: float, *, now: float | None = None, half_life_s: float = 3600.0) -> float:
     """Exponential decay in [0, 1]: 1.0 now, 0.5 after `half_life_s` seconds, and so on.
 

@@ -21,6 +21,7 @@ TOOLS: dict[str, str] = {
     "plan": "ctxagent.tools.plan:PlanTool",
     "memory": "ctxagent.tools.memory:MemoryTool",
     "rag": "ctxagent.tools.rag:RAGTool",
+    "python_exec": "ctxagent.tools.python_exec:PythonExecTool",
     "skill": "ctxagent.tools.skill:SkillTool",
     "memory_file": "ctxagent.tools.memory_file:MemoryFileTool",
 }

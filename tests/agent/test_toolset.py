@@ -21,9 +21,11 @@ from ctxagent.llm.settings import ModelSettings
 from ctxagent.tools import TOOLS
 from tests.support.fake_openai import text, tool_calls
 
-ALL_TOOLS = ["terminal", "apply_patch", "context_fetch", "note", "todo", "plan", "memory", "rag", "skill", "memory_file"]
-#: What is offered where no skill is installed (`skill` has nothing to offer, so it is left out).
-OFFERED = [name for name in ALL_TOOLS if name != "skill"]
+ALL_TOOLS = ["terminal", "apply_patch", "context_fetch", "note", "todo", "plan", "memory", "rag", "python_exec",
+             "skill", "memory_file"]
+#: What is offered in the default (read-only) mode where no skill is installed: python_exec needs
+#: workspace-write mode, and `skill` has nothing to offer, so both are left out.
+OFFERED = [name for name in ALL_TOOLS if name not in ("skill", "python_exec")]
 
 
 @pytest.fixture(autouse=True)

@@ -18,7 +18,7 @@ from typing import Any
 
 from ctxagent.memory import MemoryStore
 from ctxagent.memory.migrations import MEMORY, applied
-from ctxagent.storage.files import connect_sqlite
+from ctxagent.storage.sqlite import connect_sqlite
 from ctxagent.tools import MemoryTool
 
 _ctx = multiprocessing.get_context("fork")

@@ -10,7 +10,7 @@ import pytest
 from ctxagent.errors import StorageError
 from ctxagent.memory import MemoryStore
 from ctxagent.memory.migrations import MEMORY, Migrations, applied
-from ctxagent.storage.files import connect_sqlite
+from ctxagent.storage.sqlite import connect_sqlite
 
 
 def _conn(path: Path) -> sqlite3.Connection:
