@@ -100,6 +100,7 @@ class Agent:
                                  secrets=session.secrets)
         self.model_calls = 0
         self.protocol = get_protocol(protocol_name(settings, session))
+        self.layer: Any = None  # the harness's SystemLayer (`open_agent` sets it; /memory and /skills read it)
 
     def emit(self, event: Event) -> None:
         """Send `event` to every sink; a failing sink is skipped, never fatal."""

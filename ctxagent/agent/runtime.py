@@ -1,5 +1,6 @@
 """Wire an `Agent` for a repository: model client (starting the offline model if needed),
-session (new or resumed), tools, system prompt, assembler, approval, and the episodic
+session (new or resumed), tools, system prompt (with the harness's layer: profile files,
+AGENTS.md chain, skills; `ctxagent.agent.rules`), assembler, approval, and the episodic
 memory written when each turn ends (`[agent] episodic_memory`).
 
 `open_agent` is what `ctxagent run` and `ctxagent chat` share; it is a context manager
@@ -17,6 +18,7 @@ from ctxagent.agent.episodic import EpisodeRecorder
 from ctxagent.agent.events import Sink
 from ctxagent.agent.loop import Agent
 from ctxagent.agent.prompts import system_prompt
+from ctxagent.agent.rules import NestedRules, open_layer
 from ctxagent.agent.session import Session
 from ctxagent.agent.toolset import build_registry
 from ctxagent.agent.wiring import SideCalls, make_assembler, make_recorder, turn_follower
@@ -63,11 +65,15 @@ def open_agent(repo: Path, settings: Settings, *, resume: str | None = None, sin
             extra.append(follower)
         if settings.agent.episodic_memory and memory is not None and getattr(memory, "available", True):
             extra.append(EpisodeRecorder(memory, session.id, secrets=session.secrets))  # one episodic memory per turn
-        yield Agent(client=client, registry=registry, session=session, settings=settings,
-                    system=system_prompt(repo, registry.names()), assembler=assembler,
-                    approval=ApprovalPolicy(auto_approve=settings.agent.auto_approve, ask=ask,
-                                            allow_exec=settings.agent.approval == "never"),
-                    sinks=[*sinks, *extra], side_usage=side_usage)
+        layer = open_layer(repo, settings)  # profile files, AGENTS.md chain, skill catalog
+        agent = Agent(client=client, registry=registry, session=session, settings=settings,
+                      system=system_prompt(repo, registry.names(), layer), assembler=assembler,
+                      approval=ApprovalPolicy(auto_approve=settings.agent.auto_approve, ask=ask,
+                                              allow_exec=settings.agent.approval == "never"),
+                      sinks=[*sinks, *extra], side_usage=side_usage)
+        agent.layer = layer
+        agent.sinks.append(NestedRules(agent, layer, settings).on_event)  # nested AGENTS.md, on first read
+        yield agent
 
 
 @contextlib.contextmanager

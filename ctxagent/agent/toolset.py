@@ -25,16 +25,18 @@ MAY_BE_UNAVAILABLE = frozenset({"memory", "rag"})
 def build_registry(workspace: Path, settings: Settings, *, session_id: str | None = None,
                    client: Any = None, only: Sequence[str] | None = None) -> ToolRegistry:
     """A fresh ToolRegistry of the agent tools in `workspace`: `only` names (keys of TOOLS, in TOOLS
-    order; None: all; a tool needing another `[agent] mode` is never opened), each opened by
-    `for_repo(..., session_id, client)`; a memory or knowledge base that cannot be opened becomes
-    an `UnavailableTool` with a warning. Raises StorageError (`.ctxagent` refused), ConfigError
-    (agent.tools: an unknown name). Reference: docs/tools.md."""
+    order; None: all; a tool needing another `[agent] mode`, or whose `offered` is False, is left
+    out), each opened by `for_repo(..., session_id, client)`; a memory or knowledge base that cannot
+    be opened becomes an `UnavailableTool` with a warning. Raises StorageError (`.ctxagent`
+    refused), ConfigError (agent.tools: an unknown name). Reference: docs/tools.md."""
     workspace = Path(workspace).resolve()
     check_tool_names(only, settings)
     registry = ToolRegistry()
     for name in TOOLS:
         if (only is None or name in only) and _offered(name, settings):
-            registry.register(open_tool(name, workspace, settings, session_id=session_id, client=client))
+            tool = open_tool(name, workspace, settings, session_id=session_id, client=client)
+            if getattr(tool, "offered", True):  # e.g. `skill` with no skill installed is left out
+                registry.register(tool)
     return registry
 
 

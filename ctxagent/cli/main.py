@@ -40,6 +40,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "ctxagent.cli.context_cmd",
     "ctxagent.cli.memory_cmd",
     "ctxagent.cli.checkpoints_cmd",
+    "ctxagent.cli.init_cmd",
 )
 
 #: Exit codes shared by every command (docs/cli.md).

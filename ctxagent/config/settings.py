@@ -98,6 +98,19 @@ class ToolSettings(BaseModel):
     """Characters of one tool result kept in the history (head and tail, marked; case C05); 1 to 10^7."""
 
 
+class HarnessSettings(BaseModel):
+    """The harness's files (`[harness]`, docs/harness.md): AGENTS.md fallback names and byte caps."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    fallback_names: list[str] = Field(default_factory=lambda: ["CLAUDE.md", "GEMINI.md"], max_length=20)
+    """Names tried in each folder after AGENTS.override.md and AGENTS.md (Codex's project_doc_fallback_filenames)."""
+    agents_max_bytes: int = Field(32 * 1024, ge=0, le=1_048_576)
+    """Bytes of the whole AGENTS.md chain sent to the model (0 turns it off); at most 1 MiB."""
+    profile_max_bytes: int = Field(16 * 1024, gt=0, le=1_048_576)
+    """Bytes of one profile file (Agent.md, Memory.md...) sent to the model; at most 1 MiB."""
+
+
 class ContextSettings(BaseModel):
     """Settings of the context engine (`[context]`); its keys are defined and validated there
     (`ctxagent.context.packet.ContextConfig` fields and `compaction_<CompactionConfig field>`);
@@ -121,6 +134,8 @@ class Settings(BaseModel):
     """Context engine settings."""
     exec: ExecSettings = Field(default_factory=ExecSettings)
     """Approved commands and python_exec: rules, sandbox, limits."""
+    harness: HarnessSettings = Field(default_factory=HarnessSettings)
+    """Profile files, the AGENTS.md chain, skills."""
     sources: dict[str, str] = Field(default_factory=dict)
     """Where each non-default value came from: "flag --model", "env CTXAGENT_MODEL", a file path, "preset deepseek"."""
     files: list[str] = Field(default_factory=list)
@@ -139,7 +154,7 @@ class Settings(BaseModel):
 
 
 _SECTIONS = {"model": ModelSettings, "agent": AgentSettings, "tools": ToolSettings, "context": ContextSettings,
-             "exec": ExecSettings}
+             "exec": ExecSettings, "harness": HarnessSettings}
 _LOADER_KEYS = {"model.api_key_env"}
 _ENV = {"CTXAGENT_PROVIDER": "model.provider", "CTXAGENT_MODEL": "model.model",
         "CTXAGENT_BASE_URL": "model.base_url", "CTXAGENT_API_KEY": "model.api_key"}

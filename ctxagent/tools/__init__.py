@@ -22,6 +22,8 @@ TOOLS: dict[str, str] = {
     "memory": "ctxagent.tools.memory:MemoryTool",
     "rag": "ctxagent.tools.rag:RAGTool",
     "python_exec": "ctxagent.tools.python_exec:PythonExecTool",
+    "skill": "ctxagent.tools.skill:SkillTool",
+    "memory_file": "ctxagent.tools.memory_file:MemoryFileTool",
 }
 
 _LAZY = {target.split(":")[1]: target.split(":")[0] for target in TOOLS.values()}
