@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ctxagent.cli.slash.context import ChatContext
-from ctxagent.context.instructions import AGENTS_MD_MAX_CHARS
+from ctxagent.context.instructions import AGENTS_MD_MAX_CHARS, read_agents_md
 from ctxagent.storage.files import state_dir
 
 #: Where the Agent Skills standard and the tools that follow it keep skills (NAME/SKILL.md).
@@ -45,7 +45,7 @@ def loaded_memory_files(repo: Path) -> list[MemoryFile]:
         return []
     cut = len(text) > AGENTS_MD_MAX_CHARS
     note = f"cut at {AGENTS_MD_MAX_CHARS:,} of {len(text):,} characters" if cut else ""
-    return [MemoryFile(path, "AGENTS.md", size, min(len(text), AGENTS_MD_MAX_CHARS), note)]
+    return [MemoryFile(path, "AGENTS.md", size, len(read_agents_md(repo)), note)]
 
 
 @dataclass(frozen=True)
@@ -88,7 +88,8 @@ def _skills(ctx: ChatContext, arg: str) -> None:
         ctx.console.print(f"  {name:<20} {path}", markup=False)
     if not listing.loaded:
         searched = ", ".join(str(p) for p in listing.searched)
-        ctx.console.print(f"no skills found (searched: {searched})", markup=False, soft_wrap=True)
+        what = "no skills loaded" if listing.unloaded else "no skills found"
+        ctx.console.print(f"{what} (searched: {searched})", markup=False, soft_wrap=True)
     if listing.unloaded:
         ctx.console.print(f"{len(listing.unloaded)} SKILL.md file(s) lie there, but this build does not load "
                           "skills yet: " + ", ".join(str(p) for p in listing.unloaded),
