@@ -51,12 +51,12 @@ def all_commands(ctx: ChatContext) -> list[SlashCommand]:
 
 
 def is_command(line: str, ctx: ChatContext) -> bool:
-    """Whether the chat should treat `line` as a command: any `/...` line, and a `:name`
-    line whose name is a known command (else `:)` or `:note` go to the model as text)."""
-    text = line.lstrip()
-    if text.startswith("/"):
+    """Whether the chat should treat `line` as a command: any line starting with `/`, and a
+    `:name` line whose name is a known command (else `:)` or `:note` go to the model as
+    text). A line starting with a space is always a message."""
+    if line.startswith("/"):
         return True
-    parsed = parse_line(text)
+    parsed = parse_line(line) if line.startswith(":") else None
     return parsed is not None and parsed[0] == ":" and _find(parsed[1], ctx) is not None
 
 
@@ -64,8 +64,9 @@ def dispatch(line: str, ctx: ChatContext) -> bool:
     """Run the command in `line` ("/name arg..." or ":name arg..."); True when the chat should end."""
     parsed = parse_line(line)
     if parsed is None:
-        ctx.console.print(f"not a command: {line.strip()[:40]!r}; commands look like /help or /plan GOAL",
-                          style="yellow", markup=False)
+        ctx.console.print(f"not a command: {line.strip()[:40]!r}; commands look like /help or /plan GOAL "
+                          "(to send a message that starts with /, start the line with a space)",
+                          style="yellow", markup=False, soft_wrap=True)
         return False
     prefix, name, arg = parsed
     command = _find(name, ctx)

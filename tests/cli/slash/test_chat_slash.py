@@ -96,17 +96,19 @@ def test_model_switches_the_next_requests_and_says_what_changes(chat) -> None:
 def test_colon_plan_runs_the_plan_tool_and_fills_the_board(chat, project: Path) -> None:
     steps = [{"title": f"step {i}", "detail": f"do {i}", "validation": f"check {i}"} for i in range(1, 6)]
     plan = {"goal": "add a flag", "steps": steps, "risks": [{"risk": "breaks usage", "mitigation": "tests"}]}
-    out, server = chat([":plan add a --verbose flag", ":todo", ":) hello", "/exit"], script=[text(json.dumps(plan))])
+    out, server = chat([":plan add a --verbose flag", ":todo", ":) hello", " /etc is a folder", "/exit"],
+                       script=[text(json.dumps(plan))])
     assert out.exit_code == 0, out.output
     assert "add a --verbose flag" in user_messages(server.requests[0])[0]
     assert [i.content for i in TodoBoard(board_path(project)).items()] == [s["title"] for s in steps]
     shown = flat(out.output)
     assert "step 1" in shown and "todo 0/5 completed" in shown
     assert user_messages(server.requests[1])[-1].endswith("\n:) hello")  # not a command: sent to the model
+    assert user_messages(server.requests[2])[-1].endswith("\n /etc is a folder")
 
 
 def test_help_lists_every_command_and_unknown_names_get_a_suggestion(chat) -> None:
-    out, server = chat(["/help", "/modle gpt-4o", "/git:comit", "/zzzz", "/exit"])
+    out, server = chat(["/help", "/modle gpt-4o", "/git:comit", "/zzzz", "/usr/bin/env is slow", "/exit"])
     assert out.exit_code == 0, out.output
     shown = flat(out.output)
     for name in (*BUILT_INS, "review-pr", "fix-issue", "git:commit", "quick-commit", "compare"):
@@ -116,6 +118,7 @@ def test_help_lists_every_command_and_unknown_names_get_a_suggestion(chat) -> No
     assert "unknown command /modle; did you mean /model? type /help" in shown
     assert "unknown command /git:comit; did you mean /git:commit?" in shown
     assert "unknown command /zzzz; type /help for the list" in shown
+    assert "not a command: '/usr/bin/env is slow'" in shown and "start the line with a space" in shown
     assert server.requests == []
 
 
