@@ -70,7 +70,7 @@ def find_skills(repo: Path, home: Path | None = None) -> SkillListing:
 def _memory(ctx: ChatContext, arg: str) -> None:
     files = loaded_memory_files(ctx.repo)
     if not files:
-        ctx.console.print(f"no instruction or memory files loaded (looked for {ctx.repo / 'AGENTS.md'})",
+        ctx.console.print(f"no instruction files loaded (no {ctx.repo / 'AGENTS.md'})",
                           markup=False, soft_wrap=True)
     for f in files:
         note = f"; {f.note}" if f.note else ""

@@ -41,8 +41,8 @@ def session_usage(agent: Any) -> dict[str, Any]:
 def usage_lines(agent: Any, total: dict[str, Any]) -> list[str]:
     """The lines /usage prints for `total` (from `session_usage`)."""
     prompt, cached = total["prompt_tokens"], total["cached_tokens"]
-    share = f" ({cached / prompt:.0%} of input)" if prompt else ""
-    lines = [f"session {agent.session.id}: {total['turns']} turns, {total['loop_calls']} model calls of the loop",
+    share = f", {cached / prompt:.0%} of input" if prompt else ""
+    lines = [f"session {agent.session.id}: {total['turns']} turns, {total['loop_calls']} model calls by the loop",
              f"  tokens in   {prompt:,} (cache hits {cached:,}{share})",
              f"  tokens out  {total['completion_tokens']:,} (reasoning {total['reasoning_tokens']:,})"]
     if total["side_tokens"]:

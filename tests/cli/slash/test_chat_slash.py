@@ -169,3 +169,22 @@ def test_memory_and_skills_say_what_is_loaded(chat, project: Path) -> None:
     assert f"AGENTS.md {project / 'AGENTS.md'} 18 bytes, 17 characters sent" in shown
     assert f"no skills found (searched: {project / '.agents' / 'skills'}" in shown
     assert "cost unknown: no prices set for fake-model" in shown
+
+
+def test_usage_and_cost_count_every_call_with_cache_hits(chat, tmp_path: Path) -> None:
+    config = tmp_path / "home" / ".config" / "ctxagent" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text("[model]\nprice_prompt_per_mtok = 2.0\nprice_completion_per_mtok = 10.0\n")
+    steps = [{"title": f"step {i}", "detail": "d", "validation": "v"} for i in range(5)]
+    plan = json.dumps({"goal": "g", "steps": steps, "risks": ["r"]})
+    script = [text(plan, usage={"prompt_tokens": 300, "completion_tokens": 100}),
+              text("hi", usage={"prompt_tokens": 1000, "completion_tokens": 50,
+                                "prompt_tokens_details": {"cached_tokens": 400}})]
+    out, _ = chat(["/plan g", "hello", "/usage", "/cost", "/exit"], script=script)
+    assert out.exit_code == 0, out.output
+    shown = flat(out.output)
+    assert "1 turns, 1 model calls by the loop" in shown
+    assert "tokens in 1,300 (cache hits 400, 31% of input)" in shown and "tokens out 150 (reasoning 0)" in shown
+    assert "of these, 400 tokens went to side calls (plan tool, compaction summaries)" in shown
+    cost = (1300 * 2.0 + 150 * 10.0) / 1e6
+    assert shown.count(f"cost so far ${cost:.4f} (prices now $2/$10 per million tokens in/out)") == 2
