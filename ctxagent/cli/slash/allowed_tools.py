@@ -3,10 +3,10 @@
 A rule is a tool name, optionally with a pattern: `Read`, `Edit`, `Bash`, `Bash(git diff:*)`
 (a prefix: `git diff` and anything after it), `Bash(git *)` (`*` is a wildcard),
 `Bash(npm test)` (exact). CLAUDE_TOOLS says which of our tools each name stands for;
-ctxagent's own tool names work too. `Bash(...)` alone gives the terminal with only the
-commands its patterns match (every stage of a `|` pipeline must match one); `Bash`, or any
-of Read/Grep/Glob/LS, gives the whole read-only terminal. Names with no ctxagent
-counterpart (WebFetch, Task, mcp__...) are reported and grant nothing.
+ctxagent's own tool names work too. For the terminal: `Bash` gives all of it; `Bash(...)`
+gives only the commands its patterns match (every stage of a `|` pipeline must match);
+Read/Grep/Glob/LS give any command on the read-only path, never `allow_dangerous`.
+Names with no ctxagent counterpart (WebFetch, Task, mcp__...) are reported and grant nothing.
 """
 
 from __future__ import annotations
@@ -27,22 +27,43 @@ CLAUDE_TOOLS: dict[str, tuple[str, ...]] = {
     "MultiEdit": ("apply_patch",), "Write": ("apply_patch",), "NotebookEdit": ("apply_patch",),
     "TodoWrite": ("todo",), "TodoRead": ("todo",),
 }
+#: Claude Code names that only read: through them the terminal keeps to its read-only path.
+READING = frozenset({"Read", "Grep", "Glob", "LS"})
 _RULE = re.compile(r"^\s*([A-Za-z_][\w-]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
 
 
 @dataclass
-class ToolGrant:
-    """What a command's rules grant: tool name -> None (the whole tool) or the command patterns
-    the terminal is limited to; `unknown`: rules that grant nothing (shown to the user)."""
+class TerminalLimit:
+    """What the terminal may run: commands matching `patterns` (any path), and any command on
+    the read-only path when `reading` (a Read/Grep/Glob/LS rule)."""
 
-    tools: dict[str, list[str] | None] = field(default_factory=dict)
+    patterns: list[str] = field(default_factory=list)
+    reading: bool = False
+
+    def describe(self) -> str:
+        parts = ([", ".join(self.patterns)] if self.patterns else []) + (["read-only commands"] if self.reading else [])
+        return " and ".join(parts)
+
+
+@dataclass
+class ToolGrant:
+    """What a command's rules grant: tool name -> None (the whole tool) or, for the terminal, a
+    TerminalLimit; `unknown`: rules that grant nothing (shown to the user)."""
+
+    tools: dict[str, TerminalLimit | None] = field(default_factory=dict)
     unknown: list[str] = field(default_factory=list)
 
-    def add(self, name: str, pattern: str | None) -> None:
-        if pattern is None or self.tools.get(name, []) is None:
+    def add(self, name: str, rule_name: str, pattern: str | None) -> None:
+        if name in self.tools and self.tools[name] is None:
+            return
+        if name != "terminal" or (rule_name == "Bash" and pattern is None):
             self.tools[name] = None
+            return
+        limit = self.tools.setdefault(name, TerminalLimit())
+        if rule_name == "Bash" and pattern is not None:
+            limit.patterns.append(pattern.strip())  # type: ignore[union-attr]
         else:
-            self.tools.setdefault(name, []).append(pattern)  # type: ignore[union-attr]
+            limit.reading = True  # type: ignore[union-attr]
 
 
 def grant_for(rules: list[str], available: list[str]) -> ToolGrant:
@@ -61,8 +82,7 @@ def grant_for(rules: list[str], available: list[str]) -> ToolGrant:
             grant.unknown.append(f"{rule} ({why})")
             continue
         for tool in offered:
-            limited = pattern is not None and tool == "terminal" and name == "Bash"
-            grant.add(tool, pattern.strip() if limited else None)
+            grant.add(tool, name if name in CLAUDE_TOOLS else "Bash", pattern)
     return grant
 
 
@@ -83,25 +103,28 @@ def _matches(command: str, pattern: str) -> bool:
 
 
 class LimitedTerminal:
-    """The terminal tool, offering only commands matching `patterns`; anything else is refused
-    with the list. Every other attribute is the wrapped tool's."""
+    """The terminal tool within a TerminalLimit; anything else is refused, saying what is
+    allowed. Every other attribute is the wrapped tool's."""
 
-    def __init__(self, terminal: Any, patterns: list[str]) -> None:
+    def __init__(self, terminal: Any, limit: TerminalLimit) -> None:
         self.inner = terminal
-        self.patterns = patterns
+        self.limit = limit
         self.name = terminal.name
-        self.description = f"{terminal.description} For this command, only: {', '.join(patterns)}."
+        self.description = f"{terminal.description} For this command, only: {limit.describe()}."
 
     def schema(self) -> dict[str, Any]:
         schema = self.inner.schema()
         return {**schema, "function": {**schema["function"], "description": self.description}}
 
     def execute(self, args: dict[str, Any] | None) -> ToolResult:
-        command = str((args or {}).get("command", "")) if isinstance(args, dict) else ""
-        if not command_allowed(command, self.patterns):
-            return ToolResult(ok=False, content=(f"terminal: `{command}` is not allowed by this command's "
-                                                 f"allowed-tools; allowed: {', '.join(self.patterns)}"))
-        return self.inner.execute(args)
+        args = args if isinstance(args, dict) else {}
+        command = str(args.get("command", ""))
+        if command_allowed(command, self.limit.patterns):
+            return self.inner.execute(args)
+        if self.limit.reading and not args.get("allow_dangerous"):
+            return self.inner.execute(args)
+        return ToolResult(ok=False, content=(f"terminal: `{command}` is not allowed by this command's "
+                                             f"allowed-tools; allowed: {self.limit.describe()}"))
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
@@ -110,7 +133,7 @@ class LimitedTerminal:
 def offered_tools(grant: ToolGrant, registry: Any) -> dict[str, Any]:
     """name -> the tool to offer in its place (a LimitedTerminal) or None (the tool itself)."""
     out: dict[str, Any] = {}
-    for name, patterns in grant.tools.items():
+    for name, limit in grant.tools.items():
         tool = registry.get(name)
-        out[name] = LimitedTerminal(tool, patterns) if patterns and tool is not None else None
+        out[name] = LimitedTerminal(tool, limit) if limit is not None and tool is not None else None
     return out

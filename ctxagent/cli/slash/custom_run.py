@@ -75,8 +75,7 @@ def run_custom(ctx: ChatContext, command: CustomCommand, arg: str) -> None:
 
 def grant_lines(grant: Any) -> list[str]:
     """`terminal (only: git status:*)`, `apply_patch`...: what a grant offers, for the user."""
-    return [name if patterns is None else f"{name} (only: {', '.join(patterns)})"
-            for name, patterns in grant.tools.items()]
+    return [name if limit is None else f"{name} (only: {limit.describe()})" for name, limit in grant.tools.items()]
 
 
 def _report(ctx: ChatContext, command: CustomCommand, expansion: Any) -> None:

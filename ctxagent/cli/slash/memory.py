@@ -1,7 +1,8 @@
 """`/memory` (the instruction and memory files in the system prompt) and `/skills`.
 
-Each command sits on one function that says what is loaded: `loaded_memory_files(repo)`
-and `find_skills(repo)`. Today the system prompt holds only the repository root's
+Each command sits on one function that says what is loaded for a running agent:
+`loaded_memory_files(agent)` and `find_skills(agent)` (they get the agent, so a version
+that needs its settings or its system layer has them). Today the system prompt holds only the repository root's
 AGENTS.md (`ctxagent.context.instructions`), and skills are not loaded at all; when the
 AGENTS.md chain, profile files and skills arrive, those two functions are replaced by
 theirs and the commands show what they find.
@@ -35,9 +36,10 @@ class MemoryFile:
     note: str = ""
 
 
-def loaded_memory_files(repo: Path) -> list[MemoryFile]:
-    """The instruction and memory files the system prompt holds for `repo` (today: the root AGENTS.md)."""
-    path = Path(repo) / "AGENTS.md"
+def loaded_memory_files(agent: Any) -> list[MemoryFile]:
+    """The instruction and memory files in `agent`'s system prompt (today: the root AGENTS.md)."""
+    repo = Path(agent.session.repo)
+    path = repo / "AGENTS.md"
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
         size = path.stat().st_size
@@ -58,17 +60,17 @@ class SkillListing:
     unloaded: list[Path]
 
 
-def find_skills(repo: Path, home: Path | None = None) -> SkillListing:
-    """The skills the agent has for `repo` (none: this build loads no skills), the folders
-    the Agent Skills standard names, and any `NAME/SKILL.md` lying in them unloaded."""
+def find_skills(agent: Any, home: Path | None = None) -> SkillListing:
+    """The skills `agent` has (none: this build loads no skills), the folders the Agent
+    Skills standard names, and any `NAME/SKILL.md` lying in them unloaded."""
     home = Path(home or os.environ.get("HOME") or Path.home())
-    searched = [Path(repo) / d for d in SKILL_DIRS] + [home / d[2:] for d in USER_SKILL_DIRS]
+    searched = [Path(agent.session.repo) / d for d in SKILL_DIRS] + [home / d[2:] for d in USER_SKILL_DIRS]
     unloaded = sorted(p for d in searched if d.is_dir() for p in d.glob("*/SKILL.md"))
     return SkillListing(loaded=[], searched=searched, unloaded=unloaded)
 
 
 def _memory(ctx: ChatContext, arg: str) -> None:
-    files = loaded_memory_files(ctx.repo)
+    files = loaded_memory_files(ctx.agent)
     if not files:
         ctx.console.print(f"no instruction files loaded (no {ctx.repo / 'AGENTS.md'})",
                           markup=False, soft_wrap=True)
@@ -83,7 +85,7 @@ def _memory(ctx: ChatContext, arg: str) -> None:
 
 
 def _skills(ctx: ChatContext, arg: str) -> None:
-    listing = find_skills(ctx.repo)
+    listing = find_skills(ctx.agent)
     for name, path in listing.loaded:
         ctx.console.print(f"  {name:<20} {path}", markup=False)
     if not listing.loaded:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxagent.cli.slash.allowed_tools import command_allowed, grant_for
+from ctxagent.cli.slash.allowed_tools import LimitedTerminal, TerminalLimit, command_allowed, grant_for
 from ctxagent.cli.slash.custom import MAX_COMMAND_BYTES, CommandFileError, discover, load_command
 from ctxagent.cli.slash.expand import expand, fill_arguments
 from ctxagent.cli.slash.registry import parse_line, suggest
@@ -101,11 +101,36 @@ def test_discovery_first_folder_wins_and_refuses_links_out_and_big_files(tmp_pat
 
 def test_claude_tool_rules_map_to_our_tools() -> None:
     grant = grant_for(["Read", "Edit", "Bash(git diff:*)", "WebFetch", "note", "Task(explore)"], OUR_TOOLS)
-    assert grant.tools == {"terminal": None, "context_fetch": None, "apply_patch": None, "note": None}
+    assert grant.tools == {"terminal": TerminalLimit(["git diff:*"], reading=True), "context_fetch": None,
+                           "apply_patch": None, "note": None}
     assert grant.unknown == ["WebFetch (no ctxagent tool does this)", "Task(explore) (no ctxagent tool does this)"]
     limited = grant_for(["Bash(git add:*)", "Bash(git status:*)"], OUR_TOOLS)
-    assert limited.tools == {"terminal": ["git add:*", "git status:*"]}
+    assert limited.tools == {"terminal": TerminalLimit(["git add:*", "git status:*"])}
+    assert grant_for(["Bash(git add:*)", "Bash", "Read"], OUR_TOOLS).tools["terminal"] is None
     assert grant_for(["Edit"], ["terminal"]).unknown == ["Edit (this agent does not have it)"]
+
+
+class Recorder:
+    name, description = "terminal", "Run a command."
+
+    def __init__(self) -> None:
+        self.calls: list[dict] = []
+
+    def execute(self, args: dict) -> object:
+        self.calls.append(args)
+        return "ran"
+
+
+def test_a_limited_terminal_runs_what_the_rules_allow() -> None:
+    inner = Recorder()
+    reading = LimitedTerminal(inner, TerminalLimit(["git add:*"], reading=True))
+    assert reading.execute({"command": "cat README.md"}) == "ran"
+    assert reading.execute({"command": "git add .", "allow_dangerous": True}) == "ran"
+    refused = reading.execute({"command": "npm test", "allow_dangerous": True})
+    assert refused.ok is False and "allowed: git add:* and read-only commands" in refused.content
+    strict = LimitedTerminal(inner, TerminalLimit(["git status:*"]))
+    assert strict.execute({"command": "cat README.md"}).ok is False
+    assert [c["command"] for c in inner.calls] == ["cat README.md", "git add ."]
 
 
 @pytest.mark.parametrize(("command", "patterns", "allowed"), [
