@@ -25,6 +25,9 @@ from ctxagent.config.settings import user_config_path
 MAX_COMMAND_BYTES = 64 * 1024
 _FRONT = re.compile(r"\A(?:\ufeff)?---[ \t]*\r?\n(.*?)^---[ \t]*(?:\r?\n|\Z)", re.DOTALL | re.MULTILINE)
 _KEY_LINE = re.compile(r"^([A-Za-z][\w-]*)[ \t]*:[ \t]*(.*)$")
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present: the same rules, faster
+#: Parsed files by (path, folder, scope), kept while the file's size and mtime stay the same.
+_CACHE: dict[tuple[Path, Path, str], tuple[tuple[int, int], "CustomCommand | CommandFileError"]] = {}
 
 
 @dataclass(frozen=True)
@@ -61,16 +64,34 @@ def discover(repo: Path, env: Mapping[str, str] | None = None) -> tuple[list[Cus
     warnings: list[str] = []
     for folder, scope in command_dirs(repo, env):
         for path in _markdown_files(folder):
-            try:
-                command = load_command(path, folder, scope)
-            except CommandFileError as exc:
-                warnings.append(str(exc))
+            command = _cached_load(path, folder, scope)
+            if isinstance(command, CommandFileError):
+                warnings.append(str(command))
                 continue
             if command.name in found:
                 warnings.append(f"custom command /{command.name} in {path} is shadowed by {found[command.name].path}")
                 continue
             found[command.name] = command
     return list(found.values()), warnings
+
+
+def _cached_load(path: Path, folder: Path, scope: str) -> CustomCommand | CommandFileError:
+    """`load_command`, or the error it raised, parsed again only when the file changed."""
+    try:
+        st = os.stat(path)
+        stamp = (st.st_size, st.st_mtime_ns)
+    except OSError:
+        stamp = (-1, -1)
+    key = (path, folder, scope)
+    cached = _CACHE.get(key)
+    if cached is not None and cached[0] == stamp and stamp != (-1, -1):
+        return cached[1]
+    try:
+        result: CustomCommand | CommandFileError = load_command(path, folder, scope)
+    except CommandFileError as exc:
+        result = exc
+    _CACHE[key] = (stamp, result)
+    return result
 
 
 def _markdown_files(folder: Path) -> Iterator[Path]:
@@ -116,7 +137,7 @@ def split_front_matter(text: str, path: Path) -> tuple[dict[str, Any], str]:
 
 def _parse_yaml(block: str, path: Path) -> dict[str, Any]:
     try:
-        data = yaml.safe_load(block)
+        data = yaml.load(block, Loader=_LOADER)  # noqa: S506 - a safe loader
     except yaml.YAMLError as exc:
         data = _lenient(block)
         if data is None:
@@ -141,7 +162,7 @@ def _lenient(block: str) -> dict[str, Any] | None:
             return None
         key, value = match.groups()
         try:
-            data[key] = yaml.safe_load(value) if value.strip() else None
+            data[key] = yaml.load(value, Loader=_LOADER) if value.strip() else None  # noqa: S506 - a safe loader
         except yaml.YAMLError:
             data[key] = value.strip()
     return data
