@@ -57,10 +57,10 @@ def settings_table(section: str) -> str:
 
 def slash_table() -> str:
     """Markdown table of the built-in chat slash commands, in /help order."""
-    from ctxagent.cli.slash import builtins
+    from ctxagent.cli.slash import module_commands  # not builtins(): a test may have registered more
 
     rows = ["| command | what it does |", "| --- | --- |"]
-    rows += [f"| `{c.usage}` | {c.description} |" for c in builtins().commands()]
+    rows += [f"| `{c.usage}` | {c.description} |" for c in module_commands().commands()]
     return "\n".join(rows) + "\n"
 
 

@@ -38,9 +38,16 @@ def register_slash(name: str, help_text: str, handler: Handler, args: str = "") 
 
 
 def builtins() -> Registry:
-    """The registry of built-in commands (loaded on first use)."""
+    """The registry of built-in commands (loaded on first use, with any `register_slash` since)."""
     _load()
     return _REGISTRY
+
+
+def module_commands() -> Registry:
+    """A new registry holding only what SLASH_MODULES register (the documented built-ins)."""
+    registry = Registry()
+    _register_modules(registry)
+    return registry
 
 
 def all_commands(ctx: ChatContext) -> list[SlashCommand]:
@@ -95,6 +102,10 @@ def _load() -> None:
     if _loaded:
         return
     _loaded = True
-    register = register_into(_REGISTRY)
+    _register_modules(_REGISTRY)
+
+
+def _register_modules(registry: Registry) -> None:
+    register = register_into(registry)
     for dotted in SLASH_MODULES:
         importlib.import_module(dotted).register_slash_commands(register)
