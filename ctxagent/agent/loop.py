@@ -85,7 +85,7 @@ class Agent:
 
     def __init__(self, *, client: ChatModel, registry: ToolRegistry, session: Session, settings: Settings,
                  system: str, assembler: ContextAssembler | None = None, approval: ApprovalPolicy | None = None,
-                 sinks: Sequence[Sink] = (), side_usage: UsageMeter | None = None) -> None:
+                 sinks: Sequence[Sink] = (), side_usage: UsageMeter | None = None, layer: Any = None) -> None:
         self.client = client
         self.side_usage = side_usage
         self._turn: TurnState | None = None
@@ -100,7 +100,7 @@ class Agent:
                                  secrets=session.secrets)
         self.model_calls = 0
         self.protocol = get_protocol(protocol_name(settings, session))
-        self.layer: Any = None  # the harness's SystemLayer (`open_agent` sets it; /memory and /skills read it)
+        self.layer = layer  # the harness's SystemLayer (profile files, AGENTS.md chain, skills; /memory reads it)
 
     def emit(self, event: Event) -> None:
         """Send `event` to every sink; a failing sink is skipped, never fatal."""

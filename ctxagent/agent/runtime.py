@@ -70,9 +70,8 @@ def open_agent(repo: Path, settings: Settings, *, resume: str | None = None, sin
                       system=system_prompt(repo, registry.names(), layer), assembler=assembler,
                       approval=ApprovalPolicy(auto_approve=settings.agent.auto_approve, ask=ask,
                                               allow_exec=settings.agent.approval == "never"),
-                      sinks=[*sinks, *extra], side_usage=side_usage)
-        agent.layer = layer
-        agent.sinks.append(NestedRules(agent, layer, settings).on_event)  # nested AGENTS.md, on first read
+                      sinks=[*sinks, *extra], side_usage=side_usage, layer=layer)
+        agent.sinks.append(NestedRules(agent, layer, settings).on_event)  # nested AGENTS.md, on first read (it re-renders agent.system)
         yield agent
 
 

@@ -21,7 +21,7 @@ from ctxagent.cli.main import write_crash_log
 from ctxagent.cli.render import RichRenderer
 from ctxagent.cli.run_cmd import exec_options, model_options, protocol_option, repo_option, stdin_asker, trust_option
 from ctxagent.cli.safe_text import markup
-from ctxagent.cli.slash import ChatContext, dispatch
+from ctxagent.cli.slash import ChatContext, dispatch, is_command
 from ctxagent.config.settings import load_settings
 from ctxagent.storage.files import ensure_state_dir
 
@@ -74,7 +74,7 @@ def _banner(agent: "Agent", console: Console, *, resumed: bool) -> None:
 
 def repl(agent: "Agent", read: ReadLine, console: Console, renderer: RichRenderer) -> None:
     """Read messages and run turns until /exit or end of input. Ctrl-C never ends the session."""
-    context = ChatContext(agent=agent, console=console)
+    context = ChatContext(agent=agent, console=console, send=lambda text: run_turn(agent, text, console, renderer))
     while True:
         try:
             text = read_message(read)
@@ -85,20 +85,41 @@ def repl(agent: "Agent", read: ReadLine, console: Console, renderer: RichRendere
             return
         if not text.strip():
             continue
-        if text.lstrip().startswith("/"):
-            if dispatch(text, context):
+        if is_command(text, context):
+            if _dispatch(text, context, console, renderer):
                 return
             continue
-        try:
-            agent.run_turn(text)
-        except KeyboardInterrupt:  # landed outside the loop's own handling (e.g. while rendering)
-            renderer.close()
-            console.print("[yellow]interrupted[/]")
-        except Exception as exc:  # noqa: BLE001 - a bug must not end the session; the log has the traceback
-            renderer.close()
-            log = write_crash_log(exc)
-            console.print(f"[red]internal error:[/] {escape(type(exc).__name__)}: {markup(str(exc))} "
-                          f"(details in {log}); the session goes on", soft_wrap=True)
+        run_turn(agent, text, console, renderer)
+
+
+def _dispatch(text: str, context: ChatContext, console: Console, renderer: RichRenderer) -> bool:
+    """Run a slash command; a bug in one is reported like a turn's, and the session goes on."""
+    try:
+        return dispatch(text, context)
+    except KeyboardInterrupt:
+        renderer.close()
+        console.print("[yellow]interrupted[/]")
+    except Exception as exc:  # noqa: BLE001 - a bug must not end the session; the log has the traceback
+        _internal_error(exc, console, renderer)
+    return False
+
+
+def run_turn(agent: "Agent", text: str, console: Console, renderer: RichRenderer) -> None:
+    """One turn with `text`; Ctrl-C and internal errors are reported, never raised."""
+    try:
+        agent.run_turn(text)
+    except KeyboardInterrupt:  # landed outside the loop's own handling (e.g. while rendering)
+        renderer.close()
+        console.print("[yellow]interrupted[/]")
+    except Exception as exc:  # noqa: BLE001 - a bug must not end the session; the log has the traceback
+        _internal_error(exc, console, renderer)
+
+
+def _internal_error(exc: Exception, console: Console, renderer: RichRenderer) -> None:
+    renderer.close()
+    log = write_crash_log(exc)
+    console.print(f"[red]internal error:[/] {escape(type(exc).__name__)}: {markup(str(exc))} "
+                  f"(details in {log}); the session goes on", soft_wrap=True)
 
 
 def read_message(read: ReadLine) -> str:

@@ -1,6 +1,7 @@
 """The context engine's chat commands: `/compact [focus]` and `/context`.
 
-Registered through `ctxagent.cli.slash.SLASH_MODULES`. `compact_command(agent, focus)`
+Registered through `ctxagent.cli.slash.SLASH_MODULES` (`register(name, help, handler, args)`).
+`compact_command(agent, focus)`
 and `context_command(agent)` are the library calls (usable without a terminal); the
 handlers render their results with rich.
 """
@@ -79,7 +80,7 @@ def compaction_line(report: dict) -> str | None:
             f"{compaction.get('tokens_before')} to {compaction.get('tokens_after')} tokens), without a model call")
 
 
-def register_slash_commands(register: Callable[[str, str, Any], None]) -> None:
+def register_slash_commands(register: Callable[..., None]) -> None:
     """Register /compact and /context (replacing the chat's simple defaults)."""
-    register("compact", "compact the conversation now; /compact [what to keep above all]", _compact)
-    register("context", "what the next model call would see: layers and decisions; /context [text] filters", _context)
+    register("compact", "compact the conversation now, keeping FOCUS above all", _compact, "[FOCUS]")
+    register("context", "what the next model call would hold, per layer with tokens; TEXT filters", _context, "[TEXT]")

@@ -50,7 +50,7 @@ _tag_option = click.option("--tag", "tags", multiple=True, help="only notes with
 def list_command(note_type: str | None, tags: tuple[str, ...], limit: int, repo: str, as_json: bool) -> None:
     """List notes, most recently updated first."""
     args = {"action": "list", "note_type": note_type, "tags": list(tags) or None, "limit": limit}
-    run_tool(_tool(repo), args, as_json, _draw_rows)
+    run_tool(_tool(repo), args, as_json, draw_note_rows)
 
 
 @notes_group.command("search")
@@ -64,7 +64,7 @@ def search_command(query: str, note_type: str | None, tags: tuple[str, ...], lim
     """Search notes by relevance to QUERY (title, tags and body; any language)."""
     args = {"action": "search", "query": query, "note_type": note_type, "tags": list(tags) or None,
             "limit": limit}
-    run_tool(_tool(repo), args, as_json, _draw_rows)
+    run_tool(_tool(repo), args, as_json, draw_note_rows)
 
 
 @notes_group.command("show")
@@ -123,7 +123,8 @@ def _body(content: str) -> str:
     return sys.stdin.read() if content == "-" else content
 
 
-def _draw_rows(con: Console, rows: list[dict[str, Any]]) -> None:
+def draw_note_rows(con: Console, rows: list[dict[str, Any]]) -> None:
+    """Notes (rows of the note tool's list or search) as a table; "no notes" when there are none."""
     if not rows:
         con.print("no notes")
         return
@@ -156,7 +157,7 @@ def _draw_note(con: Console, note: dict[str, Any]) -> None:
 def _draw_summary(con: Console, summary: dict[str, Any]) -> None:
     kinds = ", ".join(f"{_styled_type(k)} {v}" for k, v in summary["type_distribution"].items())
     con.print(f"[bold]{summary['total_notes']} notes[/]  {kinds}")
-    _draw_rows(con, [{"tags": [], **r, "note_id": r["id"]} for r in summary["recent_notes"]])
+    draw_note_rows(con, [{"tags": [], **r, "note_id": r["id"]} for r in summary["recent_notes"]])
 
 
 def _styled_type(note_type: str) -> str:

@@ -1,5 +1,6 @@
-"""docs/cli.md and docs/configuration.md cannot drift: their generated blocks (command help,
-settings tables) must equal what the code produces now.
+"""docs/cli.md, docs/configuration.md and docs/slash-commands.md cannot drift: their generated
+blocks (command help, settings tables, the built-in slash commands) must equal what the code
+produces now.
 
 Regenerate after changing a command or a setting: `python -m tests.cli.test_docs --write`.
 """
@@ -23,6 +24,7 @@ from ctxagent.llm.settings import ModelSettings
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 BLOCK = re.compile(r"(<!-- generated:(\w+) (\w+) -->\n)(.*?)(<!-- /generated -->)", re.DOTALL)
 SECTIONS = {"model": ModelSettings, "agent": AgentSettings, "tools": ToolSettings}
+PAGES = ("cli.md", "configuration.md", "slash-commands.md")
 
 
 def help_text(name: str) -> str:
@@ -53,7 +55,18 @@ def settings_table(section: str) -> str:
     return "\n".join(rows) + "\n"
 
 
+def slash_table() -> str:
+    """Markdown table of the built-in chat slash commands, in /help order."""
+    from ctxagent.cli.slash import module_commands  # not builtins(): a test may have registered more
+
+    rows = ["| command | what it does |", "| --- | --- |"]
+    rows += [f"| `{c.usage}` | {c.description} |" for c in module_commands().commands()]
+    return "\n".join(rows) + "\n"
+
+
 def generate(kind: str, arg: str) -> str:
+    if kind == "slash":
+        return slash_table()
     return help_text(arg) if kind == "help" else settings_table(arg)
 
 
@@ -62,7 +75,7 @@ def regenerate(text: str) -> str:
 
 
 def test_generated_blocks_match_the_code() -> None:
-    for name in ("cli.md", "configuration.md"):
+    for name in PAGES:
         text = (DOCS / name).read_text(encoding="utf-8")
         assert BLOCK.search(text), f"{name} has no generated blocks"
         assert regenerate(text) == text, f"docs/{name} is stale: run python -m tests.cli.test_docs --write"
@@ -70,15 +83,16 @@ def test_generated_blocks_match_the_code() -> None:
 
 def test_every_command_and_section_is_documented() -> None:
     register_commands()
-    blocks = {(m.group(2), m.group(3)) for name in ("cli.md", "configuration.md")
+    blocks = {(m.group(2), m.group(3)) for name in PAGES
               for m in BLOCK.finditer((DOCS / name).read_text(encoding="utf-8"))}
     for name in ("run", "chat", "sessions", "tool", "doctor"):
         assert ("help", name) in blocks
     for section in SECTIONS:
         assert ("settings", section) in blocks
+    assert ("slash", "builtins") in blocks
 
 
 if __name__ == "__main__" and "--write" in sys.argv:
-    for doc in ("cli.md", "configuration.md"):
+    for doc in PAGES:
         path = DOCS / doc
         path.write_text(regenerate(path.read_text(encoding="utf-8")), encoding="utf-8")

@@ -1,0 +1,139 @@
+"""Claude Code's `allowed-tools` rules mapped onto ctxagent's tools, for one command's turn.
+
+A rule is a tool name, optionally with a pattern: `Read`, `Edit`, `Bash`, `Bash(git diff:*)`
+(a prefix: `git diff` and anything after it), `Bash(git *)` (`*` is a wildcard),
+`Bash(npm test)` (exact). CLAUDE_TOOLS says which of our tools each name stands for;
+ctxagent's own tool names work too. For the terminal: `Bash` gives all of it; `Bash(...)`
+gives only the commands its patterns match (every stage of a `|` pipeline must match);
+Read/Grep/Glob/LS give any command on the read-only path, never `allow_dangerous`.
+Names with no ctxagent counterpart (WebFetch, Task, mcp__...) are reported and grant nothing.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ctxagent.errors import CtxAgentError
+from ctxagent.shell.parse import parse_pipeline
+from ctxagent.tools.base import ToolResult
+
+#: Claude Code tool name -> the ctxagent tools it stands for (those the agent has are offered).
+CLAUDE_TOOLS: dict[str, tuple[str, ...]] = {
+    "Bash": ("terminal",), "Read": ("terminal", "context_fetch"), "Grep": ("terminal", "context_fetch"),
+    "Glob": ("terminal", "context_fetch"), "LS": ("terminal",), "Edit": ("apply_patch",),
+    "MultiEdit": ("apply_patch",), "Write": ("apply_patch",), "NotebookEdit": ("apply_patch",),
+    "TodoWrite": ("todo",), "TodoRead": ("todo",),
+}
+#: Claude Code names that only read: through them the terminal keeps to its read-only path.
+READING = frozenset({"Read", "Grep", "Glob", "LS"})
+_RULE = re.compile(r"^\s*([A-Za-z_][\w-]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
+
+
+@dataclass
+class TerminalLimit:
+    """What the terminal may run: commands matching `patterns` (any path), and any command on
+    the read-only path when `reading` (a Read/Grep/Glob/LS rule)."""
+
+    patterns: list[str] = field(default_factory=list)
+    reading: bool = False
+
+    def describe(self) -> str:
+        parts = ([", ".join(self.patterns)] if self.patterns else []) + (["read-only commands"] if self.reading else [])
+        return " and ".join(parts)
+
+
+@dataclass
+class ToolGrant:
+    """What a command's rules grant: tool name -> None (the whole tool) or, for the terminal, a
+    TerminalLimit; `unknown`: rules that grant nothing (shown to the user)."""
+
+    tools: dict[str, TerminalLimit | None] = field(default_factory=dict)
+    unknown: list[str] = field(default_factory=list)
+
+    def add(self, name: str, rule_name: str, pattern: str | None) -> None:
+        if name in self.tools and self.tools[name] is None:
+            return
+        if name != "terminal" or (rule_name == "Bash" and pattern is None):
+            self.tools[name] = None
+            return
+        limit = self.tools.setdefault(name, TerminalLimit())
+        if rule_name == "Bash" and pattern is not None:
+            limit.patterns.append(pattern.strip())  # type: ignore[union-attr]
+        else:
+            limit.reading = True  # type: ignore[union-attr]
+
+
+def grant_for(rules: list[str], available: list[str]) -> ToolGrant:
+    """The ToolGrant of `rules` (Claude Code's form) among the tools the agent has (`available`)."""
+    grant = ToolGrant()
+    for rule in rules:
+        match = _RULE.match(rule)
+        if match is None:
+            grant.unknown.append(f"{rule} (not of the form Name or Name(pattern))")
+            continue
+        name, pattern = match.group(1), match.group(2)
+        targets = CLAUDE_TOOLS.get(name, (name,) if name in available else ())
+        offered = [t for t in targets if t in available]
+        if not offered:
+            why = "this agent does not have it" if targets else "no ctxagent tool does this"
+            grant.unknown.append(f"{rule} ({why})")
+            continue
+        for tool in offered:
+            grant.add(tool, name if name in CLAUDE_TOOLS else "Bash", pattern)
+    return grant
+
+
+def command_allowed(command: str, patterns: list[str]) -> bool:
+    """True when every `|` stage of `command` matches one of `patterns` (see the module doc)."""
+    try:
+        stages = [" ".join(w.text for w in stage) for stage in parse_pipeline(command.strip())]
+    except CtxAgentError:
+        return False
+    return bool(stages) and all(any(_matches(stage, p) for p in patterns) for stage in stages)
+
+
+def _matches(command: str, pattern: str) -> bool:
+    if pattern.endswith(":*"):
+        prefix = pattern[:-2].rstrip()
+        return command == prefix or command.startswith(prefix + " ")
+    return fnmatch.fnmatchcase(command, pattern)
+
+
+class LimitedTerminal:
+    """The terminal tool within a TerminalLimit; anything else is refused, saying what is
+    allowed. Every other attribute is the wrapped tool's."""
+
+    def __init__(self, terminal: Any, limit: TerminalLimit) -> None:
+        self.inner = terminal
+        self.limit = limit
+        self.name = terminal.name
+        self.description = f"{terminal.description} For this command, only: {limit.describe()}."
+
+    def schema(self) -> dict[str, Any]:
+        schema = self.inner.schema()
+        return {**schema, "function": {**schema["function"], "description": self.description}}
+
+    def execute(self, args: dict[str, Any] | None) -> ToolResult:
+        args = args if isinstance(args, dict) else {}
+        command = str(args.get("command", ""))
+        if command_allowed(command, self.limit.patterns):
+            return self.inner.execute(args)
+        if self.limit.reading and not args.get("allow_dangerous"):
+            return self.inner.execute(args)
+        return ToolResult(ok=False, content=(f"terminal: `{command}` is not allowed by this command's "
+                                             f"allowed-tools; allowed: {self.limit.describe()}"))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+def offered_tools(grant: ToolGrant, registry: Any) -> dict[str, Any]:
+    """name -> the tool to offer in its place (a LimitedTerminal) or None (the tool itself)."""
+    out: dict[str, Any] = {}
+    for name, limit in grant.tools.items():
+        tool = registry.get(name)
+        out[name] = LimitedTerminal(tool, limit) if limit is not None and tool is not None else None
+    return out

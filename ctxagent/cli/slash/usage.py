@@ -1,0 +1,82 @@
+"""`/usage` and `/cost`: tokens in and out, cache hits and cost of the session so far.
+
+Read from the session's transcript: every model call (the loop's, and the side calls of
+the plan tool and of compaction summaries) is recorded as a `usage` event, and each loop
+call's reply as a message with its usage. Cost needs the model's prices (settings
+`model.price_prompt_per_mtok`, `model.price_completion_per_mtok`); without them it says so.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ctxagent.cli.slash.context import ChatContext
+from ctxagent.storage.files import read_jsonl
+
+_FIELDS = ("prompt_tokens", "completion_tokens", "cached_tokens", "reasoning_tokens")
+
+
+def session_usage(agent: Any) -> dict[str, Any]:
+    """{"turns", "loop_calls", prompt/completion/cached/reasoning tokens, "cost_usd" (None
+    when no call had a price), "side_tokens"} for `agent`'s session, from its transcript."""
+    path = agent.session.path
+    records = read_jsonl(path) if path.exists() else []
+    total: dict[str, Any] = dict.fromkeys(_FIELDS, 0)
+    total["cost_usd"] = None
+    for record in records:
+        event = record.get("event") if record.get("kind") == "event" else None
+        if not isinstance(event, dict) or event.get("type") != "usage":
+            continue
+        for key in _FIELDS:
+            total[key] += int(event.get(key) or 0)
+        if event.get("cost_usd") is not None:
+            total["cost_usd"] = (total["cost_usd"] or 0.0) + float(event["cost_usd"])
+    loop = [r["usage"] for r in records if r.get("kind") == "message" and isinstance(r.get("usage"), dict)]
+    loop_tokens = sum(int(u.get("prompt_tokens") or 0) + int(u.get("completion_tokens") or 0) for u in loop)
+    total.update(turns=agent.session.turns, loop_calls=len(loop),
+                 side_tokens=max(0, total["prompt_tokens"] + total["completion_tokens"] - loop_tokens))
+    return total
+
+
+def usage_lines(agent: Any, total: dict[str, Any]) -> list[str]:
+    """The lines /usage prints for `total` (from `session_usage`)."""
+    prompt, cached = total["prompt_tokens"], total["cached_tokens"]
+    share = f", {cached / prompt:.0%} of input" if prompt else ""
+    lines = [f"session {agent.session.id}: {total['turns']} turns, {total['loop_calls']} model calls by the loop",
+             f"  tokens in   {prompt:,} (cache hits {cached:,}{share})",
+             f"  tokens out  {total['completion_tokens']:,} (reasoning {total['reasoning_tokens']:,})"]
+    if total["side_tokens"]:
+        lines.append(f"  of these, {total['side_tokens']:,} tokens went to side calls (plan tool, compaction summaries)")
+    lines.append("  " + cost_line(agent, total))
+    return lines
+
+
+def cost_line(agent: Any, total: dict[str, Any]) -> str:
+    """`cost so far $X (prices ...)`, or why the cost is unknown."""
+    model = agent.settings.model
+    prices = (model.price_prompt_per_mtok, model.price_completion_per_mtok)
+    if total["cost_usd"] is None:
+        if prices == (None, None):
+            return ("cost unknown: no prices set for " + model.model + " (set model.price_prompt_per_mtok and "
+                    "model.price_completion_per_mtok, USD per million tokens, in config.toml)")
+        return "cost so far $0.0000"
+    shown = "/".join("-" if p is None else f"${p:g}" for p in prices)
+    return f"cost so far ${total['cost_usd']:.4f} (prices now {shown} per million tokens in/out)"
+
+
+def _usage(ctx: ChatContext, arg: str) -> None:
+    for line in usage_lines(ctx.agent, session_usage(ctx.agent)):
+        ctx.console.print(line, markup=False, soft_wrap=True)
+
+
+def _cost(ctx: ChatContext, arg: str) -> None:
+    total = session_usage(ctx.agent)
+    ctx.console.print(cost_line(ctx.agent, total), markup=False, soft_wrap=True)
+    ctx.console.print(f"  {total['prompt_tokens']:,} tokens in (cache hits {total['cached_tokens']:,}), "
+                      f"{total['completion_tokens']:,} out, over {total['turns']} turns", markup=False)
+
+
+def register_slash_commands(register: Callable[..., Any]) -> None:
+    """Register /cost and /usage."""
+    register("cost", "cost of the session so far, with the tokens behind it", _cost)
+    register("usage", "tokens in and out, cache hits, side calls and cost of this session", _usage)
