@@ -50,13 +50,9 @@ _STREAM_OPTIONS_REJECTED = re.compile(r"stream_options|include_usage", re.IGNORE
 
 
 class LLMClient:
-    """Chat with one OpenAI-compatible endpoint described by a ModelSettings.
-
-    sleep: the backoff sleep `(seconds) -> None`; None (default) waits on the cancel
-    event (or time.sleep), so a cancel also cuts a backoff short. Tests pass a recorder.
-    jitter: `(bound_s) -> seconds`, default uniform in [0, bound] (full jitter).
-    Raises ConfigError at construction when the endpoint or key cannot be resolved.
-    """
+    """Chat with one OpenAI-compatible endpoint described by a ModelSettings. `sleep(seconds)`: the
+    backoff sleep (None: waits on the cancel event, so a cancel cuts it short); `jitter(bound_s)`:
+    default uniform in [0, bound]. Raises ConfigError when the endpoint or key cannot be resolved."""
 
     def __init__(
         self,
@@ -100,15 +96,11 @@ class LLMClient:
         on_delta: Callable[[StreamDelta], None] | None = None,
         cancel: threading.Event | None = None,
     ) -> ChatResponse:
-        """Send `messages` (OpenAI chat dicts; not mutated) and `tools` (OpenAI tool
-        schemas, passed as given) and return the assembled reply.
-
-        on_delta: called in the caller's thread with each text / reasoning / tool-call
-        fragment as it arrives. cancel: when set, the call stops at once.
-        Raises a ProviderError subclass: RateLimitError, ServerError, BadRequestError,
+        """Send `messages` (OpenAI chat dicts, not mutated) and `tools` (schemas, as given); return
+        the reply. `on_delta`: each fragment as it arrives, in the caller's thread; `cancel`: stops
+        at once. Raises a ProviderError subclass (RateLimitError, ServerError, BadRequestError,
         ContextLengthError, AuthenticationError, ModelNotFoundError, LLMConnectionError,
-        StreamInterruptedError, or LLMCancelledError (cancel set or Ctrl-C).
-        """
+        StreamInterruptedError) or LLMCancelledError (cancel set or Ctrl-C)."""
         request = self.build_request(messages, tools)
         log.debug("chat: model=%s messages=%d tools=%d", self.settings.model,
                   len(messages), len(tools or []))

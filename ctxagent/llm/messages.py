@@ -51,14 +51,9 @@ class StreamDelta:
 
 @dataclass
 class ChatResponse:
-    """One complete model reply.
-
-    content: the text, or None when the model sent none (e.g. only tool calls).
-    tool_calls: complete calls in index order (empty when none).
-    reasoning_content: reasoning text, kept apart from content (case C06), or None.
-    finish_reason: "stop", "tool_calls", "length", "content_filter"... as the server said.
-    usage: tokens and cost of this call.
-    """
+    """One complete model reply: `content` (None when only tool calls), `tool_calls` (complete, in
+    index order), `reasoning_content` (kept apart, case C06, or None), `finish_reason` ("stop",
+    "tool_calls", "length", "content_filter"... as the server said), `usage` (tokens and cost)."""
 
     content: str | None
     tool_calls: list[ToolCall] = field(default_factory=list)

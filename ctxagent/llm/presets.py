@@ -130,13 +130,9 @@ def resolve_base_url(settings: ModelSettings) -> str:
 
 
 def resolve_api_key(settings: ModelSettings) -> str:
-    """The key to send: settings.api_key, or a placeholder for servers that need none.
-
-    Raises ConfigError when none is set and the request would go to the host of a preset
-    that needs a key (api.openai.com, api.deepseek.com, dashscope...), naming the
-    environment variable to set. A provider pointed at another host (a proxy, a local
-    server) may go without.
-    """
+    """The key to send: settings.api_key, or a placeholder for servers that need none. Raises
+    ConfigError, naming the environment variable, when none is set and the request goes to a
+    preset host that needs one (api.openai.com, api.deepseek.com, dashscope...)."""
     if settings.api_key is not None and settings.api_key.get_secret_value():
         return settings.api_key.get_secret_value()
     data = PRESETS.get(settings.provider)
@@ -155,13 +151,9 @@ def _same_host(url_a: str, url_b: str) -> bool:
 
 
 def check_endpoint(settings: ModelSettings, *, timeout_s: float = 5.0) -> tuple[bool, str]:
-    """GET <base_url>/models with a short timeout, for `ctxagent doctor`.
-
-    Returns (ok, detail): ok is True when the endpoint answered; detail says how many
-    models it lists and whether settings.model is among them, or what failed and what
-    to do (the hint from the error table in `ctxagent.llm.errors`). Never raises for
-    network or HTTP failures; the detail never contains the API key.
-    """
+    """GET <base_url>/models with a short timeout, for `ctxagent doctor`; returns (ok, detail):
+    how many models it lists and whether settings.model is one, or what failed and what to do
+    (`ctxagent.llm.errors`' hint). Never raises for network or HTTP failures; never shows the key."""
     import openai
 
     from ctxagent.llm.errors import classify_exception

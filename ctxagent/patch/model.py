@@ -29,16 +29,9 @@ class DeleteFile:
 
 @dataclass(frozen=True)
 class Chunk:
-    """One `@@` hunk of an update.
-
-    context_anchor: text after `@@ ` (a line that must appear before `old_lines`,
-        used to disambiguate), or None for a bare `@@`.
-    old_lines: the ` ` and `-` lines in order (what the file must contain).
-    new_lines: the ` ` and `+` lines in order (what replaces them).
-    end_of_file: True when the hunk was closed by `*** End of File`: `old_lines` are
-        looked for at the very end of the file first.
-    Invariant: old_lines != new_lines (a hunk that changes nothing is a parse error).
-    """
+    """One `@@` hunk: `context_anchor` (text after `@@ `, a line before `old_lines`; None for a bare
+    `@@`), `old_lines` (the ` `/`-` lines), `new_lines` (the ` `/`+` lines), `end_of_file` (closed
+    by `*** End of File`: looked for at the end first). Invariant: old_lines != new_lines."""
 
     context_anchor: str | None
     old_lines: list[str]
@@ -48,14 +41,9 @@ class Chunk:
 
 @dataclass(frozen=True)
 class UpdateFile:
-    """`*** Update File: <path>` (+ optional `*** Move to: <path>`) and its hunks.
-
-    chunks: the hunks in file order (each is searched after the previous one).
-    replace_lines: set instead of `chunks` when the body was the whole new file
-        written without ` `/`+`/`-` prefixes (a common model habit): the file's
-        content is replaced by these lines. See `parser.py` for the exact rule.
-    A pure rename has `move_to` set and no chunks.
-    """
+    """`*** Update File: <path>` (+ optional `*** Move to:`) and its hunks: `chunks` in file order
+    (each searched after the previous), or `replace_lines` when the body was the whole new file
+    without prefixes (see `parser.py`). A pure rename has `move_to` and no chunks."""
 
     path: str
     move_to: str | None = None

@@ -36,17 +36,10 @@ class PatchLimits:
 
 @dataclass(frozen=True)
 class FileChange:
-    """The net change of one file.
-
-    path: workspace-relative POSIX path with symlinks resolved.
-    old_bytes: content before (None: the file does not exist yet).
-    new_bytes: content after (None: the file is deleted).
-    mode: permission bits to write `new_bytes` with (None: deletion).
-    old_mode: permission bits before (None: the file does not exist yet).
-    action: "add", "update", "delete", or "move" (destination of a move; its source
-        appears as a separate "delete" change with `moved_to` set).
-    added / removed: changed line counts (for a move: against the source's content).
-    """
+    """The net change of one file: `path` (workspace-relative POSIX, symlinks resolved),
+    `old_bytes`/`new_bytes` (None: absent before / deleted), `mode`/`old_mode` (permission bits),
+    `action` ("add", "update", "delete", "move"; a move's source is a "delete" with `moved_to`),
+    `added`/`removed` (line counts; for a move against the source)."""
 
     path: str
     old_bytes: bytes | None

@@ -55,13 +55,9 @@ PASSES: tuple[tuple[str, Callable[[str], str]], ...] = (
 
 
 def seek_sequence(lines: Sequence[str], pattern: Sequence[str], start: int, eof: bool) -> list[int]:
-    """0-based indexes `i >= start` where `lines[i:i+len(pattern)]` matches `pattern`.
-
-    Candidates come from the first pass (see module doc) that matches anywhere. With
-    `eof=True` the end of the file (`len(lines) - len(pattern)`) is tried first, in every
-    pass; only if it matches in none is the whole range searched. An empty pattern
-    matches at `start` (or at the end when `eof`). Returns [] when nothing matches.
-    """
+    """0-based indexes `i >= start` where `lines[i:i+len(pattern)]` matches `pattern`, from the
+    first pass (module doc) that matches anywhere; `eof=True` tries the file's end first in every
+    pass. An empty pattern matches at `start` (or the end). Returns [] when nothing matches."""
     if not pattern:
         return [len(lines) if eof else start]
     if len(pattern) > len(lines) - start:

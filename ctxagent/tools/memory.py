@@ -38,13 +38,9 @@ Action = Literal["add", "search", "summary", "stats", "update", "remove", "forge
 
 
 class TextbookExecute:
-    """`execute(action, **kwargs)`, the textbook's second calling form, beside the loop's
-    `execute(args: dict) -> ToolResult`.
-
-    `tool.execute("search", query="...", limit=3)` returns what `run` returns; it never
-    raises: a failure comes back as {"success": False, "error": message} (the textbook's
-    callers test `result.get("success")`). A dict argument keeps the loop contract.
-    """
+    """`execute(action, **kwargs)`, the textbook's second calling form beside the loop's
+    `execute(args: dict) -> ToolResult`: returns what `run` returns, never raises (a failure is
+    {"success": False, "error": message}). A dict argument keeps the loop contract."""
 
     def execute(self, args: Any = None, /, **kwargs: Any) -> Any:
         if not isinstance(args, str):
@@ -93,16 +89,11 @@ class MemoryParams(BaseModel):
 
 
 class MemoryTool(TextbookExecute, Tool):
-    """Long-term memory in SQLite: `<workspace>/.ctxagent/memory.db`, or `db_path`.
-
-    `user_id`: whose memories (each user sees only their own). `memory_types`: the types
-    enabled (default all four; others are refused). `max_capacity`: the default
-    `capacity_based` forget keeps this many. `embedder`: "auto" uses a local embedding
-    model if one is installed (see `ctxagent.memory.embeddings`), None turns it off.
-    `session_id`: recorded in each new memory's metadata when given. A search with
-    `exclude_session_id` (a library/engine argument, not in the model's schema) leaves out
-    the memories recorded with that session id.
-    """
+    """Long-term memory in `<workspace>/.ctxagent/memory.db` (or `db_path`) for `user_id`;
+    `memory_types` enabled (default all four), `max_capacity` (capacity_based forget keeps this
+    many), `embedder` ("auto": a local model if installed; None: off), `session_id` (stored in new
+    memories' metadata). A search's `exclude_session_id` (not in the model's schema) leaves that
+    session's memories out."""
 
     name = "memory"
     description = ("Long-term memory across sessions: add facts, decisions and events (with importance "

@@ -61,13 +61,10 @@ class RAGParams(BaseModel):
 
 
 class RAGTool(TextbookExecute, Tool):
-    """A knowledge base in `<knowledge_base_path>/<collection_name>.db`.
-
-    `rag_namespace`: documents of other namespaces in the same file are invisible.
-    `workspace`: when set (the agent's repository), add_document only reads files inside
-    it and cites them by their path relative to it; library use leaves it None (paths
-    are resolved against the current folder and cited absolute). `chunk_size`/`chunk_overlap`: defaults, in tokens.
-    """
+    """A knowledge base in `<knowledge_base_path>/<collection_name>.db`, seen through `rag_namespace`.
+    `workspace` (the agent's repository): add_document reads only files inside it and cites them
+    relative to it; None (library use): paths resolved against the current folder, cited absolute.
+    `chunk_size`/`chunk_overlap`: defaults, in tokens."""
 
     name = "rag"
     description = ("A local knowledge base of documents (text, Markdown, code, PDF): add files or text, then "

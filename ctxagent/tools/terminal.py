@@ -64,21 +64,11 @@ class TerminalParams(BaseModel):
 
 
 class TerminalTool(Tool):
-    """Read-only terminal. `run({"command": ...})` returns the output text (stdout, then
-    stderr labelled, then a non-zero exit status); `execute` returns ok=False on refusal
-    or timeout.
-
-    workspace: the directory commands may read (created if missing).
-    timeout: seconds for a whole pipeline; then every process group is killed.
-    max_output_size: bytes of output kept (head and tail), the rest dropped with a marker.
-    allow_cd: whether `cd` may change the tool's directory (always inside the workspace).
-    sandbox: True to require the bubblewrap jail, False to skip it, None to use it when
-      it works (default).
-    limits: memory, file-size and scratch-space limits of every command
-      (`ResourceLimits()` by default: 1 GiB, 64 MiB, 256 MiB).
-    exec_policy, session_id, ask: the `allow_dangerous` path (mode, rules, sandbox; the
-      session its checkpoints are tagged with; `Gate -> bool` approval for library use).
-    """
+    """Read-only terminal: `run({"command": ...})` returns stdout, labelled stderr and a non-zero
+    status; `execute` gives ok=False on refusal or timeout. `workspace` (created if missing),
+    `timeout` (s, per pipeline), `max_output_size` (bytes, head and tail), `allow_cd`, `sandbox`
+    (True/False/None: require, skip, when it works), `limits` (`ResourceLimits()`); `exec_policy`,
+    `session_id`, `ask`: the `allow_dangerous` path (docs/exec.md). Reference: docs/terminal.md."""
 
     name: ClassVar[str] = "terminal"
     description: ClassVar[str] = (

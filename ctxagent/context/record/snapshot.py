@@ -1,56 +1,8 @@
 """Context snapshots: what model call n of a session was sent, and why.
 
-One JSON file per model call, `<state_dir>/snapshots/<session>/<n>.json` (docs/state.md):
-
-    {"version": 1, "session": id, "call": n, "created_at": ISO-8601 UTC,
-     "redacted": bool, "request": {"model", "messages", "tools", "max_tokens", "temperature",
-     "stream", "stream_options"...}, "report": builder report,
-     "summary_calls": [{"trigger", "request", "tokens", "error"?}]  (only when there were any)}
-
-A snapshot is never overwritten: the file is written to a temporary name, fsynced, then
-linked to `<n>.json`, which fails if that name exists; the writer then takes the next
-free number (`call` in the file and in its report say which). So a resumed session, or
-two processes on one session, cannot replace an earlier call's file.
-
-`summary_calls` are the compaction-summary model calls of an automatic compaction made
-for this call ("usage" when the server reported it): a summary call has no layers or
-packets of its own, and its outcome (the summary or why it was not used) is in the
-report's `compaction`, so it is part of the request it helped build. (Snapshots written
-before summary calls had their own files also hold there the summary calls of `/compact`
-and of a context-length error made since the previous call.) `summary_calls_in` finds
-them all in a session.
-
-A model call a tool makes (the `plan` tool asking for a plan) is a call of its own, with
-the next number, written when it ends (`write_side_snapshot`):
-
-    {"version": 1, "session", "call": n, "created_at", "redacted", "kind": "plan",
-     "request": {"model", "messages", "max_tokens", ...as sent}, "tokens": counted,
-     "usage": {"prompt_tokens", ...} or null, "error"?: str,
-     "made_for": {"call": the main call whose reply asked for the tool, "turn", "step",
-                  "tool", "tool_call_id", "attempt"}}
-
-So is the summary call of an on-demand compaction (`/compact`, or after the server said
-the context is too long), which no later call may follow, with `"kind": "summary"` and
-`made_for`: {"call": the last main call before it (the one the server refused, or the
-one before `/compact`; null when this process made none yet), "turn", "step",
-"trigger": "manual" or "overflow", "focus"?: the /compact focus}. An automatic
-compaction's summary call is one too when its request could not then be built
-(`"trigger": "auto"`, "unsent": why; turn and step are that request's).
-
-A side call has no `report` (its request was written, not selected: no layers, no
-packets). A snapshot without `kind` is a main call (the loop's, built by the context
-engine). `side_calls_for` finds the side calls made for a main call, `side_calls_in`
-all of a session's.
-
-Secrets never reach disk: keys named like credentials (`api_key`, `authorization`,
-`password`, `secret`, `access_token`...) are replaced by "[REDACTED]", and string
-values are scrubbed of API-key shapes (`sk-...`, `Bearer ...`) and of any secret
-strings the caller passes (e.g. `Settings.secrets()`): `ctxagent.redaction.redact`.
-`redacted` is true when that replaced anything, i.e. the file differs from what was sent.
-
-Readers refuse a file that is not JSON or not shaped like a snapshot (StorageError, "it
-may be damaged"); asked for the last call, they show the newest readable one instead,
-with one warning naming the damaged files.
+One JSON file per model call, `<state_dir>/snapshots/<session>/<n>.json`, never
+overwritten; side calls (a tool's, a compaction summary's) are files of their own.
+The file format: docs/context.md ("Snapshot files").
 """
 
 from __future__ import annotations
