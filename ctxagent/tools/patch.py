@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from ctxagent.patch import apply_changes, parse_patch, plan_patch, unified_diff
+from ctxagent.patch.apply import PatchInterrupted
 from ctxagent.patch.paths import workspace_root
 from ctxagent.patch.plan import FileChange, PatchLimits
 from ctxagent.storage.files import ensure_state_dir
@@ -72,14 +73,24 @@ class ApplyPatchTool(Tool):
         planned, self._planned = getattr(self, "_planned", None), None
         changes = planned[1] if planned and planned[0] == params.patch else self.plan(params.patch)
         root = workspace_root(self.workspace)  # apply_changes refuses a file changed since the plan
-        result = apply_changes(changes, root, ensure_state_dir(root) / "backups" if self.backup and changes else None)
+        try:
+            result = apply_changes(changes, root, ensure_state_dir(root) / "backups" if self.backup and changes else None)
+        except PatchInterrupted:  # Ctrl-C: restored, or (during the commit) applied: the cache must not lie
+            _invalidate(self.workspace, [c.path for c in changes])
+            raise
         backup = None
         if result.backup_dir is not None:
             backup = result.backup_dir.relative_to(Path(self.workspace).resolve()).as_posix()
         files = result.files()
-        from ctxagent.fetch.cache import invalidate  # context_fetch must not serve pre-patch text
-        invalidate(self.workspace, [f["path"] for f in files] + [f["from"] for f in files if "from" in f])
+        _invalidate(self.workspace, [f["path"] for f in files] + [f["from"] for f in files if "from" in f])
         content = f"Patch applied ({len(files)} file{'s' if len(files) != 1 else ''}):\n{result.summary()}"
         if backup:
             content += f"\nOriginals backed up in {backup}"
         return ToolResult(True, content, {"files": files, "backup": backup})
+
+
+def _invalidate(workspace: Path, changed: list[str]) -> None:
+    """Drop context_fetch's cached text of the `changed` files (it must not serve pre-patch text)."""
+    from ctxagent.fetch.cache import invalidate
+
+    invalidate(workspace, changed)
