@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Recall of context_fetch's file ranking on docstring -> file datasets of real packages.
 
-Datasets come from `../shared/bench/make_dataset.py PACKAGE==VERSION DIR` (queries are
+Datasets come from an external builder, `make_dataset.py PACKAGE==VERSION DIR` in the
+folder `$CTXAGENT_SHARED_BENCH` (not part of this repository; queries are
 first sentences of public docstrings; docstrings are blanked from the corpus; the target
 is the file defining the function). They are built once into the cache folder
 (default ~/.cache/ctxagent-bench; `--data-dir`), rich's from /work/data/rich if present.
@@ -138,7 +139,7 @@ def main() -> None:
 
 
 def docs_text(rows: dict[str, dict], official_out: list[str]) -> str:
-    parts = ["Docstring -> file retrieval (`../shared/bench/make_dataset.py`), the tool's files source "
+    parts = ["Docstring -> file retrieval (datasets from the external builder in `$CTXAGENT_SHARED_BENCH`), the tool's files source "
              "(BM25 over files and definition chunks with name/class/path fields, ripgrep literal bonus). "
              "Machine: this 2-core box, shared. Target: recall@5 >= 0.90 at < 50 ms/query.\n",
              "Command: `python benchmarks/context_fetch_recall.py --official --write-docs`\n", table(rows)]

@@ -57,5 +57,5 @@ class ContextOverflowError(CtxAgentError):
     """The irreducible part of a request (system, pinned task, current input) cannot fit."""
 
 
-class LoopLimitError(CtxAgentError):
-    """A task hit a configured limit (steps, tokens, cost or wall time)."""
+class ProtocolError(CtxAgentError):
+    """The model broke its text protocol (XML, ReAct) too many times in a row: the turn ends."""

@@ -1,4 +1,4 @@
-"""Keep secrets out of everything ctxagent writes or prints (DESIGN.md section 6, rule 4).
+"""Keep secrets out of everything ctxagent writes or prints (docs/redaction.md).
 
 `redact(value, secrets)` returns a copy of a JSON-like value (dicts, lists, strings)
 in which:
@@ -112,17 +112,9 @@ _MAX_CHAIN = 8
 
 
 class StreamRedactor:
-    """`redact` for text that arrives in pieces (a streamed model answer).
-
-    `feed(piece)` returns only the text that can no longer be part of a secret: it holds
-    back the trailing run of printable ASCII without spaces (what keys are made of; at
-    most MAX_HELD_CHARS), a `Bearer` word with the space after it, the start of a
-    `NAME = ` assignment to a credential name (`password: `, `"api_key": `, `token: str = `)
-    and a private key block not yet ended (at most MAX_PEM_HELD_CHARS), so a secret split
-    across pieces is redacted as if the text had come whole. Text in other scripts
-    (Chinese...) and English up to each space comes out at once. `flush()` returns what
-    is held (call it when the stream ends or is interrupted).
-    """
+    """`redact` for text that arrives in pieces (a streamed answer): `feed(piece)` returns only
+    text that can no longer be part of a secret (what it holds back is listed in
+    docs/redaction.md, "Streaming"); `flush()` returns what is held, at the stream's end."""
 
     def __init__(self, secrets: Iterable[str] = ()) -> None:
         self.secrets = list(secrets)

@@ -1,10 +1,16 @@
-"""Approval of tool calls that change things (apply_patch, python_exec).
+"""Approval of tool calls that change things (apply_patch, commands, python_exec).
 
-The loop shows the user a preview (a plain diff or the code) and asks an
+The loop shows the user a preview (a plain diff, the command, the code) and asks an
 `ApprovalPolicy`. Answers (case-insensitive): `y`/`yes`; `n`/`no`, optionally followed
 by a reason (`n use a dataclass instead`, `no: wrong file`) that is sent to the model as
 the tool result; `a`/`all` (yes now and for the rest of the session). `--yes` and the
-config setting `agent.auto_approve = true` pre-approve everything.
+config setting `agent.auto_approve = true` pre-approve patches.
+
+Commands and python_exec come with a `ctxagent.exec.gate.Gate` and are decided by
+`decide_gate`: `--yes` never approves them; `allow_exec` (--allow-exec, `[agent]
+approval = "never"`) does. There `a` means "always" for the gate's key (a program and
+its subcommand, `git commit`; or python_exec) for this session: the grants are listed by
+`/permissions` and can be revoked.
 
 Where the answer comes from is the caller's business: `ask` is any callable that takes
 a question and returns one line (a prompt_toolkit prompt in `chat`, a line of stdin in
@@ -16,8 +22,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from ctxagent.exec.gate import Gate
+
 #: The question shown under the preview.
 QUESTION = "Apply? [y]es / [n]o (+ optional reason) / [a]ll for this session: "
+#: The question under a command or code (`{what}`: what "always" covers).
+GATE_QUESTION = "Run? [y]es / [n]o (+ optional reason) / [a]lways {what} this session: "
 #: How many unreadable answers are tolerated before refusing.
 MAX_BAD_ANSWERS = 3
 
@@ -57,9 +67,13 @@ class ApprovalPolicy:
     With neither, every call is refused with a hint to use --yes.
     """
 
-    def __init__(self, *, auto_approve: bool = False, ask: Callable[[str], str | None] | None = None) -> None:
+    def __init__(self, *, auto_approve: bool = False, ask: Callable[[str], str | None] | None = None,
+                 allow_exec: bool = False) -> None:
         self.approve_all = auto_approve
+        self.allow_exec = allow_exec
         self._ask = ask
+        #: "always" answers of this session: gate key -> the tool it was given for.
+        self.grants: dict[str, str] = {}
 
     @property
     def pre_approved(self) -> bool:
@@ -83,3 +97,41 @@ class ApprovalPolicy:
                 return decision
         return Decision(approved=False, reason="no valid answer")
 
+
+    def gate_pre_approved(self, gate: Gate) -> str:
+        """Why `gate` runs without asking ("rule `pytest *`", "--allow-exec", "always for
+        `pytest` this session"), or "" when the user must be asked."""
+        if not gate.ask:
+            return f"allowed by the rule `{gate.rule}`"
+        if self.allow_exec:
+            return "--allow-exec / approval = \"never\""
+        if gate.key is not None and gate.key in self.grants:
+            return f"always for `{gate.key}` this session (/permissions)"
+        return ""
+
+    def decide_gate(self, gate: Gate) -> Decision:
+        """Decide a command or python_exec call (refusals in `gate.refusal` are the caller's).
+        KeyboardInterrupt passes through."""
+        if self.gate_pre_approved(gate):
+            return Decision(approved=True)
+        if self._ask is None:
+            return Decision(approved=False, reason=_NO_ASK)
+        what = f"`{gate.key}`" if gate.key else "(this once: no rule covers this line)"
+        for _ in range(MAX_BAD_ANSWERS):
+            line = self._ask(GATE_QUESTION.format(what=what))
+            if line is None:
+                return Decision(approved=False, reason=f"no answer (input closed); {_NO_ASK}")
+            decision = parse_answer(line)
+            if decision is not None:
+                if decision.all and gate.key is not None:
+                    self.grants[gate.key] = gate.tool
+                return decision
+        return Decision(approved=False, reason="no valid answer")
+
+    def revoke(self, key: str) -> bool:
+        """Forget the "always" grant `key`; False when there was none."""
+        return self.grants.pop(key, None) is not None
+
+
+_NO_ASK = ("--yes approves patches only: commands and code need an answer, or --allow-exec "
+           "(approval = \"never\") for a headless run")

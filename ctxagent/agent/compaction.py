@@ -4,7 +4,7 @@ If the assembler has `compact(messages) -> messages` (the context engine's does)
 used; otherwise `mask_tool_outputs` is the simple fallback, built on the context
 engine's observation masking (`ctxagent.context.compaction.masking`): every tool output but the
 newest becomes a one-line placeholder, and the newest is clipped (head and tail kept).
-Either way the pairing of calls and results stays valid (DESIGN.md section 5).
+Either way the pairing of calls and results stays valid (docs/context.md, "Message rules").
 """
 
 from __future__ import annotations

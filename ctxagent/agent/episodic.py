@@ -1,6 +1,6 @@
 """The episodic memory of a turn: what was asked, how it ended, which files changed.
 
-`EpisodeRecorder` is an event sink (DESIGN.md section 5): it follows a turn through
+`EpisodeRecorder` is an event sink (docs/architecture.md): it follows a turn through
 its events and, at `TurnEnd`, adds one `episodic` memory through the memory tool
 (issue 3, "At the end of a task the agent writes a short episodic memory of what was
 done"). The text comes from `prompts/episode.md`: the task's first line, the outcome

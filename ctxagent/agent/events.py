@@ -4,7 +4,7 @@ The loop never prints. It calls every sink with each event, in order; the rich
 terminal renderer (`ctxagent.cli.render`) and the `--json` printer
 (`ctxagent.cli.jsonout`) are two sinks, and the session transcript records the
 non-streaming ones. Every event is a dataclass with a class-level `type` string and
-`to_dict()` giving `{"type": ..., <fields>}` (JSON-ready). See DESIGN.md section 5.
+`to_dict()` giving `{"type": ..., <fields>}` (JSON-ready). See docs/architecture.md.
 """
 
 from __future__ import annotations
@@ -63,13 +63,19 @@ class ToolCallEvent(Event):
 
 @dataclass
 class ApprovalRequest(Event):
-    """A tool needs approval; `preview` is the plain diff or code. `auto`: pre-approved (--yes)."""
+    """A tool needs approval; `preview` is the plain diff, the command or the code. `auto`:
+    pre-approved (--yes; for commands `auto_reason` says why: a rule, --allow-exec, an
+    "always"). `language`: "bash" or "python" for a command or code ("" for a diff);
+    `details`: lines shown above it (working directory, sandbox, mode)."""
 
     type: ClassVar[str] = "approval_request"
     call_id: str
     name: str
     preview: str
     auto: bool = False
+    language: str = ""
+    details: str = ""
+    auto_reason: str = ""
 
 
 @dataclass
@@ -114,13 +120,10 @@ class UsageEvent(Event):
 
 @dataclass
 class TurnEnd(Event):
-    """A turn ended. `reason`: finished, max_steps, max_tokens, max_cost, wall_time, interrupted, error.
-
-    `answer`: the model's final text (None unless finished); `message`: one line for the
-    user when the turn did not finish; `steps`: model calls made; `elapsed_s`: seconds;
-    `tokens`: prompt + completion tokens of the turn; `cost_usd`: None when prices are unknown;
-    `limits`: the limits in force (max_steps, max_task_tokens, max_cost_usd, wall_time_s).
-    """
+    """A turn ended. `reason`: finished, max_steps, max_tokens, max_cost, wall_time, interrupted, error;
+    `answer` (None unless finished), `message` (one line when not finished), `steps` (model
+    calls), `elapsed_s`, `tokens` (prompt + completion), `cost_usd` (None: prices unknown),
+    `limits` (max_steps, max_task_tokens, max_cost_usd, wall_time_s)."""
 
     type: ClassVar[str] = "turn_end"
     reason: str

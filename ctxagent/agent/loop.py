@@ -8,11 +8,17 @@ prices are known) and wall_time_s, each checked before every model call and repo
 as the TurnEnd reason. Tokens and cost include the model calls that tools and
 compaction make beside the loop's own (`side_usage`, see `ctxagent.llm.meter`).
 A ContextLengthError compacts the history and retries once.
+Protocols (`ctxagent.protocols`, docs/protocols.md): the history is native form whatever
+the protocol; the protocol encodes each request and `replies.read_reply` decodes each reply.
+A text protocol's reply that breaks it is answered with a correction, and MAX_VIOLATIONS
+in a row end the turn with a ProtocolError. A server that refuses the `tools` parameter
+(ToolsUnsupportedError) switches a native session to FALLBACK once, with a notice, and the
+session remembers it (`Session.record_protocol`).
 Ctrl-C (KeyboardInterrupt, LLMCancelledError or the `cancel` event) ends the turn as
 "interrupted"; the session survives, and every tool call still gets exactly one result
 (case C02). Model failures (and any other CtxAgentError, such as a request that cannot
 fit) end the turn as "error". The loop never prints: it emits
-events to its sinks (DESIGN.md section 5). Like mini-swe-agent's, it stays thin: tool
+events to its sinks (docs/architecture.md). Like mini-swe-agent's, it stays thin: tool
 calls live in `toolcalls.py`, compaction in `compaction.py`, limits in `limits.py`.
 """
 
@@ -40,15 +46,17 @@ from ctxagent.agent.events import (
     UsageEvent,
 )
 from ctxagent.agent.limits import TurnStop, check_limits, limits_dict
+from ctxagent.agent.replies import protocol_name, read_reply, shown_events, switch_notice, violation_text
 from ctxagent.agent.session import Session
 from ctxagent.agent.toolcalls import Outcome, ToolRunner
 from ctxagent.config.settings import Settings
 from ctxagent.context.messages import INTERRUPTED_RESULT, tool_message, unanswered_calls
 from ctxagent.context.request import ChatModel, ContextAssembler, PassthroughAssembler
-from ctxagent.errors import CtxAgentError
-from ctxagent.llm.errors import ContextLengthError, LLMCancelledError
+from ctxagent.errors import CtxAgentError, ProtocolError
+from ctxagent.llm.errors import ContextLengthError, LLMCancelledError, ToolsUnsupportedError
 from ctxagent.llm.meter import UsageMeter
 from ctxagent.llm.usage import Usage
+from ctxagent.protocols import FALLBACK, MAX_VIOLATIONS, Decoded, get_protocol
 from ctxagent.tools.base import ToolRegistry
 
 
@@ -60,6 +68,8 @@ class TurnState:
     started: float = field(default_factory=time.monotonic)
     steps: int = 0
     usage: Usage = field(default_factory=Usage)
+    violations: int = 0
+    """Replies in a row that broke the text protocol."""
 
     @property
     def elapsed_s(self) -> float:
@@ -67,15 +77,11 @@ class TurnState:
 
 
 class Agent:
-    """Runs turns of one session. Collaborators are injected (protocols, not classes):
-
-    client: a ChatModel (LLMClient); registry: the tools; session: history + transcript;
-    settings: limits and model settings; system: the system prompt text; assembler:
-    builds each request (PassthroughAssembler by default); approval: asks before tools
-    that need it; sinks: event consumers (the session's transcript is always one);
-    side_usage: the meter of the model calls tools and compaction make through their
-    own (metered) client, counted in the running turn's usage and limits.
-    """
+    """Runs turns of one session; collaborators are injected (protocols, not classes): `client` (a
+    ChatModel), `registry`, `session`, `settings`, `system` (prompt text), `assembler` (default
+    PassthroughAssembler), `approval`, `sinks` (the transcript is always one), `side_usage` (the
+    meter of tools' and compaction's model calls, counted in the turn's limits). The protocol:
+    `settings.model.protocol`, or the one the session switched to, unless `--protocol` names one."""
 
     def __init__(self, *, client: ChatModel, registry: ToolRegistry, session: Session, settings: Settings,
                  system: str, assembler: ContextAssembler | None = None, approval: ApprovalPolicy | None = None,
@@ -93,6 +99,8 @@ class Agent:
         self.runner = ToolRunner(registry, self.approval, self.emit, max_result_chars=settings.tools.max_result_chars,
                                  secrets=session.secrets)
         self.model_calls = 0
+        self.protocol = get_protocol(protocol_name(settings, session))
+        self.layer: Any = None  # the harness's SystemLayer (`open_agent` sets it; /memory and /skills read it)
 
     def emit(self, event: Event) -> None:
         """Send `event` to every sink; a failing sink is skipped, never fatal."""
@@ -140,7 +148,13 @@ class Agent:
             turn.usage = turn.usage + response.usage
             self.emit(_usage_event(response.usage, turn.usage))
             self._count_side_calls()  # e.g. the summary of a compaction made for this call
+            response, decoded = read_reply(self.protocol, response, self.registry.schemas())
+            self._show(decoded)
             self.session.add_message(response.assistant_message(self.settings.model), usage=response.usage.to_dict())
+            if decoded is not None and decoded.kind == "violation":
+                self._violation(turn, response.tool_calls[0].id, decoded)
+                continue
+            turn.violations = 0
             if not response.tool_calls:
                 return response.content or ""
             self._run_tools(response, turn, cancel)
@@ -157,7 +171,35 @@ class Agent:
         self.model_calls += 1
         request = self.assembler.assemble(self._messages(), tools, self._state(turn))
         self._emit_built(request)
-        return self.client.chat(request.messages, tools or None, on_delta=self._on_delta, cancel=cancel)
+        messages, wire_tools = self.protocol.encode(request.messages, tools)
+        try:
+            return self.client.chat(messages, wire_tools, on_delta=self._on_delta, cancel=cancel)
+        except ToolsUnsupportedError as exc:
+            if not self.protocol.native:
+                raise
+            self.switch_protocol(FALLBACK, reason=exc.message)
+            return self._chat(turn, tools, cancel)
+
+    def switch_protocol(self, name: str, *, reason: str) -> None:
+        """Use protocol `name` from the next request on; record it in the session (a resume
+        keeps it) and emit a Notice saying why. Raises ConfigError for an unknown name."""
+        previous, self.protocol = self.protocol.name, get_protocol(name)
+        self.session.record_protocol(name, reason)
+        self.emit(Notice(message=switch_notice(previous, name, reason)))
+
+    def _show(self, decoded: Decoded | None) -> None:
+        """A text protocol's reply as the user sees it: the thought, then the answer (never the raw tags)."""
+        for event in shown_events(decoded):
+            self.emit(event)
+
+    def _violation(self, turn: TurnState, call_id: str, decoded: Decoded) -> None:
+        """Answer a reply that broke the protocol with the correction; end the turn after MAX_VIOLATIONS in a row."""
+        turn.violations += 1
+        correction = self.protocol.correction(decoded.problem, self.registry.schemas())
+        self._add_result(call_id, "protocol_error", Outcome(False, correction, "invalid"))
+        if turn.violations >= MAX_VIOLATIONS:
+            raise ProtocolError(violation_text(self.protocol.name, turn.violations, decoded.problem, final=True))
+        self.emit(Notice(message=violation_text(self.protocol.name, turn.violations, decoded.problem)))
 
     def _emit_built(self, request: Any) -> None:
         """Emit what happened while `request` was built: its notices, then its automatic
@@ -178,7 +220,7 @@ class Agent:
         return {"session_id": self.session.id, "turn": self.session.turns, "step": turn.steps,
                 "call_index": self.model_calls, "task": turn.task, "repo": str(self.session.repo),
                 "model": model.model, "context_window": model.context_window,
-                "max_output_tokens": model.max_output_tokens}
+                "max_output_tokens": model.max_output_tokens, "protocol": self.protocol.name}
 
     def _count_side_calls(self) -> None:
         """Add the side calls' usage since the last count to the running turn (or, outside a
@@ -192,6 +234,8 @@ class Agent:
         self.emit(_usage_event(extra, turn.usage if turn is not None else extra))
 
     def _on_delta(self, delta: Any) -> None:
+        if delta.kind == "text" and not self.protocol.native:
+            return  # raw protocol text: shown once decoded (`_show`)
         if delta.kind == "text":
             self.emit(TextDelta(text=delta.text))
         elif delta.kind == "reasoning":

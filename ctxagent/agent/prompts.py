@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxagent.context.instructions import AGENTS_MD_MAX_CHARS, read_agents_md
+from ctxagent.harness.layer import SystemLayer, build_system_layer
 from ctxagent.storage.files import state_dir
 from ctxagent.templates import prompts
 
@@ -29,13 +30,16 @@ def feedback(kind: str, /, **variables: Any) -> str:
     return " ".join(_PROMPTS.macro("feedback", kind, **variables).split())
 
 
-def system_prompt(repo: Path, tool_names: list[str]) -> str:
-    """The system message for an agent working in `repo` with tools `tool_names`."""
+def system_prompt(repo: Path, tool_names: list[str], layer: SystemLayer | None = None) -> str:
+    """The system message for an agent working in `repo` with tools `tool_names`; `layer`:
+    the harness's profile files, AGENTS.md chain and skill catalog (None: the chain of
+    `repo` alone, as `ctxagent.harness.layer.build_system_layer` loads it with no user folder)."""
     repo = Path(repo).resolve()
+    layer = layer if layer is not None else build_system_layer(repo)
     return render(
         "system",
         workspace=str(repo),
         state_dir=str(state_dir(repo)),
         tools=tool_names,
-        agents_md=read_agents_md(repo),
+        harness=layer.text(),
     )

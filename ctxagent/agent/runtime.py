@@ -1,5 +1,6 @@
 """Wire an `Agent` for a repository: model client (starting the offline model if needed),
-session (new or resumed), tools, system prompt, assembler, approval, and the episodic
+session (new or resumed), tools, system prompt (with the harness's layer: profile files,
+AGENTS.md chain, skills; `ctxagent.agent.rules`), assembler, approval, and the episodic
 memory written when each turn ends (`[agent] episodic_memory`).
 
 `open_agent` is what `ctxagent run` and `ctxagent chat` share; it is a context manager
@@ -10,23 +11,26 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from ctxagent.agent.approval import ApprovalPolicy
 from ctxagent.agent.episodic import EpisodeRecorder
 from ctxagent.agent.events import Sink
 from ctxagent.agent.loop import Agent
 from ctxagent.agent.prompts import system_prompt
+from ctxagent.agent.rules import NestedRules, open_layer
 from ctxagent.agent.session import Session
 from ctxagent.agent.toolset import build_registry
-from ctxagent.agent.wiring import attach
+from ctxagent.agent.wiring import SideCalls, make_assembler, make_recorder, turn_follower
 from ctxagent.config.settings import LOCAL_PROVIDER, Settings
+from ctxagent.context.record.recorder import SnapshotRecorder
 from ctxagent.context.request import ContextAssembler
 from ctxagent.llm.client import LLMClient
 from ctxagent.llm.meter import MeteredClient, UsageMeter
 
-#: `(settings, repo, session, client) -> assembler or None`; None means the loop's PassthroughAssembler.
-AssemblerFactory = Callable[[Settings, Path, Session, LLMClient], ContextAssembler | None]
+#: `(settings, repo, session, client, *, recorder, memory) -> assembler or None`; None means the
+#: loop's PassthroughAssembler. `recorder`: the session's SnapshotRecorder, `memory`: the memory tool.
+AssemblerFactory = Callable[..., ContextAssembler | None]
 
 
 @contextlib.contextmanager
@@ -34,13 +38,10 @@ def open_agent(repo: Path, settings: Settings, *, resume: str | None = None, sin
                ask: Callable[[str], str | None] | None = None,
                assembler_factory: AssemblerFactory | None = None,
                notice: Callable[[str], None] | None = None) -> Iterator[Agent]:
-    """Yield a ready Agent for `repo`; the model server (local provider) stops on exit.
-
-    resume: a session id or "last" (NotFoundError if absent); ask: the approval prompt
-    (None: refuse unless settings.agent.auto_approve); assembler_factory: default
-    `default_assembler` (the context engine); notice: shows a one-off message (the
-    offline model's "demo grade" notice). Raises ConfigError / LLMError.
-    """
+    """Yield a ready Agent for `repo`; the model server (local provider) stops on exit. `resume`:
+    a session id or "last" (NotFoundError if absent); `ask`: the approval prompt (None: refuse
+    unless auto_approve); `assembler_factory`: default `default_assembler`; `notice`: shows a
+    one-off message. Raises ConfigError / LLMError."""
     repo = Path(repo).resolve()
     with contextlib.ExitStack() as stack:
         client = stack.enter_context(_model_client(settings, notice))
@@ -51,17 +52,27 @@ def open_agent(repo: Path, settings: Settings, *, resume: str | None = None, sin
                    else Session.create(repo, secrets=settings.secrets(), meta=meta))
         side_usage = UsageMeter()  # the plan tool's and compaction's own model calls count in the turn's limits
         side_client = MeteredClient(client, side_usage)
-        registry = build_registry(repo, settings, session_id=session.id, client=side_client,
+        recorder = make_recorder(settings, repo, session, client=side_client)
+        side_calls = SideCalls(recorder)  # each model call a tool makes gets a snapshot of its own
+        registry = build_registry(repo, settings, session_id=session.id, client=side_calls.client(side_client),
                                   only=settings.agent.tool_names(model.provider))  # `[agent] tools`
-        assembler = (assembler_factory or default_assembler)(settings, repo, session, side_client)
-        agent = Agent(client=client, registry=registry, session=session, settings=settings,
-                      system=system_prompt(repo, registry.names()), assembler=assembler,
-                      approval=ApprovalPolicy(auto_approve=settings.agent.auto_approve, ask=ask), sinks=sinks,
-                      side_usage=side_usage)
-        attach(agent)  # the assembler's compactions go to every sink; memory hits become evidence
         memory = registry.get("memory")
+        assembler = (assembler_factory or default_assembler)(settings, repo, session, side_client,
+                                                             recorder=recorder, memory=memory)
+        extra: list[Sink] = [side_calls.on_event]
+        follower = turn_follower(registry)  # commands and python_exec checkpoint with the running turn's number
+        if follower is not None:
+            extra.append(follower)
         if settings.agent.episodic_memory and memory is not None and getattr(memory, "available", True):
-            agent.sinks.append(EpisodeRecorder(memory, session.id, secrets=session.secrets))  # one episodic memory per turn
+            extra.append(EpisodeRecorder(memory, session.id, secrets=session.secrets))  # one episodic memory per turn
+        layer = open_layer(repo, settings)  # profile files, AGENTS.md chain, skill catalog
+        agent = Agent(client=client, registry=registry, session=session, settings=settings,
+                      system=system_prompt(repo, registry.names(), layer), assembler=assembler,
+                      approval=ApprovalPolicy(auto_approve=settings.agent.auto_approve, ask=ask,
+                                              allow_exec=settings.agent.approval == "never"),
+                      sinks=[*sinks, *extra], side_usage=side_usage)
+        agent.layer = layer
+        agent.sinks.append(NestedRules(agent, layer, settings).on_event)  # nested AGENTS.md, on first read
         yield agent
 
 
@@ -84,16 +95,9 @@ def _model_client(settings: Settings, notice: Callable[[str], None] | None) -> I
             yield client
 
 
-def default_assembler(settings: Settings, repo: Path, session: Session, client: LLMClient) -> ContextAssembler | None:
+def default_assembler(settings: Settings, repo: Path, session: Session, client: LLMClient, *,
+                      recorder: SnapshotRecorder | None = None, memory: Any = None) -> ContextAssembler | None:
     """The context engine's assembler (`ctxagent.agent.wiring.make_assembler`): budgets,
-    compaction with model summaries through `client`, snapshots. `open_agent` then
-    attaches it to the agent (`ctxagent.agent.wiring.attach`): compactions go to every
-    sink, the `memory` tool feeds the memory layer."""
-    from ctxagent.agent.wiring import make_assembler
-
-    return make_assembler(settings, repo, session, client=client)
-
-
-def passthrough_assembler(settings: Settings, repo: Path, session: Session, client: LLMClient) -> ContextAssembler | None:
-    """An AssemblerFactory that keeps the loop's PassthroughAssembler (history sent as is)."""
-    return None
+    compaction with model summaries through `client`, snapshots through `recorder`, the
+    memory layer from the `memory` tool."""
+    return make_assembler(settings, repo, session, client=client, recorder=recorder, memory=memory)

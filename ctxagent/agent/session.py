@@ -1,13 +1,15 @@
 """A session: its id, its history, and its transcript on disk.
 
 Transcript: `<repo>/.ctxagent/sessions/<id>.jsonl`, appended (and fsynced) as things
-happen, one JSON record a line (DESIGN.md section 4):
+happen, one JSON record a line (docs/state.md):
 
 - `{"kind": "meta", "ts", "session_id", "repo", "provider", "model", "resumed": bool}`
 - `{"kind": "message", "ts", "message": {OpenAI message}, "usage": {...} | null}`
 - `{"kind": "event", "ts", "event": {"type": ..., ...}}` (streaming deltas are not recorded)
 - `{"kind": "history", "ts", "messages": [...]}`: the loop replaced its history (a `/compact`,
   or a compaction after a context-length error); the history goes on from these messages
+- `{"kind": "protocol", "ts", "protocol", "reason"}`: the session switched protocol (the
+  server refused native tool calls); a resumed session goes on with the last one
 - `{"kind": "view", "ts", "turn", "method", "covers", "digest", "messages": [...]}`: what an
   automatic compaction made of the history, written right after its `compaction` event. The
   history itself stays whole; the model was sent this view of its first `covers` messages
@@ -58,7 +60,8 @@ class Session:
 
     `history`: OpenAI messages without the system prompt (the loop adds a fresh one to
     every request); `turns`: user turns so far; `secrets`: strings redacted from every record;
-    `compaction_view`: set by `resume`, see `view_from_records`.
+    `compaction_view`: set by `resume`, see `view_from_records`; `protocol`: the protocol the
+    session switched to (`record_protocol`), None when it never switched.
     """
 
     id: str
@@ -67,6 +70,7 @@ class Session:
     turns: int = 0
     secrets: list[str] = field(default_factory=list, repr=False)
     compaction_view: dict[str, Any] | None = field(default=None, repr=False)
+    protocol: str | None = None
 
     @property
     def path(self) -> Path:
@@ -99,6 +103,8 @@ class Session:
         session = cls(id=path.stem, repo=repo, secrets=list(secrets))
         session.history = history_from_records(records)
         session.compaction_view = view_from_records(records)
+        session.protocol = next((str(r["protocol"]) for r in reversed(records)
+                                 if r.get("kind") == "protocol" and isinstance(r.get("protocol"), str)), None)
         session.turns = sum(1 for r in records if r.get("kind") == "event" and r["event"].get("type") == "turn_start")
         session._append({"kind": "meta", "session_id": session.id, "repo": str(repo), "resumed": True, **(meta or {})})
         return session
@@ -113,6 +119,11 @@ class Session:
         record it, so `resume` goes on from it (the earlier messages stay in the transcript)."""
         self.history = list(messages)
         self._append({"kind": "history", "messages": self.history})
+
+    def record_protocol(self, name: str, reason: str) -> None:
+        """The session uses protocol `name` from now on (`reason`: why); a resume keeps it."""
+        self.protocol = name
+        self._append({"kind": "protocol", "protocol": name, "reason": reason})
 
     def record_view(self, view: dict[str, Any]) -> None:
         """Record the view an automatic compaction made of the history (the assembler's

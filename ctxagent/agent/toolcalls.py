@@ -1,7 +1,8 @@
 """Run one tool call the model asked for, and turn whatever happens into one result.
 
 Order: parse the raw arguments (case L01) -> look the tool up -> for tools that need
-approval, build the preview and ask the `ApprovalPolicy` -> for tools that keep what they
+approval, build the preview and ask the `ApprovalPolicy` (tools that run commands or
+code give a `Gate` instead: refused, rule-allowed or asked, `ApprovalPolicy.decide_gate`) -> for tools that keep what they
 are given (`Tool.writes_state`: notes, todo, memory, rag, plan), redact the session's
 secrets and key-shaped strings from the arguments (`redacted_arguments`; keys never reach
 `.ctxagent/`, breaker report F7) -> `Tool.execute` -> clip the
@@ -24,6 +25,7 @@ from ctxagent.agent.events import ApprovalRequest, Event
 from ctxagent.agent.prompts import feedback
 from ctxagent.context.messages import truncate_tool_result
 from ctxagent.errors import CtxAgentError
+from ctxagent.exec.gate import Gate
 from ctxagent.redaction import redact
 from ctxagent.tools.base import Tool, ToolRegistry
 
@@ -60,8 +62,14 @@ class ToolRunner:
                                            truncated=parsed.truncated), "invalid")
         tool = self.registry.get(name)
         if tool is None:
-            return Outcome(False, feedback("unknown_tool", name=name, available=self.registry.names()), "unknown")
-        if getattr(tool, "needs_approval", False):
+            kind = "python_unavailable" if name == "python_exec" else "unknown_tool"  # <python> of a text protocol
+            return Outcome(False, feedback(kind, name=name, available=self.registry.names()), "unknown")
+        gate_of = getattr(tool, "gate", None)
+        if callable(gate_of):
+            refusal = self._gate(call_id, tool, gate_of, parsed.args)
+            if refusal is not None:
+                return refusal
+        elif getattr(tool, "needs_approval", False):
             refusal = self._approve(call_id, tool, parsed.args)
             if refusal is not None:
                 return refusal
@@ -82,6 +90,31 @@ class ToolRunner:
         self.emit(ApprovalRequest(call_id=call_id, name=tool.name, preview=preview, auto=self.approval.pre_approved))
         decision = self.approval.decide(tool.name, preview)
         if decision.approved:
+            return None
+        return Outcome(False, feedback("refused", name=tool.name, reason=decision.reason), "refused")
+
+
+    def _gate(self, call_id: str, tool: Tool, gate_of: Callable[[dict[str, Any]], Gate | None],
+              args: dict[str, Any]) -> Outcome | None:
+        """For tools that run commands or code (`tool.gate(args)`: a `Gate`, or None when the
+        call needs no approval): None when it may run (the gate is marked approved),
+        else the Outcome to send instead."""
+        try:
+            gate = gate_of(args)
+        except CtxAgentError as exc:
+            return Outcome(False, feedback("invalid_preview", name=tool.name, error=str(exc)), "invalid")
+        except Exception as exc:
+            return Outcome(False, feedback("crashed", name=tool.name, error=f"{type(exc).__name__}: {exc}"), "crashed")
+        if gate is None:
+            return None
+        if gate.refusal:
+            return Outcome(False, gate.refusal, "refused")
+        why = self.approval.gate_pre_approved(gate)
+        self.emit(ApprovalRequest(call_id=call_id, name=tool.name, preview=gate.subject, auto=bool(why),
+                                  language=gate.language, details="\n".join(gate.details), auto_reason=why))
+        decision = self.approval.decide_gate(gate)
+        if decision.approved:
+            gate.approved = True
             return None
         return Outcome(False, feedback("refused", name=tool.name, reason=decision.reason), "refused")
 

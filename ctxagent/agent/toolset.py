@@ -24,23 +24,27 @@ MAY_BE_UNAVAILABLE = frozenset({"memory", "rag"})
 
 def build_registry(workspace: Path, settings: Settings, *, session_id: str | None = None,
                    client: Any = None, only: Sequence[str] | None = None) -> ToolRegistry:
-    """A fresh ToolRegistry with the agent tools working in `workspace` (a directory).
-
-    `only`: the names to register (keys of `ctxagent.tools.TOOLS`, registered in TOOLS
-    order; the agent passes `settings.agent.tool_names(provider)`); None: every tool. A
-    tool left out is never opened. `session_id`, `client`: passed to each `for_repo`
-    (memory tags new memories, plan asks the model; None: asking is refused). A memory or
-    knowledge base that cannot be opened even after recovery becomes an `UnavailableTool`
-    with a warning. Raises StorageError when `<workspace>/.ctxagent` is refused (a symbolic
-    link), ConfigError (setting agent.tools, naming where it was set) for an unknown name.
-    """
+    """A fresh ToolRegistry of the agent tools in `workspace`: `only` names (keys of TOOLS, in TOOLS
+    order; None: all; a tool needing another `[agent] mode`, or whose `offered` is False, is left
+    out), each opened by `for_repo(..., session_id, client)`; a memory or knowledge base that cannot
+    be opened becomes an `UnavailableTool` with a warning. Raises StorageError (`.ctxagent`
+    refused), ConfigError (agent.tools: an unknown name). Reference: docs/tools.md."""
     workspace = Path(workspace).resolve()
     check_tool_names(only, settings)
     registry = ToolRegistry()
     for name in TOOLS:
-        if only is None or name in only:
-            registry.register(open_tool(name, workspace, settings, session_id=session_id, client=client))
+        if (only is None or name in only) and _offered(name, settings):
+            tool = open_tool(name, workspace, settings, session_id=session_id, client=client)
+            if getattr(tool, "offered", True):  # e.g. `skill` with no skill installed is left out
+                registry.register(tool)
     return registry
+
+
+def _offered(name: str, settings: Settings) -> bool:
+    """False for a tool that needs another permission mode (`requires_mode`: python_exec
+    is offered in workspace-write mode only)."""
+    needed = getattr(tool_class(name), "requires_mode", None)
+    return needed is None or needed == settings.agent.mode
 
 
 def check_tool_names(names: Sequence[str] | None, settings: Settings) -> None:

@@ -1,7 +1,8 @@
 """`ctxagent apply PATCH_FILE [--repo PATH] [--yes]`: apply a patch file by hand.
 
 Same checks as the agent's `apply_patch` tool (parse, path rules, hunk location, the
-configured `tools.patch_max_*` limits, all or nothing, backups). Shows the diff in
+configured `tools.patch_max_*` limits, all or nothing, a checkpoint first that
+`ctxagent undo` restores; none recorded: refused). Shows the diff in
 colour (the agent's approval preview, `ctxagent.cli.render.approval_preview`: control
 characters shown escaped, with a warning line above), asks y/n unless `--yes`, refuses
 to ask when stdin is not a terminal.
@@ -20,10 +21,10 @@ from ctxagent.cli.render import approval_preview
 from ctxagent.cli.safe_text import markup, visible
 from ctxagent.config.settings import ToolSettings, load_settings
 from ctxagent.errors import ConfigError, CtxAgentError
+from ctxagent.exec.guard import CheckpointGuard
 from ctxagent.patch import apply_changes, parse_patch, plan_patch, unified_diff
 from ctxagent.patch.paths import workspace_root
 from ctxagent.patch.plan import PatchLimits
-from ctxagent.storage.files import ensure_state_dir
 
 
 def register(cli: click.Group) -> None:
@@ -56,10 +57,16 @@ def _apply(patch_file: str, repo: Path, yes: bool, err: Console) -> None:
     if not yes:
         _confirm(err)
     root = workspace_root(repo)
-    result = apply_changes(changes, root, ensure_state_dir(root) / "backups" if changes else None)
+    guard = CheckpointGuard(root)
+    checkpoint = guard.before("apply", f"ctxagent apply {patch_file}") if changes else None  # CheckpointError: refused
+    result = apply_changes(changes, root, None)
+    if checkpoint is not None:
+        guard.after(checkpoint)
     click.echo(visible(result.summary()))
-    if result.backup_dir is not None:
-        click.echo(f"Originals backed up in {result.backup_dir}")
+    if checkpoint is not None:
+        if checkpoint.notice:
+            err.print(f"warning: {markup(checkpoint.notice)}", soft_wrap=True)
+        click.echo(f"Checkpoint {checkpoint.number} recorded before it: `ctxagent undo` puts the files back.")
 
 
 def _read(patch_file: str) -> str:

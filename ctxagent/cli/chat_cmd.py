@@ -19,7 +19,7 @@ from rich.markup import escape
 
 from ctxagent.cli.main import write_crash_log
 from ctxagent.cli.render import RichRenderer
-from ctxagent.cli.run_cmd import model_options, repo_option, stdin_asker, trust_option
+from ctxagent.cli.run_cmd import exec_options, model_options, protocol_option, repo_option, stdin_asker, trust_option
 from ctxagent.cli.safe_text import markup
 from ctxagent.cli.slash import ChatContext, dispatch
 from ctxagent.config.settings import load_settings
@@ -41,15 +41,19 @@ def register(cli: click.Group) -> None:
 @repo_option
 @click.option("--resume", metavar="ID|last", help="continue a previous session (see `ctxagent sessions`)")
 @click.option("--yes", "-y", is_flag=True, help="approve every patch without asking")
+@exec_options
 @model_options
+@protocol_option
 @trust_option
-def chat_command(repo: Path, resume: str | None, yes: bool, model: str | None, base_url: str | None,
-                 provider: str | None, trust_repo: bool) -> int:
+def chat_command(repo: Path, resume: str | None, yes: bool, mode: str | None, allow_exec: bool | None,
+                 model: str | None, base_url: str | None, provider: str | None, protocol: str | None,
+                 trust_repo: bool) -> int:
     """Talk with the agent about the repository, turn after turn."""
     from ctxagent.agent.runtime import open_agent  # imports the model client: only when chatting
 
-    settings = load_settings(repo, {"model": model, "base_url": base_url, "provider": provider, "yes": yes},
-                             trust_repo=trust_repo)
+    flags = {"model": model, "base_url": base_url, "provider": provider, "protocol": protocol, "yes": yes,
+             "mode": mode, "allow_exec": allow_exec}
+    settings = load_settings(repo, flags, trust_repo=trust_repo)
     console = Console(highlight=False)
     renderer = RichRenderer(console, secrets=settings.secrets())
     read, ask = _input_functions(Path(repo), console, settings.secrets())
@@ -63,7 +67,8 @@ def chat_command(repo: Path, resume: str | None, yes: bool, model: str | None, b
 def _banner(agent: "Agent", console: Console, *, resumed: bool) -> None:
     model = agent.settings.model
     what = f"resumed with {len(agent.session.history)} messages" if resumed else "new session"
-    console.print(f"[bold]ctxagent[/] · {markup(model.provider)}/{markup(model.model)} · session "
+    protocol = "" if agent.protocol.native else f" · {markup(agent.protocol.name)} protocol"
+    console.print(f"[bold]ctxagent[/] · {markup(model.provider)}/{markup(model.model)}{protocol} · session "
                   f"{agent.session.id} ({what}) · /help for commands", soft_wrap=True)
 
 

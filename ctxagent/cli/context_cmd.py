@@ -183,6 +183,10 @@ def snapshot_lines(snap: dict) -> list[str]:
     params = " ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in request.items()
                       if k not in _NOT_PARAMETERS)
     lines = [f"[bold]request[/] model {markup(str(request.get('model')))}" + (f", {markup(params)}" if params else "")]
+    protocol = (snap.get("report") or {}).get("protocol")
+    if protocol:  # a text protocol: the request is the history as text; the packets are its native-form units
+        lines.append(f"[bold]protocol[/] {markup(str(protocol))}: the history was sent as text, no tools "
+                     "parameter; each action and its observation is one packet pair below (docs/protocols.md)")
     if snap.get("redacted"):
         lines.append(f"[yellow]secrets in this snapshot were replaced by {markup(REDACTED)}[/]")
     for call in snap.get("summary_calls") or []:

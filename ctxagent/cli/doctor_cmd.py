@@ -46,6 +46,7 @@ def doctor_command(repo: Path, model: str | None, base_url: str | None, provider
     console.print(trust_line(settings.repo_trust), soft_wrap=True)
     for name in ("rg", "bwrap"):
         console.print(f"{name}: {'found' if shutil.which(name) else '[yellow]not found[/]'}")
+    console.print(exec_line(settings), soft_wrap=True)
     if offline:
         return 0
     ok, detail = _check(settings)
@@ -56,7 +57,7 @@ def doctor_command(repo: Path, model: str | None, base_url: str | None, provider
 def settings_table(settings: Settings) -> Table:
     """Every setting with its value (API key masked) and its source ("default" when not set)."""
     table = Table("setting", "value", "from")
-    for section in ("model", "agent", "tools"):
+    for section in ("model", "agent", "tools", "exec"):
         values: dict[str, Any] = getattr(settings, section).model_dump()
         for key, value in values.items():
             dotted = f"{section}.{key}"
@@ -66,6 +67,21 @@ def settings_table(settings: Settings) -> Table:
         table.add_row(f"context.{key}", markup(str(value)), markup(settings.sources.get(f"context.{key}", "?")))
     table.caption = "config files read: " + (", ".join(settings.files) or "none")
     return table
+
+
+def exec_line(settings: Settings) -> str:
+    """`commands: ...` (rich markup): the permission mode and the sandbox approved commands
+    and python_exec get (docs/exec.md); red when they would run unsandboxed."""
+    from ctxagent.errors import ToolRefusedError
+    from ctxagent.exec.sandbox import choose
+
+    policy = settings.exec_policy()
+    try:
+        sandbox = choose(policy.sandbox, network=policy.network)
+    except ToolRefusedError as exc:
+        return f"commands: mode {policy.mode}; [red]{markup(str(exc))}[/]"
+    style = "green" if sandbox.kind == "bubblewrap" else "red"
+    return f"commands: mode {policy.mode}; sandbox [{style}]{markup(sandbox.describe())}[/]"
 
 
 def trust_line(trust: RepoConfigTrust) -> str:

@@ -39,6 +39,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "ctxagent.cli.todo_cmd",
     "ctxagent.cli.context_cmd",
     "ctxagent.cli.memory_cmd",
+    "ctxagent.cli.checkpoints_cmd",
+    "ctxagent.cli.init_cmd",
 )
 
 #: Exit codes shared by every command (docs/cli.md).

@@ -21,7 +21,7 @@ from ctxagent.notes.model import NOTE_TYPES
 from ctxagent.tools.notes import NoteTool
 
 _TYPE_STYLE = {"blocker": "bold red", "action": "yellow", "task_state": "cyan",
-               "conclusion": "green", "reference": "blue", "general": "white"}
+               "conclusion": "green", "reference": "blue", "decision": "magenta", "general": "white"}
 
 
 def register(cli: click.Group) -> None:

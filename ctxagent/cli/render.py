@@ -18,8 +18,9 @@ import json
 import re
 from typing import Any, Iterable
 
-from rich.console import Console
+from rich.console import Console, Group
 from rich.status import Status
+from rich.syntax import Syntax
 from rich.text import Text
 
 from ctxagent.agent.events import (
@@ -80,6 +81,22 @@ def approval_preview(preview: str) -> Text:
     if has_controls(preview):
         out.append(CONTROL_WARNING + "\n", style="bold yellow")
     return out.append_text(diff_text(preview))
+
+
+def run_preview(subject: str, language: str, details: str) -> Group:
+    """What the user approves before a command or python_exec runs: a yellow title, the
+    `details` lines (cwd, sandbox, mode) and `subject` with syntax colours; control
+    characters made visible (a warning line when there were any)."""
+    title = "run this command?" if language == "bash" else "run this Python code?"
+    parts: list[Any] = [Text(f"▸ {title}", style="bold yellow")]
+    for line in details.splitlines():
+        style = "bold red" if "NONE" in line or line.startswith("note:") else "dim"
+        parts.append(Text("  " + visible(line), style=style))
+    if has_controls(subject):
+        parts.append(Text(CONTROL_WARNING, style="bold yellow"))
+    parts.append(Syntax(visible(subject.rstrip("\n")), language, theme="ansi_dark", line_numbers=language == "python",
+                        word_wrap=True, background_color="default"))
+    return Group(*parts)
 
 
 class RichRenderer:
@@ -163,6 +180,12 @@ class RichRenderer:
 
     def _on_approval_request(self, event: ApprovalRequest) -> None:
         self._newline()
+        if event.language:  # a command or python_exec code
+            self.console.print(run_preview(redact(event.preview, self.secrets), event.language,
+                                           redact(event.details, self.secrets)), soft_wrap=True)
+            if event.auto:
+                self.console.print(Text(f"  (runs: {event.auto_reason})", style="dim"))
+            return
         # soft_wrap: a long line is wrapped by the terminal, never split into what looks like two diff lines
         self.console.print(approval_preview(redact(event.preview, self.secrets)), end="", soft_wrap=True)
         if event.auto:

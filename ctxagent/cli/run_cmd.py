@@ -4,7 +4,8 @@ Exit codes: 0 finished; 2 configuration error; 3 a limit stopped the task (steps
 tokens, cost, wall time); 4 the model failed; 130 interrupted (Ctrl-C).
 Approval of patches: `--yes` approves all; otherwise, on a terminal you are asked; when
 stdin is not a terminal, one answer line is read from stdin per approval (`y`, `n
-reason`, `a`), and end of input means no. With `--json`, stdout carries only JSON lines
+reason`, `a`), and end of input means no. Commands and python_exec (`--mode
+workspace-write`) are asked the same way; `--yes` never approves them, `--allow-exec` does. With `--json`, stdout carries only JSON lines
 (one per event, then a final `{"type": "result", ...}`); questions go to stderr.
 """
 
@@ -47,6 +48,22 @@ def trust_option(func: Callable) -> Callable:
                              "and approval ones too (only for repositories you trust)")(func)
 
 
+def protocol_option(func: Callable) -> Callable:
+    """`--protocol native|xml|react`: how the model acts (docs/protocols.md)."""
+    return click.option("--protocol", type=click.Choice(["native", "xml", "react"]),
+                        help="how the model acts: native tool calls, or one action per text reply (xml, react) "
+                             "for models served without tool calling")(func)
+
+
+def exec_options(func: Callable) -> Callable:
+    """--mode and --allow-exec: what the agent may run (docs/exec.md)."""
+    func = click.option("--allow-exec", is_flag=True, default=None,
+                        help="run commands and python_exec without asking (headless runs; --yes never does)")(func)
+    return click.option("--mode", type=click.Choice(["read-only", "workspace-write"]), metavar="MODE",
+                        help="read-only (default) or workspace-write (also approved commands and "
+                             "python_exec)")(func)
+
+
 def model_options(func: Callable) -> Callable:
     """--model, --base-url, --provider: override the configured model endpoint."""
     func = click.option("--provider", help="provider preset: openai, deepseek, qwen, ollama, vllm, llamacpp, "
@@ -62,17 +79,21 @@ def model_options(func: Callable) -> Callable:
 @click.option("--yes", "-y", is_flag=True, help="approve every patch without asking")
 @click.option("--max-steps", type=int, help="most model calls for this task")
 @click.option("--resume", metavar="ID|last", help="continue a previous session")
+@exec_options
 @model_options
+@protocol_option
 @trust_option
 def run_command(task: str, repo: Path, as_json: bool, yes: bool, max_steps: int | None, resume: str | None,
-                model: str | None, base_url: str | None, provider: str | None, trust_repo: bool) -> int:
+                mode: str | None, allow_exec: bool | None, model: str | None, base_url: str | None,
+                provider: str | None, protocol: str | None, trust_repo: bool) -> int:
     """Run TASK in the repository until the model answers, then exit."""
     if not task.strip():
         raise click.BadParameter("the task is empty; say what to do, e.g. ctxagent run \"add a --verbose flag\"",
                                  param_hint="TASK")
     from ctxagent.agent.runtime import open_agent  # imports the model client: only when running
 
-    flags = {"model": model, "base_url": base_url, "provider": provider, "max_steps": max_steps, "yes": yes}
+    flags = {"model": model, "base_url": base_url, "provider": provider, "protocol": protocol, "max_steps": max_steps,
+             "yes": yes, "mode": mode, "allow_exec": allow_exec}
     settings = load_settings(repo, flags, trust_repo=trust_repo)
     console = Console(stderr=as_json, highlight=False)
     json_sink = JsonLinesSink(secrets=settings.secrets()) if as_json else None

@@ -1,4 +1,5 @@
-"""Slash commands of `ctxagent chat`: /help, /exit, /usage, /compact, /context.
+"""Slash commands of `ctxagent chat`: /help, /exit, /usage, /compact, /context (and
+/permissions from `ctxagent.cli.permissions_chat`).
 
 A command is `handler(ctx, arg) -> bool | None` (True ends the chat), registered by
 name with `register_slash`. Other parts of ctxagent add or replace commands from their
@@ -23,7 +24,8 @@ if TYPE_CHECKING:
     from ctxagent.agent.loop import Agent
 
 #: Modules exposing `register_slash_commands(register)`; imported on first use.
-SLASH_MODULES: tuple[str, ...] = ("ctxagent.cli.context_chat",)
+SLASH_MODULES: tuple[str, ...] = ("ctxagent.cli.context_chat", "ctxagent.cli.permissions_chat",
+                                 "ctxagent.cli.checkpoints_chat")
 
 
 @dataclass

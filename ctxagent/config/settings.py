@@ -20,8 +20,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from ctxagent.config import toml as tomllib
 from ctxagent.config.check import allowed_range, check_context, context_keys, shown_value, unknown_key_message
+from ctxagent.config.exec_settings import ExecSettings
 from ctxagent.config.trust import TRUSTED_REPOS_KEY, RepoConfigTrust, RepoTrust
 from ctxagent.errors import ConfigError, StorageError
+from ctxagent.exec.gate import ExecPolicy
 from ctxagent.llm.presets import PRESETS
 from ctxagent.llm.settings import ModelSettings
 from ctxagent.storage.files import state_dir
@@ -50,7 +52,11 @@ class AgentSettings(BaseModel):
     wall_time_s: float = Field(1800.0, gt=0, le=86_400)
     """Seconds per turn before it stops (reason wall_time); checked before each model call; (0, 86400]."""
     auto_approve: bool = False
-    """Approve every tool call that needs approval without asking (same as --yes)."""
+    """Approve every patch without asking (same as --yes); never commands or code (see `approval`)."""
+    mode: Literal["read-only", "workspace-write"] = "read-only"
+    """Permission mode (--mode): "read-only" (read-only terminal, patches) or "workspace-write" (also approved commands and python_exec)."""
+    approval: Literal["ask", "never"] = "ask"
+    """"never": run commands and python_exec without asking, for headless runs (same as --allow-exec; trusted config only)."""
     episodic_memory: bool = True
     """Write a short episodic memory (task, outcome, files changed, tokens) to memory.db when a turn ends."""
     tools: list[str] | Literal["all"] | None = None
@@ -92,6 +98,19 @@ class ToolSettings(BaseModel):
     """Characters of one tool result kept in the history (head and tail, marked; case C05); 1 to 10^7."""
 
 
+class HarnessSettings(BaseModel):
+    """The harness's files (`[harness]`, docs/harness.md): AGENTS.md fallback names and byte caps."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    fallback_names: list[str] = Field(default_factory=lambda: ["CLAUDE.md", "GEMINI.md"], max_length=20)
+    """Names tried in each folder after AGENTS.override.md and AGENTS.md (Codex's project_doc_fallback_filenames)."""
+    agents_max_bytes: int = Field(32 * 1024, ge=0, le=1_048_576)
+    """Bytes of the whole AGENTS.md chain sent to the model (0 turns it off); at most 1 MiB."""
+    profile_max_bytes: int = Field(16 * 1024, gt=0, le=1_048_576)
+    """Bytes of one profile file (Agent.md, Memory.md...) sent to the model; at most 1 MiB."""
+
+
 class ContextSettings(BaseModel):
     """Settings of the context engine (`[context]`); its keys are defined and validated there
     (`ctxagent.context.packet.ContextConfig` fields and `compaction_<CompactionConfig field>`);
@@ -113,6 +132,10 @@ class Settings(BaseModel):
     """Tool limits."""
     context: ContextSettings = Field(default_factory=ContextSettings)
     """Context engine settings."""
+    exec: ExecSettings = Field(default_factory=ExecSettings)
+    """Approved commands and python_exec: rules, sandbox, limits."""
+    harness: HarnessSettings = Field(default_factory=HarnessSettings)
+    """Profile files, the AGENTS.md chain, skills."""
     sources: dict[str, str] = Field(default_factory=dict)
     """Where each non-default value came from: "flag --model", "env CTXAGENT_MODEL", a file path, "preset deepseek"."""
     files: list[str] = Field(default_factory=list)
@@ -120,13 +143,18 @@ class Settings(BaseModel):
     repo_trust: RepoConfigTrust = Field(default_factory=RepoConfigTrust)
     """Whether `<repo>/.ctxagent/config.toml` was trusted and which of its settings were ignored (F0)."""
 
+    def exec_policy(self) -> ExecPolicy:
+        """The `ExecPolicy` of `[exec]` under `[agent] mode`."""
+        return self.exec.policy(self.agent.mode)
+
     def secrets(self) -> list[str]:
         """Secret strings to redact from anything written (the API key)."""
         key = self.model.api_key
         return [key.get_secret_value()] if key is not None and key.get_secret_value() else []
 
 
-_SECTIONS = {"model": ModelSettings, "agent": AgentSettings, "tools": ToolSettings, "context": ContextSettings}
+_SECTIONS = {"model": ModelSettings, "agent": AgentSettings, "tools": ToolSettings, "context": ContextSettings,
+             "exec": ExecSettings, "harness": HarnessSettings}
 _LOADER_KEYS = {"model.api_key_env"}
 _ENV = {"CTXAGENT_PROVIDER": "model.provider", "CTXAGENT_MODEL": "model.model",
         "CTXAGENT_BASE_URL": "model.base_url", "CTXAGENT_API_KEY": "model.api_key"}
@@ -134,7 +162,8 @@ _ENV = {"CTXAGENT_PROVIDER": "model.provider", "CTXAGENT_MODEL": "model.model",
 FLAGS = {"provider": "model.provider", "model": "model.model", "base_url": "model.base_url",
          "max_steps": "agent.max_steps", "max_task_tokens": "agent.max_task_tokens",
          "max_cost_usd": "agent.max_cost_usd", "wall_time_s": "agent.wall_time_s",
-         "auto_approve": "agent.auto_approve", "yes": "agent.auto_approve"}
+         "auto_approve": "agent.auto_approve", "yes": "agent.auto_approve", "mode": "agent.mode",
+         "allow_exec": "agent.approval", "protocol": "model.protocol"}
 _IDENTITY = ("model.model", "model.base_url", "model.api_key")
 _AUTO_ORDER = ("openai", "deepseek", "qwen")
 LOCAL_PROVIDER = "local"
@@ -163,17 +192,11 @@ def repo_config_path(repo: Path) -> Path:
 
 def load_settings(repo: Path, flags: dict[str, Any] | None = None, env: Mapping[str, str] | None = None,
                   *, require_key: bool = True, require_model: bool = True, trust_repo: bool = False) -> Settings:
-    """Resolve the settings for `repo`. `flags`: CLI values (None = not given); `env`: default os.environ.
-
-    The repository's config file is untrusted unless `trust_repo` (--trust-repo-config) or
-    the user file's `trusted_repos` lists the repo: `ctxagent.config.trust` then drops the
-    settings it may not set, with one warning (F0); `Settings.repo_trust` says what it did.
-
-    Raises ConfigError (naming the file or variable and the fix) for unreadable TOML, unknown
-    keys, invalid values, an unknown provider, no provider at all (unless `require_model`
-    is False: commands that need no model, such as `ctxagent tool`, then get a placeholder
-    model "(none)"), or (when `require_key`) a hosted provider without an API key.
-    """
+    """Resolve the settings for `repo`; `flags`: CLI values (None = not given), `env`: default
+    os.environ. The repository's file is untrusted unless `trust_repo`/`trusted_repos` (one warning,
+    `ctxagent.config.trust`). Raises ConfigError naming the file or variable and the fix: bad TOML,
+    unknown keys, invalid values, unknown or no provider (without `require_model`: the model
+    "(none)"), a hosted provider without an API key (with `require_key`)."""
     env = os.environ if env is None else env
     values: dict[str, Value] = {}
     files = []
@@ -245,6 +268,8 @@ def _flag_layer(flags: dict[str, Any]) -> dict[str, tuple[Any, str]]:
         dotted = FLAGS.get(name, name)
         if "." not in dotted or dotted.split(".")[0] not in _SECTIONS:
             raise ConfigError(f"unknown setting {name!r} passed as a flag", setting=name)
+        if dotted == "agent.approval" and isinstance(value, bool):  # --allow-exec
+            value = "never" if value else None
         if value is not None and not (dotted == "agent.auto_approve" and value is False):
             layer[dotted] = (value, f"flag --{name.replace('_', '-')}")
     return layer

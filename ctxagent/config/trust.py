@@ -10,7 +10,9 @@ trusted-only, new settings included):
 - AT_MOST / AT_LEAST keys are limits a repository may only tighten: its value is taken
   when it is at most (at least, for prices: a higher price reaches `max_cost_usd` sooner)
   the value it would replace (the user file's, else the default).
-- ONLY keys may be set to one value: `agent.auto_approve = false`.
+- ONLY keys may be set to one value: `agent.auto_approve = false`, `exec.network = false`.
+- UNION keys add to what lower levels set: `exec.deny` (a repository may forbid more
+  commands; it can never allow one, switch the mode or turn approval off).
 
 Everything else (`model.provider`, `base_url`, `api_key`, `api_key_env`, `extra_body`,
 `agent.auto_approve = true`, a loosened limit, `trusted_repos`) is ignored, and one
@@ -39,6 +41,7 @@ from ctxagent.errors import ConfigError
 FREE = frozenset({
     "model.model", "model.context_window", "model.max_output_tokens", "model.max_tokens_field",
     "model.temperature", "model.send_reasoning_content", "model.empty_content", "agent.episodic_memory",
+    "model.protocol",
 })
 """Keys a repository may set to any valid value."""
 FREE_SECTIONS = frozenset({"context"})
@@ -46,13 +49,15 @@ FREE_SECTIONS = frozenset({"context"})
 AT_MOST = frozenset({
     "model.timeout_s", "model.max_retries", "agent.max_steps", "agent.max_task_tokens", "agent.max_cost_usd",
     "agent.wall_time_s", "tools.terminal_timeout_s", "tools.terminal_max_output_bytes", "tools.patch_max_files",
-    "tools.patch_max_changed_lines", "tools.max_result_chars",
+    "tools.patch_max_changed_lines", "tools.max_result_chars", "exec.timeout_s", "exec.max_output_bytes",
 })
 """Limits a repository may only lower."""
 AT_LEAST = frozenset({"model.price_prompt_per_mtok", "model.price_completion_per_mtok"})
 """Prices a repository may only raise (None, "not counted", is the loosest)."""
-ONLY = {"agent.auto_approve": False}
+ONLY = {"agent.auto_approve": False, "exec.network": False}
 """Keys a repository may set to this one value only (a singleton, compared with `is`: "false" is not False)."""
+UNION = frozenset({"exec.deny"})
+"""List keys whose repository value is added to the lower levels' list (deny rules)."""
 TRUSTED_REPOS_KEY = "trusted_repos"
 """Top-level key of the user file listing trusted repositories (read here, skipped by the loader)."""
 TRUST_FLAG = "--trust-repo-config"
@@ -60,6 +65,9 @@ TRUST_FLAG = "--trust-repo-config"
 _WHY = {"model.provider": "picks the provider and its key", "model.base_url": "decides where requests go",
         "model.api_key": "sets the key", "model.api_key_env": "picks which secret is sent",
         "model.extra_body": "adds request fields", "agent.auto_approve": "switches off approval",
+        "agent.approval": "switches off approval of commands", "agent.mode": "switches the permission mode",
+        "exec.allow": "lets commands run without asking", "exec.python": "picks the program that runs code",
+        "exec.env_passthrough": "passes environment variables to commands", "exec.sandbox": "changes the sandbox",
         TRUSTED_REPOS_KEY: "a repository cannot trust itself"}
 
 
@@ -99,13 +107,10 @@ class RepoConfigTrust(BaseModel):
 
 
 class RepoTrust:
-    """Applies the rule to one repository's config layer; `report` says what it did.
-
-    repo: the workspace; user_file: the user config path (may not exist); flag: True for
-    --trust-repo-config; sections: table name -> pydantic settings model (defaults of
-    the limits come from there). Raises ConfigError when the user file's
-    `trusted_repos` is not a list of absolute paths.
-    """
+    """Applies the trust rule to one repository's config layer; `report` says what it did. `repo`,
+    `user_file` (may not exist), `flag` (--trust-repo-config), `sections` (table -> pydantic
+    model, for the limits' defaults). Raises ConfigError when `trusted_repos` is not a list of
+    absolute paths."""
 
     def __init__(self, repo: Path, user_file: Path, *, flag: bool, sections: Mapping[str, type[BaseModel]]) -> None:
         self.sections = sections
@@ -134,7 +139,10 @@ class RepoTrust:
         kept = {}
         for key, (value, source) in layer.items():
             reason = self._refusal(key, value, lower)
-            if reason is None:
+            if reason is None and key in UNION and isinstance(value, list):
+                below = lower[key][0] if key in lower and isinstance(lower[key][0], list) else []
+                kept[key] = ([*below, *(v for v in value if v not in below)], source)
+            elif reason is None:
                 kept[key] = (value, source)
             else:
                 self.report.ignored.append(IgnoredSetting(key=key, reason=reason))
@@ -145,7 +153,7 @@ class RepoTrust:
 
     def _refusal(self, key: str, value: Any, lower: Mapping[str, tuple[Any, ...]]) -> str | None:
         """None when an untrusted file may set `key` to `value`, else why not."""
-        if key in FREE or key.split(".", 1)[0] in FREE_SECTIONS:
+        if key in FREE or key in UNION or key.split(".", 1)[0] in FREE_SECTIONS:
             return None
         if key in ONLY:
             return None if value is ONLY[key] else _WHY.get(key, "only this value: " + repr(ONLY[key]))

@@ -1,52 +1,16 @@
 """`ContextAssembler`: the context engine's side of the loop seam.
 
-Before every model call the loop calls `assemble(history, tools, state)`. The request is
-built from: the system messages at the head of `history`; the conversation, seen through
-the compaction done so far in this session; and the session state, re-read every call
-so it comes back after any compaction, and selected for this request
-(`ctxagent.context.state.select`): the todo board as the state layer, the notes as
-evidence packets and the memory hits as memory packets (memories of other sessions only:
-`own_memory`), each note and memory scored by
-relevance to the current request and the task and by recency, and chosen under its
-layer's budget. They are sent in front of the current request (`fitting.build_request`),
-so the system prompt and the earlier history stay byte-identical between calls. Then:
-
-- every tool result is capped to `tool_result_ratio` of the input budget (case C05);
-- above `trigger_ratio` of the context window, and at most once per turn, the
-  conversation is compacted (`ctxagent.context.compaction.compactor`); the compacted view is
-  kept here, so the loop's history stays the full record;
-- `ctxagent.context.fitting` makes the request fit the input budget
-  (`context_window - max_output_tokens`) or raises `ContextOverflowError`;
-- a snapshot of the exact request (with the client's parameters, `request_params`) and
-  its report is written, one per model call, numbered after the session's existing
-  snapshots (a resumed session numbers on); the summary call of an automatic compaction
-  made for this request goes in it too, as `summary_calls` (`ctxagent.context.record.snapshot`).
-
-`record_side_call(kind, messages, ...)` writes the snapshot of a model call a tool made
-(the `plan` tool), under the next number, naming the main call it was made for
-(`ctxagent.agent.wiring.attach` connects the plan tool to it).
-
-`compact(history, focus=None)` compacts on demand (after a context-length error from
-the server, or `/compact` in chat) and returns the new history for the loop to keep.
-Its summary call is written when it ends as a snapshot of its own (`"kind": "summary"`,
-made for the last main call: the one the server refused, or the one before `/compact`),
-since no later call may come. So is the summary call of an automatic compaction whose
-request then could not be built (`ContextOverflowError`). `summary_reply` is the
-recorder (`ctxagent.llm.meter.RecordedClient`) that adds the server's usage to them.
-
-An automatic compaction is also handed to `on_view` as data (`CompactedView.to_record`:
-the summary, which messages it stands for, a digest of them), which the session writes
-to its transcript. `resume_from(record)` gives a resumed session's last such record: the
-first call rebuilds that view without a summary call when the history still starts with
-the messages it covers; otherwise `on_notice` says why not and the history is taken as
-it is (compacted anew once it passes the threshold).
+`assemble(history, tools, state)` builds each request under the token budget and returns
+an `AssembledRequest` (messages, report, compaction, view, notices); `compact` compacts on
+demand; snapshots go through the `SnapshotRecorder` it is given, with the request as the
+model gets it (`wire_request`: a text protocol's history as text, docs/protocols.md).
+Reference: docs/compaction.md.
 """
 
 from __future__ import annotations
 
 import copy
 import time
-from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from ctxagent.context.compaction.compactor import Budget, CompactionConfig, CompactionRecord, compact_conversation
@@ -55,14 +19,13 @@ from ctxagent.context.compaction.view import CompactedView
 from ctxagent.context.fitting import build_request, fit_request
 from ctxagent.context.messages import repair_pairing, truncate_tool_result
 from ctxagent.context.packet import ContextConfig
+from ctxagent.context.record.recorder import SnapshotRecorder
 from ctxagent.context.record.report import build_report, message_preview
-from ctxagent.context.record.snapshot import highest_call, write_call_snapshot, write_side_call_snapshot
 from ctxagent.context.request import AssembledRequest
 from ctxagent.context.state.read import gather_state
 from ctxagent.context.state.select import StateSelection, scoring_query, select_state, selection_config
-from ctxagent.errors import StorageError
+from ctxagent.protocols import get_protocol
 from ctxagent.redaction import redact
-from ctxagent.storage.files import state_dir
 from ctxagent.text.tokens import TokenCounter
 
 #: Each context-length error from the server shrinks the budget we count against by this factor.
@@ -71,29 +34,10 @@ _MIN_SAFETY = 0.5
 
 
 class ContextAssembler:
-    """Builds every request of a session under the token budget; see the module doc.
-
-    `model`: a `ModelSettings` (context_window, max_output_tokens, model name for the
-    tokenizer); `context`: `Settings.context` (keys `compaction_*`, see CompactionConfig);
-    `summarize`: `summarize(messages) -> str`, the model call for LLM summaries
-    (`ctxagent.context.compaction.model_summary.llm_summarizer(client)`), None for extractive only;
-    `counter`: a TokenCounter (default: one for the model); `snapshots`: write snapshot
-    files; `load_state`: reads the todo board and notes of `state["repo"]` (None: only
-    what `state` carries); `memory_search(query) -> list`: memory hits for the memory
-    layer; `on_compaction(record)`: called after each automatic compaction (to write it
-    to the session transcript); `secrets`: strings scrubbed from snapshots (API keys);
-    `select_config`: the ContextConfig whose min_relevance, weights, half-life, layer
-    shares and dedup threshold select notes and memories (default: from `context`, see
-    `stateselect.selection_config`); `clock`: Unix seconds, for recency;
-    `request_params() -> dict`: what the model client sends beside model, messages and
-    tools, for the snapshots (`request_params_of(client)`; None: not recorded);
-    `on_view(record)`: called after each automatic compaction with the compacted view as
-    JSON-ready data, for a resumed session to rebuild (`resume_from`); `on_notice(text)`:
-    told when a resumed session's record could not be used.
-
-    `calls` is the number of the last call this assembler numbered. A call's number is
-    the highest of: `calls + 1`, the session's highest snapshot on disk + 1 (read once
-    per session, so a resumed session numbers on) and the loop's `call_index`.
+    """Builds every request of a session; `model`: ModelSettings, `context`: Settings.context.
+    Dependencies are constructor arguments (summarize, load_state, memory_search,
+    on_compaction, on_view, on_notice, recorder, resume), never set afterwards; each is
+    described in docs/compaction.md ("The assembler's arguments"). Raises ConfigError.
     """
 
     def __init__(self, model: Any, *, context: Any = None, summarize: Callable[[list[dict]], str] | None = None,
@@ -105,35 +49,35 @@ class ContextAssembler:
                  clock: Callable[[], float] = time.time,
                  request_params: Callable[[], dict] | None = None,
                  on_view: Callable[[dict], None] | None = None,
-                 on_notice: Callable[[str], None] | None = None) -> None:
+                 on_notice: Callable[[str], None] | None = None,
+                 recorder: SnapshotRecorder | None = None, resume: dict | None = None) -> None:
         self.model = model
         self.secrets = list(secrets)
         self.config = config or CompactionConfig.from_settings(context)
         self.summarize = summarize
         self.counter = counter or TokenCounter(getattr(model, "model", None))
-        self.snapshots = snapshots
+        self.recorder = recorder or SnapshotRecorder(getattr(model, "model", None), counter=self.counter,
+                                                     enabled=snapshots, secrets=self.secrets,
+                                                     request_params=request_params)
         self.load_state = load_state
         self.memory_search = memory_search
         self.on_compaction = on_compaction
         self.select_config = select_config or selection_config(context)
         self.clock = clock
-        self.request_params = request_params
         self.on_view, self.on_notice = on_view, on_notice
-        self._resumed: Any = None  # a resumed session's view record, taken at the first call
+        self._resumed: Any = resume  # a resumed session's view record, taken at the first call
         self._notices: list[str] = []  # said since the last request returned them (`take_notices`)
         self.view = CompactedView()
         self.records: list[CompactionRecord] = []
         self.compacted_turns: set[Any] = set()
         self.safety = 1.0
-        self.calls = 0
-        self._numbered: Any = None  # the session whose snapshots on disk `calls` has caught up with
-        self._summary_calls: list[dict] = []  # compaction-summary calls not yet in a snapshot
-        self._last_state: dict | None = None  # the state of the last main call (its session, turn, step)
-        self._last_main: int | None = None  # that call's number
-        self._open_summary: dict | None = None  # the summary call under way, for `summary_reply`
-        self.session_state: dict | None = None  # {"session_id", "repo"}: where side calls go before a main call
         self._last_selection = StateSelection()
         self._last_tools: list[dict] = []
+
+    @property
+    def calls(self) -> int:
+        """The number of the last call numbered (the recorder's)."""
+        return self.recorder.calls
 
     # -- budget ----------------------------------------------------------------
 
@@ -160,22 +104,17 @@ class ContextAssembler:
         try:
             return self._assemble(history, tools, state, dry_run=False)
         except Exception as exc:
-            self._write_pending_summaries(dict(state or {}), unsent=f"{type(exc).__name__}: {exc}")
+            self.recorder.write_pending(dict(state or {}), unsent=f"{type(exc).__name__}: {exc}", notice=self._notice)
             raise
 
     def preview(self, history: list[dict], tools: list[dict] | None, state: dict) -> AssembledRequest:
         """What `assemble` would send next, without a model call, a snapshot or any change of state.
-
-        When that call would compact and ask the model for the summary, the preview does not
-        ask: the deterministic extractive summary stands in for it (as when a summary call
-        fails), and the report says so. Its "compaction" then has "stand_in": the tokens
-        of the summary request the next call will send and a `note` saying all this; the
-        summary row of "packets" says "stand-in" in its reason. The next `assemble` is unchanged
-        (the same compaction, with the model's summary)."""
+        A summary the call would ask for is the extractive stand-in here; the report's
+        `compaction.stand_in` says so (docs/compaction.md)."""
         twin = copy.copy(self)
         twin.view, twin.records = self.view.copy(), list(self.records)
         twin.compacted_turns = set(self.compacted_turns)
-        twin._summary_calls = []  # a preview's records belong to no snapshot
+        twin.recorder = self.recorder.fork()  # a preview's records belong to no snapshot
         asked: list[list[dict]] = []
         if self.summarize is not None:
             def stand_in(messages: list[dict]) -> str:  # the summary call, not made
@@ -190,13 +129,9 @@ class ContextAssembler:
         return result
 
     def compact(self, history: list[dict], focus: str | None = None, *, trigger: str = "overflow") -> list[dict]:
-        """Compact now; return the new history (system messages first) for the loop to keep.
-
-        `trigger`: "overflow" (the default: the server said the context is too long, so
-        the budget we count against also shrinks by OVERFLOW_SHRINK) or "manual"
-        (`/compact`). The record is in `last_record`; `on_compaction` is not called (the
-        caller records this compaction itself, as the loop does after a context-length error).
-        """
+        """Compact now; return the new history (system first) for the loop to keep. `trigger`:
+        "overflow" (the budget also shrinks by OVERFLOW_SHRINK) or "manual" (`/compact`). The
+        record is in `last_record`; `on_compaction` is not called (the caller records it)."""
         if trigger == "overflow":
             self.safety = max(_MIN_SAFETY, self.safety * OVERFLOW_SHRINK)
         system, convo = _split_system(history)
@@ -212,15 +147,8 @@ class ContextAssembler:
         """The most recent compaction of this session, or None."""
         return self.records[-1] if self.records else None
 
-    def resume_from(self, record: dict | None) -> None:
-        """Go on from a resumed session's last automatic compaction: `record` is what
-        `on_view` was given then (as read back from the transcript), `{"missing": why}`
-        when the transcript shows the compaction but not its view, or None. Used at the next
-        `assemble`/`compact`, against the history it is given."""
-        self._resumed = record
-
     def _take_resumed(self, convo: list[dict], *, report: bool) -> None:
-        """Install the view `resume_from` gave, if it still fits `convo`; else say why not."""
+        """Install the view given as `resume`, if it still fits `convo`; else say why not."""
         record, self._resumed = self._resumed, None
         if record is None:
             return
@@ -279,15 +207,13 @@ class ContextAssembler:
         fit = fit_request(system, parts, view, tools=tools, counter=self.counter, limit=budget["limit"],
                           keep_tool_results=self.config.keep_tool_results)
         messages = repair_pairing(fit.messages)
-        call = self._call_number(state)
+        call = self.recorder.number(state)
         report = build_report(call=call, state=state, budget=budget, system=system, selection=selection, fit=fit,
                               tools=tools, counter=self.counter, origins=origins, convo=convo, cut=cut,
                               record=record, problems=problems, n_system=len(system))
         request = AssembledRequest(messages=messages, report=report, compaction=record)
         if not dry_run:
-            self.calls = call
-            self._write_snapshot(state, call, messages, tools, report)
-            self._last_state, self._last_main = state, self.calls
+            self.recorder.write_call(state, call, *wire_request(state, messages, tools, report), report)
             request.view = self._view_record(convo, record) if record is not None else None
             request.notices = self.take_notices()
             if record is not None and self.on_compaction is not None:
@@ -295,125 +221,6 @@ class ContextAssembler:
             if request.view is not None and self.on_view is not None:  # after its event: resume rebuilds this view
                 self.on_view(request.view)
         return request
-
-    def _call_number(self, state: dict) -> int:
-        """This call's number (see the class doc): the first time a session is seen, its
-        snapshots on disk count, so a resumed session numbers on after them."""
-        session, repo = state.get("session_id"), state.get("repo")
-        if self.snapshots and session and repo and session != self._numbered:
-            self.calls = max(self.calls, highest_call(state_dir(Path(repo)), str(session)))
-            self._numbered = session
-        return max(int(state.get("call_index") or 0), self.calls + 1)
-
-    def _write_snapshot(self, state: dict, call: int, messages: list[dict], tools: list[dict] | None,
-                        report: dict) -> None:
-        """Write this call's snapshot, with the summary calls made since the last one; a
-        taken number gives the next free one, which `calls` and the report then carry."""
-        summaries, self._summary_calls = self._summary_calls, []
-        if not self.snapshots:
-            return
-        params = self.request_params() if self.request_params is not None else {}
-        request = {"model": getattr(self.model, "model", None), "messages": messages, "tools": tools or [], **params}
-        path = write_call_snapshot(state, call, request, report, secrets=self.secrets, summary_calls=summaries)
-        if path is not None:
-            self.calls = int(path.stem)
-
-    def record_side_call(self, kind: str, messages: list[dict], tools: list[dict] | None = None, *,
-                         usage: dict | None = None, error: str | None = None,
-                         made_for: dict | None = None) -> Path | None:
-        """Write the snapshot of a model call a tool made (`kind`: the tool, e.g. "plan")
-        while running the tool calls of the last main call's reply: its request as sent
-        (`messages`, `tools` if any, the client's parameters), `usage` (a `Usage.to_dict()`,
-        None when it failed), `error`, and `made_for` (the main call's number, turn and
-        step, plus what the caller adds: tool_call_id, attempt). It takes the next number,
-        so the next main call numbers after it. Returns the path; None when snapshots are
-        off or no main call was made yet. Raises StorageError if it cannot be written."""
-        state = self._last_state
-        if not self.snapshots or state is None:
-            return None
-        params = self.request_params() if self.request_params is not None else {}
-        request = {"model": getattr(self.model, "model", None), "messages": messages,
-                   **({"tools": tools} if tools else {}), **params}
-        details: dict[str, Any] = {
-            "made_for": {"call": self._last_main, "turn": state.get("turn"), "step": state.get("step"),
-                         **(made_for or {})},
-            "tokens": self.counter.count_messages(messages, tools or None), "usage": usage}
-        if error:
-            details["error"] = error
-        return self._write_side(state, kind, request, details)
-
-    def _write_side(self, state: dict, kind: str, request: dict, details: dict) -> Path | None:
-        """Write a side call's snapshot under the next number (which `calls` then carries)."""
-        path = write_side_call_snapshot(state, self._call_number(state), kind, request, details, secrets=self.secrets)
-        if path is not None:
-            self.calls = int(path.stem)
-        return path
-
-    def summary_reply(self, messages: list, tools: list | None, response: Any, error: Exception | None) -> None:
-        """A `RecordedClient` recorder for the summarizer's client: the usage the server
-        reported for the summary call under way goes in its record (and snapshot)."""
-        usage = getattr(response, "usage", None)
-        if self._open_summary is not None and hasattr(usage, "to_dict"):
-            self._open_summary["usage"] = usage.to_dict()
-
-    def _write_summary_call(self, entry: dict, state: dict | None = None, **made_for: Any) -> bool:
-        """Write summary call `entry` (`_recorded`'s record) as a snapshot of its own, kind
-        "summary", made for the last main call (`state`: the call being built instead, for
-        an automatic compaction whose request failed). False when it cannot be written
-        here (snapshots off, no session known yet, a StorageError: said through
-        `on_notice`); the caller then keeps it for the next main call's snapshot."""
-        state = state if state and state.get("session_id") else (self._last_state or self.session_state)
-        if not self.snapshots or not state or not state.get("session_id") or not state.get("repo"):
-            return False
-        details: dict[str, Any] = {
-            "made_for": {"call": self._last_main, "turn": state.get("turn"), "step": state.get("step"),
-                         "trigger": entry.get("trigger"), **made_for},
-            "tokens": entry.get("tokens"), "usage": entry.get("usage")}
-        if entry.get("error"):
-            details["error"] = entry["error"]
-        try:
-            return self._write_side(state, "summary", entry["request"], details) is not None
-        except StorageError as exc:
-            self._notice(f"the compaction summary call's snapshot could not be written ({exc}); "
-                         "it goes with the next model call's snapshot")
-            return False
-
-    def _write_pending_summaries(self, state: dict, *, unsent: str) -> None:
-        """The summary calls made for a request that was then not built (`unsent`: why),
-        each as a snapshot of its own; those that cannot be written stay pending."""
-        pending, self._summary_calls = self._summary_calls, []
-        for entry in pending:
-            extra = {"unsent": unsent} if entry.get("trigger") == "auto" else {}  # else: kept from an on-demand one
-            if not self._write_summary_call(entry, state, **extra):
-                self._summary_calls.append(entry)
-
-    def _recorded(self, trigger: str, *, own_snapshot: bool = False,
-                  focus: str | None = None) -> Callable[[list[dict]], str] | None:
-        """`self.summarize`, with each call's request recorded: kept for the snapshot of
-        the request being built (an automatic compaction), or, `own_snapshot` (an
-        on-demand compaction), written as a snapshot of its own when the call ends."""
-        summarize = self.summarize
-        if summarize is None or not self.snapshots:
-            return summarize
-
-        def recorded(messages: list[dict]) -> str:
-            params = self.request_params() if self.request_params is not None else {}
-            entry = {"trigger": trigger, "tokens": self.counter.count_messages(messages),
-                     "request": {"model": getattr(self.model, "model", None), "messages": messages, **params}}
-            if not own_snapshot:
-                self._summary_calls.append(entry)
-            self._open_summary = entry
-            try:
-                return summarize(messages)
-            except Exception as exc:
-                entry["error"] = f"{type(exc).__name__}: {exc}"
-                raise
-            finally:
-                self._open_summary = None
-                if own_snapshot and not self._write_summary_call(entry, **({"focus": focus} if focus else {})):
-                    self._summary_calls.append(entry)
-
-        return recorded
 
     def _compact(self, system, view, origins, tools, selection: StateSelection, *, trigger, focus=None, force=False,
                  turn=None, own_snapshot=False):
@@ -426,7 +233,8 @@ class ContextAssembler:
 
         new, record = compact_conversation(
             view, measure=measure, count_text=self.counter.count, budget=Budget(budget["target"], budget["limit"]),
-            config=self.config, summarize=self._recorded(trigger, own_snapshot=own_snapshot, focus=focus), state=state, focus=focus, force=force, trigger=trigger)
+            config=self.config, summarize=self.recorder.recorded(self.summarize, trigger, notice=self._notice, own_snapshot=own_snapshot,
+                                            focus=focus), state=state, focus=focus, force=force, trigger=trigger)
         new_origins = [origins[i] if i is not None else None for i in record.kept]
         n_system = len(system)
         to_history = lambda idx: [origins[i] + n_system for i in idx if i is not None and origins[i] is not None]
@@ -509,15 +317,22 @@ def request_params_of(client: Any) -> Callable[[], dict]:
     return params
 
 
+def wire_request(state: dict, messages: list[dict], tools: list[dict] | None,
+                 report: dict) -> tuple[list[dict], list[dict] | None]:
+    """(messages, tools) as the model gets them, for the snapshot: with a text protocol
+    (`state["protocol"]` "xml" or "react", docs/protocols.md) the history written as text and
+    no tools, and the report says which protocol; otherwise the request as built."""
+    name = state.get("protocol")
+    if not name or name == "native":
+        return messages, tools
+    report["protocol"] = name
+    return get_protocol(str(name)).encode(messages, tools or [])
+
+
 def own_memory(hit: Any, session_id: str | None) -> bool:
     """Whether memory `hit` (a search hit dict) was recorded by session `session_id` (its
-    `metadata["session_id"]`: the episode of one of its turns, or a memory the agent added).
-
-    Such a memory is not evidence for that session: the session's history holds the turn
-    it came from, verbatim or in a compaction summary (whose sections carry progress,
-    decisions, key facts and the files changed), and a resumed session rebuilds that
-    history from its transcript. Memory is the cross-session layer (DESIGN.md section 1);
-    sending it back to its own session would state the same fact twice."""
+    `metadata["session_id"]`). Such a memory is not evidence for that session: its history
+    holds it already (docs/compaction.md, "The assembler's arguments")."""
     meta = hit.get("metadata") if isinstance(hit, dict) else None
     return bool(session_id) and isinstance(meta, dict) and meta.get("session_id") == session_id
 

@@ -36,15 +36,10 @@ _SKELETON = {"State": [""], "Evidence": [""], "Context": [""]}
 
 
 class ContextBuilder:
-    """Builds one model call's context under a token budget (see the module docstring).
-
-    memory_tool / rag_tool: objects with `run(dict)` (textbook conventions), or None.
-    config: a ContextConfig (default ContextConfig()). counter: the TokenCounter of the
-    target model (default: `TokenCounter(model)`, exact for OpenAI model names).
-    memory_limit, rag_limit: results asked of each source; min_importance: passed to
-    the memory search. clock: returns Unix seconds (for recency; injectable in tests).
-    After each build, `last_report` holds the report (see `build_messages`).
-    """
+    """Builds one model call's context under a token budget. `memory_tool`/`rag_tool`: objects with
+    `run(dict)` or None; `config`: a ContextConfig; `counter`: the target model's TokenCounter;
+    `memory_limit`, `rag_limit`, `min_importance`: asked of the sources; `clock`: Unix seconds.
+    `last_report` holds the last build's report. Reference: docs/context.md ("The builder's data and functions")."""
 
     def __init__(
         self,
@@ -100,27 +95,10 @@ class ContextBuilder:
         tools: list[dict] | None = None,
         additional_packets: Iterable[ContextPacket] | None = None,
     ) -> tuple[list[dict], dict]:
-        """OpenAI chat messages (role-valid, pairing-valid) and the report.
-
-        Messages: the system message (instructions), the selected history in order
-        (the task's first user message pinned, then the most recent units; a tool call
-        and its results kept or dropped together), then the current request, last,
-        with the selected State/Evidence/Context in front of it. With `user_query`
-        None, the last user message of the history is the current request and the
-        units after it (the current turn) are pinned after it.
-
-        Report: {"mode", "model", "exact", "query", "query_type", "budget": {max_tokens,
-        reserve_tokens, input_budget, fixed_tokens, tools_tokens, used_tokens,
-        unused_tokens, unused_note}, "layers": {layer: {budget, used, fixed}}, "sources",
-        "packets": [row per candidate: id, layer, type, source, tokens, relevance, recency,
-        score, pinned, decision, reason, preview], "final_fit_dropped": [ids]}, in tokens.
-        Layers: "system", "tools" and "current" (the request, its section headers and
-        the reply primer) are fixed: budget = the size set aside before selection, used =
-        as sent; "memory", "evidence", "history", "tool_results" have `select`'s share as
-        budget (used above it is room other layers left, taken in the second pass). The
-        budgets add up to input_budget less the shares' rounding, the used tokens with
-        unused_tokens to input_budget (`ctxagent.context.record.report` has the details).
-        """
+        """OpenAI chat messages (role-valid, pairing-valid) and the report: system, the selected
+        history (task pinned, a call and its results together), then the current request with
+        State/Evidence/Context in front of it. `user_query` None: the history's last user message.
+        The report's keys and layers are in docs/context.md ("The builder's data and functions")."""
         query = user_query if isinstance(user_query, str) and user_query.strip() else None
         custom = [*(custom_packets or []), *(additional_packets or [])]  # additional_packets: the textbook's name
         gathered = self._gather(query or last_user_text(conversation_history), conversation_history, system_instructions, custom)

@@ -1,7 +1,7 @@
 """The last step of every request: make it fit the input budget, or say clearly why not.
 
 Applied after (optional) compaction, deterministically and without a model call, in
-this order until the request fits (DESIGN.md section 2, "compress ... -> hard truncation"):
+this order until the request fits (docs/compaction.md, "Fitting every request"):
 
 1. mask old tool results (all but the `keep_tool_results` most recent);
 2. share the room: when the tool results of the last unit (a parallel read of big
@@ -51,15 +51,10 @@ REQUEST_SECTIONS = {"todos": "State", "notes": "Evidence", "memory": "Evidence"}
 
 
 def build_request(system: list[dict], state: list[tuple[str, str]], convo: list[dict]) -> list[dict]:
-    """The request: system messages, then the conversation.
-
-    `state`: (part name, text) pairs (`stateselect.StateSelection.parts`). The todo
-    board, notes and memories go in front of the current request (the latest user
-    message that is not a compaction summary) as `[State]` and `[Evidence]` sections,
-    the builder's block (`structure.render_block`), so the system prompt and the history
-    before the request stay byte-identical between calls; other parts are appended to the
-    first system message. Without a user message, every part goes to the system message.
-    """
+    """The request: system messages, then the conversation. `state`: (part name, text) pairs
+    (`StateSelection.parts`); todos, notes and memories go in front of the current request as
+    `[State]`/`[Evidence]` (so the prefix stays byte-identical between calls), other parts into
+    the first system message (all of them when there is no user message). Reference: docs/compaction.md."""
     in_request = [(n, t) for n, t in state if n in REQUEST_SECTIONS]
     target = _current_request(convo) if in_request else None
     in_system = [(n, t) for n, t in state if n not in REQUEST_SECTIONS or target is None]

@@ -1,7 +1,7 @@
 """Chat messages as plain OpenAI dicts: normalisation, call/result pairing, history units,
 and truncation of tool results before they enter the history.
 
-Rules (DESIGN.md section 5, cases C01, C02, C05, C06, C07):
+Rules (docs/context.md "Message rules"; cases C01, C02, C05, C06, C07):
 - every `tool` message answers a `tool_calls` id of the assistant message just before
   it (and its sibling results); every call gets exactly one result;
 - an assistant message that carries tool calls is kept even with empty content (C07);
@@ -92,17 +92,10 @@ def tool_message(call_id: str, content: str = INTERRUPTED_RESULT) -> dict:
 
 
 def repair_pairing(messages: list[dict], *, note: str = INTERRUPTED_RESULT) -> list[dict]:
-    """A pairing-valid copy of `messages` (case C02); the input is not modified.
-
-    - a call without a result gets a synthetic `tool_message` right after its siblings' results;
-    - a result found later than it should be (after a user message) moves up to its call;
-    - `tool` messages answering no call of the assistant before them are dropped, and
-      so is a second result for the same call;
-    - an assistant message with neither content nor tool calls is dropped; one with
-      tool calls is kept whatever its content (C07); an empty `tool_calls` list is removed;
-    - all other keys (`reasoning_content`, C06) are kept. A valid list comes back equal,
-      with the same message objects (C02b).
-    """
+    """A pairing-valid copy of `messages` (case C02; the input is not modified): a call without a
+    result gets a synthetic one, a late result moves up to its call, orphan and duplicate results
+    are dropped, empty assistant messages dropped (C07), other keys kept (C06); a valid list comes
+    back equal, same objects (C02b). Rules in docs/context.md ("Message rules")."""
     out: list[dict] = []
     consumed: set[int] = set()
     for i, msg in enumerate(messages):
@@ -200,14 +193,9 @@ def history_units(messages: list[dict]) -> list[list[dict]]:
 
 
 def truncate_observation(text: str, max_chars: int) -> str:
-    """`text` cut to at most `max_chars` characters: head and tail kept around the marker
-    `[... N characters truncated ...]` (N = characters removed; case C05).
-
-    The cut snaps to a line break when one lies within the last fifth of the head (or
-    the first fifth of the tail), so lines are not split needlessly. Below about 40
-    characters there is no room for the marker and the text is simply cut. Raises
-    `MessageError` if `max_chars` < 1.
-    """
+    """`text` cut to at most `max_chars` characters, head and tail around
+    `[... N characters truncated ...]` (case C05), snapped to a nearby line break; below about
+    40 characters simply cut. Raises `MessageError` if `max_chars` < 1."""
     if max_chars < 1:
         raise MessageError(f"max_chars must be >= 1, got {max_chars}")
     if len(text) <= max_chars:
@@ -232,13 +220,9 @@ def _snap_tail(tail: str) -> str:
 
 
 def truncate_tool_result(content: str, max_chars: int) -> str:
-    """A tool result cut to about `max_chars` characters before it enters the history.
-
-    JSON objects and arrays stay valid JSON with every key kept: long string values are
-    cut (head + tail + marker) and long arrays keep their first and last items with a
-    marker item, at the largest per-value limit that fits. Other text, or JSON whose
-    keys alone exceed `max_chars`, gets `truncate_observation`.
-    """
+    """A tool result cut to about `max_chars` characters before it enters the history: JSON stays
+    valid with every key kept (long strings and arrays cut with a marker); other text, or JSON
+    whose keys alone exceed `max_chars`, gets `truncate_observation`."""
     if len(content) <= max_chars:
         return content
     stripped = content.lstrip()
@@ -302,12 +286,9 @@ def last_user_text(history: Iterable[Any] | None) -> str:
 
 def split_current(history: list[dict], query: str | None) -> tuple[list[dict], dict, list[dict]]:
     """(history before the current request, the current request message, the current turn).
-
-    With `query`: the request is `query` (the history's last message when that is the
-    same user text, so it is not sent twice) and there is no current turn. Without:
-    the last user message is the request and what follows it is the current turn.
-    Raises MessageError if there is neither.
-    """
+    With `query`: the request is `query` (the history's last message if it is the same text)
+    and no current turn; without: the last user message and what follows it.
+    Raises MessageError if there is neither."""
     if query is not None:
         if history and history[-1].get("role") == "user" and history[-1].get("content") == query:
             return history[:-1], history[-1], []

@@ -72,15 +72,10 @@ def _check_timestamp(value: Any) -> None:
 
 @dataclass
 class ContextPacket:
-    """One candidate piece of context.
-
-    content: the text. timestamp: when it was produced (datetime, Unix seconds or ISO
-    string; default now; stored as given, `epoch` gives seconds). token_count: tokens
-    (estimated when None; the builder recounts with its own counter). relevance_score:
-    None = let the builder rank it (BM25); a caller's value is kept, clamped to [0, 1].
-    metadata: free-form; `type` picks the layer and section (see TYPE_LAYER), `pinned`
-    exempts it from `min_relevance`, `source`/`id`/`title` show in reports.
-    """
+    """One candidate piece of context: `content`, `timestamp` (datetime, Unix seconds or ISO;
+    default now), `token_count` (None: estimated), `relevance_score` (None: BM25; else clamped to
+    [0, 1]), `metadata` (`type` picks the layer, `pinned`, `source`/`id`/`title`).
+    Reference: docs/context.md ("The builder's data and functions")."""
 
     content: str
     timestamp: datetime | float | None = None
@@ -160,24 +155,8 @@ def _check_range(name: str, value: float, low: float, high: float) -> None:
 
 @dataclass
 class ContextConfig:
-    """Settings of one context build. All token figures are tokens of the target model.
-
-    max_tokens: the whole window the request may use (input + reserved output), [64, 10^8].
-    reserve_ratio: share of max_tokens kept free for the model's reply, [0, 0.9].
-    min_relevance: packets ranked below this are dropped (never system, pinned, state,
-        history or the current request), [0, 1].
-    enable_compression: truncate a high-scoring packet to fit instead of dropping it.
-    relevance_weight, recency_weight: score = w_rel * relevance + w_rec * recency; each
-        in [0, 1], summing to 1 (textbook rule).
-    half_life_s: recency halves every this many seconds, (0, 10^9].
-    layer_shares: share of the input budget per layer (keys from LAYERS; normalised to
-        sum 1); unused budget of one layer flows to the others.
-    dedup_threshold: Jaccard similarity of term-bigram sets above which a packet counts
-        as a near-duplicate of one already selected, (0, 1].
-    tool_result_max_chars: longest tool result kept in history before head+tail cut, >= 200.
-    adaptive_layers: re-weight layer shares by query type (code, follow-up, recall).
-    output_instructions: text of the [Output] section; None = the default template text.
-    """
+    """Settings of one context build, in tokens of the target model; each field's range and
+    meaning is in docs/context.md ("Settings"). Raises ValueError (pydantic) out of range."""
 
     max_tokens: int = 8000
     reserve_ratio: float = 0.15

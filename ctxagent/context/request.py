@@ -1,4 +1,4 @@
-"""The loop's boundaries, as small protocols (STYLE.md, habit 1).
+"""The loop's boundaries, as small protocols (the loop depends on no concrete class).
 
 The loop depends on these, never on concrete classes:
 
@@ -42,7 +42,8 @@ class AssembledRequest:
 class ContextAssembler(Protocol):
     """Builds each request. `state` keys the loop provides: session_id, turn, step, call_index
     (model calls so far in the session, from 1), task (this turn's user text), repo (str),
-    model, context_window and max_output_tokens (tokens)."""
+    model, context_window and max_output_tokens (tokens), protocol (native, xml or react: the
+    snapshot holds the request as that protocol sends it, docs/protocols.md)."""
 
     def assemble(self, history: list[dict[str, Any]], tools: list[dict[str, Any]], state: dict[str, Any]) -> AssembledRequest:
         """Return the request for this model call; must keep tool-call pairing valid."""

@@ -49,12 +49,8 @@ EXEMPT_TYPES = frozenset({"state", "task_state", "todo", "plan", "instructions",
 @dataclass(slots=True)
 class Candidate:
     """One thing that may enter the context: a packet or a history unit (list of messages).
-
-    cost: tokens it adds when rendered (exact when `exact`, else a lower bound that
-    `select` replaces by the exact count before taking it). order: position in the
-    history (units) or in the gathered list (packets). decision: "selected",
-    "truncated" or "dropped".
-    """
+    `cost`: tokens (exact when `exact`, else a lower bound `select` recounts), `order`: position,
+    `decision`: "selected", "truncated" or "dropped"."""
 
     id: str
     layer: str
@@ -132,14 +128,10 @@ def sketch_jaccard(a: frozenset[int], b: frozenset[int]) -> float:
 
 
 def score(cands: list[Candidate], query: str, config: ContextConfig, now: float, *, raw: list[float] | None = None) -> None:
-    """Set relevance, recency and score in place.
-
-    Relevance is BM25 over all candidates (one corpus, so IDF sees everything), divided
-    by the best raw score *of the candidate's layer*: the best memory scores 1.0 among
-    memories even when a code excerpt matches the query far better, so `min_relevance`
-    filters within a layer, where the budgets compete. A packet's own score is kept.
-    `raw`: the candidates' raw BM25 scores if already computed (`ctxagent.text.statistics.analyse`).
-    """
+    """Set relevance, recency and score in place: BM25 over all candidates, normalised by the best
+    raw score of the candidate's layer (so `min_relevance` filters within a layer); a packet's
+    own score is kept. `raw`: precomputed raw scores (`ctxagent.text.statistics.analyse`).
+    Reference: docs/context.md ("The builder's data and functions")."""
     if raw is None:
         raw = analyse([c.text for c in cands], terms(query))[0]
     best: dict[str, float] = {}  # layer -> its best raw score, for the layers that have one above 0
@@ -214,14 +206,9 @@ def select(
     cands: list[Candidate], available: int, config: ContextConfig, query: str, *, truncate: Truncator | None = None,
     recount: Callable[[Candidate], int] | None = None,
 ) -> dict:
-    """Mark each candidate selected/truncated/dropped with a reason; return layer figures.
-
-    `available`: tokens for all candidates together (the budget after system
-    instructions, the current request and fixed overhead). `truncate(cand, tokens)`
-    returns a shortened copy costing at most `tokens`, or None. `recount(cand)` gives
-    the exact cost of a candidate whose `cost` is a lower bound (needed when any is).
-    Returns {"query_type", "layers": {layer: {"budget", "used"}}, "available", "used"}.
-    """
+    """Mark each candidate selected/truncated/dropped with a reason; `available`: tokens for all
+    candidates; `truncate(cand, tokens)` -> shorter copy or None; `recount(cand)` -> exact cost.
+    Returns {"query_type", "layers": {layer: {"budget", "used"}}, "available", "used"}."""
     kind = classify_query(query)
     budgets = layer_budgets(config.layer_shares, available, kind, adaptive=config.adaptive_layers)
     state = _Fill(available, budgets, _Dedup(config.dedup_threshold), recount)

@@ -8,6 +8,9 @@ The query is data, never a shell word or an rg option: rg runs from a list argv 
 shell), with `--fixed-strings` (regex metacharacters are literal), `--no-config` (no
 user config file can add options such as `--pre`), the query after `--` (so `--pre=sh`,
 `-e foo` or `-x` are patterns, not flags) and the glob as one `--glob=<glob>` word.
+`--no-ignore` also keeps rg from opening any ignore file (`.gitignore`, `.ignore`,
+`.rgignore`, `.git/info/exclude`, those of parent directories): rg follows a link there
+and prints lines it cannot parse, and a FIFO would block it (issue 17 S9).
 """
 
 from __future__ import annotations

@@ -23,13 +23,9 @@ Hit = dict[str, Any]
 
 def select_lines(lines: list[str], query: str, chunks: list[tuple[Chunk, float]],
                  literal: list[int], *, limit: int = HITS_PER_FILE) -> list[int]:
-    """0-based line indexes to show, best first, at most `limit`, none within
-    2 * CONTEXT_LINES of another (their context lines would overlap, and the same lines
-    would be shown twice).
-
-    `literal`: 1-based numbers of lines containing the query verbatim; `chunks`: the
-    file's best chunks (from the ranking), whose best-matching line is taken.
-    """
+    """0-based line indexes to show, best first, at most `limit`, none within 2 * CONTEXT_LINES
+    of another (their context would overlap). `literal`: 1-based numbers of lines holding the
+    query verbatim; `chunks`: the file's best chunks, whose best-matching line is taken."""
     chosen: list[int] = []
     wanted = set(terms(query))
     candidates = [n - 1 for n in literal] + [_best_line(lines, chunk, wanted) for chunk, _ in chunks]

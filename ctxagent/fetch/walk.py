@@ -79,12 +79,22 @@ def _scan(folder: str, prefix: str, glob: str | None, out: list[FileEntry]) -> N
 
 
 def read_text(path: Path) -> str | None:
-    """The file's text (UTF-8, undecodable bytes replaced), or None if binary or unreadable."""
+    """The file's text (UTF-8, undecodable bytes replaced), or None if binary, unreadable,
+    not a regular file, a symbolic link (it may have been swapped in since the listing:
+    issue 17 S14) or over MAX_FILE_BYTES."""
     try:
-        data = path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return None
-    if b"\0" in data[:BINARY_PROBE_BYTES]:
+    with os.fdopen(fd, "rb") as f:
+        try:
+            st = os.fstat(f.fileno())
+            if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_FILE_BYTES:
+                return None
+            data = f.read(MAX_FILE_BYTES + 1)
+        except OSError:
+            return None
+    if len(data) > MAX_FILE_BYTES or b"\0" in data[:BINARY_PROBE_BYTES]:
         return None
     return data.decode("utf-8", errors="replace")
 

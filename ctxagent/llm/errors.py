@@ -5,14 +5,16 @@ carries `status` (HTTP status or None), `headers` (lower-case names), `body` (th
 response text or None), `retryable` and `hint` (what the user can do).
 
 `ERROR_TABLE` maps each `openai` SDK exception class to (our class, retryable, hint),
-in the manner of Aider's `exceptions.py` (STYLE.md section 3). `classify_exception`
+in the manner of Aider's `exceptions.py` (one table, not checks scattered over the client). `classify_exception`
 walks the exception's MRO to its rule, so an SDK subclass we do not list inherits its
 parent's rule; `sdk_errors_missing_from_table()` lists SDK HTTP errors without an
 explicit row, and a test fails when an SDK upgrade adds one.
 
-Two refinements come on top of the table: a 400/413/422 (or an error event inside the
+Three refinements come on top of the table: a 400/413/422 (or an error event inside the
 stream) whose text says the context is too long is a `ContextLengthError` (the loop
-compacts and retries once, case L02), and
+compacts and retries once, case L02); a 400/422/500 whose text says the server cannot
+take the `tools` parameter is a `ToolsUnsupportedError` (not retried: the loop switches
+to a text protocol); and
 a 429 for an exhausted quota is not retryable (waiting will not bring credit back).
 """
 
@@ -72,6 +74,15 @@ class BadRequestError(ProviderError):
 
 class ContextLengthError(BadRequestError):
     """A 400 saying the prompt is longer than the model's context: compact and retry once."""
+
+
+class ToolsUnsupportedError(BadRequestError):
+    """The server refused the `tools` parameter: the model or server has no native tool
+    calling (Ollama: "does not support tools"; llama.cpp: "tools param requires --jinja
+    flag"; vLLM: "tool choice requires --enable-auto-tool-choice"). Never retried; the loop
+    switches the session to a text protocol."""
+
+    default_hint = "Use a text protocol: [model] protocol = \"xml\" or --protocol xml."
 
 
 class AuthenticationError(ProviderError):
@@ -165,6 +176,12 @@ _CONTEXT_LENGTH_PATTERNS = re.compile(
     r"input length|reduce the length|exceed_context_size",
     re.IGNORECASE,
 )
+#: What servers answer when they cannot take the `tools` parameter (see ToolsUnsupportedError).
+_TOOLS_UNSUPPORTED = re.compile(
+    r"does not support tools|does not support tool (?:use|calling|calls)|tools param requires --jinja|"
+    r"tool choice requires --enable-auto-tool-choice",
+    re.IGNORECASE,
+)
 _BODY_LIMIT = 4000
 _STATUS_FALLBACK = {408: ErrorRule(LLMTimeoutError, True, "The server timed out the request; retrying."),
                     413: ErrorRule(ContextLengthError, False, "The request is too large for the server.")}
@@ -197,6 +214,8 @@ def classify_exception(exc: BaseException) -> ProviderError:
     if (status in (400, 413, 422) or in_stream) and _says_context_too_long(f"{message} {body or ''}"):
         rule = ErrorRule(ContextLengthError, False,
                          "The conversation is longer than the model's context; compact it.")
+    elif status in (400, 422, 500) and _TOOLS_UNSUPPORTED.search(f"{message} {body or ''}"):
+        rule = ErrorRule(ToolsUnsupportedError, False, ToolsUnsupportedError.default_hint)
     elif rule.error is RateLimitError and "insufficient_quota" in f"{body or ''} {getattr(exc, 'code', '')}":
         rule = ErrorRule(RateLimitError, False,
                          "The account's quota is used up: add credit or use another key.")

@@ -1,6 +1,6 @@
 """What goes to and comes from the model: ToolCall, StreamDelta, ChatResponse, outgoing shaping.
 
-Messages stay OpenAI chat-completions dicts on the wire (DESIGN.md section 5). Two
+Messages stay OpenAI chat-completions dicts on the wire (docs/context.md, "Message rules"). Two
 provider differences are settled here, in one place:
   - `reasoning_content` (DeepSeek thinking mode, case C06) is kept on assistant messages
     in history and sent back only when `settings.send_reasoning_content` is set;

@@ -8,7 +8,7 @@ what its `UsageMeter` gathered to the running turn before every limit check, so
 
 `RecordedClient` tells a recorder about every call it passes on (request, reply or
 error): the context engine wraps the plan tool's client in one, so each plan call gets
-its own snapshot (`ctxagent.agent.wiring.attach`).
+its own snapshot (`ctxagent.agent.wiring.SideCalls`).
 """
 
 from __future__ import annotations

@@ -51,6 +51,8 @@ class ModelSettings(BaseModel):
     """Retries after a 429, 5xx, timeout or connection error (attempts = retries + 1); 0 to 20."""
     extra_body: dict[str, Any] = Field(default_factory=dict)
     """Extra request fields passed through as given (e.g. llama.cpp grammar, DeepSeek thinking)."""
+    protocol: Literal["native", "xml", "react"] = "native"
+    """How the model acts: "native" tool calls, or one action per text reply for models served without them: "xml" (`<tool name="...">` blocks) or "react" (`Action: NAME[...]` lines); see docs/protocols.md."""
 
     def __str__(self) -> str:
         return self.__repr__()

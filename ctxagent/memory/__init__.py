@@ -2,7 +2,7 @@
 
 Modules, one idea each:
   model.py       MemoryItem, the four memory types, input checks
-  migrations.py  numbered schema migrations (`_migrations` table); the memory schema
+  migrations.py  memory.db's schema as numbered migrations (runner: ctxagent.storage.migrations)
   fts.py         FTS5 full-text search that works for Chinese (shared with `ctxagent.rag`)
   store.py       MemoryStore: open, add, get, update, remove, clear (WAL, one transaction each)
   search.py      ranking: bm25 relevance x recency x importance

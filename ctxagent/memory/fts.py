@@ -49,13 +49,9 @@ def signature() -> str:
 
 
 def ensure_current(conn: sqlite3.Connection, table: str, source_sql: str) -> bool:
-    """Rebuild FTS table `table` if it was built by another tokenizer; True if rebuilt.
-
-    `source_sql` selects (rowid, text, ...) of every indexed row; the texts are joined.
-    Runs under `BEGIN IMMEDIATE` with a re-check, so of several processes opening the
-    database at once one rebuilds and the others wait and find it current. `conn` must
-    be in autocommit mode and have the `_fts_state` table (a migration creates it).
-    """
+    """Rebuild FTS table `table` if another tokenizer built it; True if rebuilt. `source_sql`
+    selects (rowid, text, ...) of every row. Runs under `BEGIN IMMEDIATE` with a re-check (one
+    opener rebuilds); `conn` in autocommit mode, with the `_fts_state` table."""
     current = signature()
     if _stored(conn, table) == current:
         return False
@@ -132,14 +128,9 @@ def doc_frequencies(conn: sqlite3.Connection, table: str, candidates: Sequence[s
 
 
 def focus_terms(terms_: Sequence[str], frequencies: dict[str, int], *, budget: int) -> list[str]:
-    """The rarest query terms whose postings add up to at most `budget` rows (the rarest
-    one always), in query order; terms absent from the index are dropped.
-
-    FTS5's bm25() costs a few microseconds per matching row and query term, so a query
-    OR-ing common terms (`的`, `内`, `data`) would score most of a large table. Rare
-    terms carry nearly all of BM25's weight (idf), so ranking by them changes little.
-    Returns `terms_` unchanged when none occurs (the search then finds nothing anyway).
-    """
+    """The rarest query terms whose postings add up to at most `budget` rows (the rarest always),
+    in query order; terms absent from the index dropped; `terms_` unchanged when none occurs.
+    Why: bm25() costs per matching row and term; rare terms carry the idf (docs/memory-rag.md)."""
     present = sorted((t for t in dict.fromkeys(terms_) if frequencies.get(t)), key=lambda t: frequencies[t])
     picked: set[str] = set()
     used = 0

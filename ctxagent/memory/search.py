@@ -45,13 +45,9 @@ def combined_score(relevance: float, importance: float, created_at: float, now: 
 def search(store: "MemoryStore", query: str, *, memory_types: list[str] | None = None,
            min_importance: float = 0.0, limit: int = 5, now: float | None = None,
            exclude_session: str | None = None) -> list[tuple[MemoryItem, float]]:
-    """Up to `limit` (memory, score) pairs of `store`'s user, best first.
-
-    `memory_types`: keep only these types (None = all). `min_importance`: keep memories
-    at least this important. `exclude_session`: leave out memories whose metadata
-    `session_id` is this (filtered in SQL, so they never take a place of the `limit`).
-    Raises ToolInputError on an unknown type or bad number.
-    """
+    """Up to `limit` (memory, score) pairs of `store`'s user, best first; `memory_types` (None:
+    all), `min_importance`, `exclude_session` (memories with that metadata `session_id` are
+    left out in SQL). Raises ToolInputError on an unknown type or bad number."""
     now = time.time() if now is None else now
     where, params = _filters(store.user_id, memory_types, min_importance, exclude_session)
     if not query or not query.strip():

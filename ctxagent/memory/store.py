@@ -1,29 +1,21 @@
 """`MemoryStore`: memories in one SQLite file (`<repo>/.ctxagent/memory.db`).
 
-SQLite in WAL mode with a busy timeout (`ctxagent.storage.sqlite.connect_sqlite`), so several
-sessions, threads and processes share one file (case S04): readers never block the
-writer, writers queue on the busy timeout, and every write runs in one
-`BEGIN IMMEDIATE` transaction, so a crash leaves each memory wholly there or wholly
-absent (row, full-text entry and vector together). The schema comes from numbered
-migrations (`ctxagent.memory.migrations.MEMORY`). No server, no network.
-
-One connection per store, guarded by a lock: a store may be shared between threads.
-Search and ranking live in `ctxagent.memory.search`; forget/consolidate/stats in
-`ctxagent.memory.upkeep`.
+A `ctxagent.storage.sqlite.SQLiteStore` (WAL, busy timeout, one transaction per write,
+case S04) with memory.db's migrations (`ctxagent.memory.migrations.MEMORY`). Search lives
+in `ctxagent.memory.search`, forget/consolidate/stats in `ctxagent.memory.upkeep`.
+Reference: docs/memory-rag.md.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
-import threading
 import time
 import uuid
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
-from ctxagent.errors import NotFoundError, StorageError, ToolInputError
+from ctxagent.errors import NotFoundError, ToolInputError
 from ctxagent.memory import fts
 from ctxagent.memory.embeddings import Embedder, store_vector
 from ctxagent.memory.migrations import MEMORY
@@ -38,7 +30,7 @@ from ctxagent.memory.model import (
     check_type,
 )
 from ctxagent.storage.files import LOCK_TIMEOUT_S
-from ctxagent.storage.sqlite import immediate_transaction, open_sqlite
+from ctxagent.storage.sqlite import SQLiteStore
 
 DEFAULT_USER = "default_user"
 
@@ -49,51 +41,21 @@ def _setup(conn: sqlite3.Connection) -> None:
     fts.ensure_current(conn, FTS_TABLE, "SELECT seq, content FROM memories")
 
 
-class MemoryStore:
-    """Memories of one user in the SQLite file `path` (created with its folder if missing).
-
-    `user_id`: whose memories this store reads and writes (textbook's isolation per user).
-    `embedder`: optional local embedding model (`ctxagent.memory.embeddings`); when set,
-    new and changed memories also get a vector and search blends vector similarity in.
-    A damaged file (garbage, truncated) is moved aside as `<name>.corrupt-<stamp>` with a
-    warning and a new database is created (`ctxagent.storage.sqlite.open_sqlite`).
-    Raises StorageError when the file cannot be opened otherwise (a database of a newer
-    ctxagent, a symbolic link, an unwritable folder).
+class MemoryStore(SQLiteStore):
+    """Memories of user `user_id` in the SQLite file `path` (created with its folder if missing);
+    `embedder` (optional, `ctxagent.memory.embeddings`) adds vectors that search blends in.
+    A damaged file is set aside with a warning and a new one created; StorageError when the
+    file cannot be opened otherwise (a newer ctxagent's schema, a symbolic link, unwritable).
     """
+
+    label = "memory database"
+    damaged_hint = "Move it aside to start afresh"
 
     def __init__(self, path: str | Path, *, user_id: str = DEFAULT_USER, embedder: Embedder | None = None,
                  timeout_s: float = LOCK_TIMEOUT_S) -> None:
-        self.path = Path(path)
         self.user_id = user_id
         self.embedder = embedder
-        self._lock = threading.RLock()
-        self._conn = open_sqlite(self.path, _setup, what="the memory database", timeout=timeout_s)
-
-    # ------------------------------------------------------------ plumbing
-
-    def close(self) -> None:
-        """Close the connection (the store is unusable afterwards)."""
-        with self._lock:
-            self._conn.close()
-
-    def __enter__(self) -> "MemoryStore":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    @contextmanager
-    def read(self) -> Iterator[sqlite3.Connection]:
-        """The connection, locked, for a read; SQLite errors become StorageError."""
-        with self._lock, _storage_errors(self.path):
-            yield self._conn
-
-    @contextmanager
-    def write(self) -> Iterator[sqlite3.Connection]:
-        """One `BEGIN IMMEDIATE` transaction: committed whole, or rolled back on any error."""
-        with self._lock, _storage_errors(self.path):
-            with immediate_transaction(self._conn) as conn:
-                yield conn
+        super().__init__(path, _setup, timeout_s=timeout_s)
 
     # ------------------------------------------------------------ create, read, update, delete
 
@@ -238,13 +200,3 @@ def _jsonable(metadata: dict[str, Any] | None) -> dict[str, Any]:
         raise ToolInputError("metadata must be an object of keys to values")
     return json.loads(json.dumps(metadata, ensure_ascii=False, default=str))
 
-
-@contextmanager
-def _storage_errors(path: Path) -> Iterator[None]:
-    try:
-        yield
-    except sqlite3.OperationalError as exc:
-        raise StorageError(f"memory database {path}: {exc}. Another process may hold it for longer "
-                           "than the busy timeout; try again") from None
-    except sqlite3.DatabaseError as exc:
-        raise StorageError(f"memory database {path} is damaged: {exc}. Move it aside to start afresh") from None

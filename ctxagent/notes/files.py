@@ -117,13 +117,9 @@ STALE_TMP_S = 60.0
 
 def sweep_stale_temp_files(folder: Path, prefix: str | tuple[str, ...] = ".", *,
                            min_age_s: float = STALE_TMP_S) -> int:
-    """Remove `<prefix>*.tmp` files older than `min_age_s` seconds in `folder`; return how many.
-
-    `prefix`: one prefix or a tuple of them. `ctxagent.storage.files.atomic_write_bytes` names
-    its temporary files `.ctxtmp-<random>.tmp` (`.<target>.<random>.tmp` before);
-    a writer killed mid-write leaves one behind. Call with the store's lock held, so no
-    live writer of this store is using one (the age limit covers writers that are not).
-    """
+    """Remove `<prefix>*.tmp` files (`prefix`: one or a tuple) older than `min_age_s` seconds in
+    `folder`; return how many. Call with the store's lock held (docs/notes-todo-plan.md,
+    "Crash safety"): a writer killed mid-write leaves `.ctxtmp-<random>.tmp` behind."""
     removed = 0
     limit = time.time() - min_age_s
     try:

@@ -1,6 +1,6 @@
 """Markdown with YAML front matter: the on-disk form of one note.
 
-Layout (DESIGN.md section 4, Hello-Agents textbook section 9.4.2)::
+Layout (docs/notes-todo-plan.md, Hello-Agents textbook section 9.4.2)::
 
     ---
     id: note_20250119_153000_1a2b3c

@@ -65,14 +65,10 @@ def save(folder: Path, entries: Entries, *, backup: bool) -> None:
 
 
 def sync(folder: Path, entries: Entries | None, cache: NoteCache) -> tuple[Entries, bool]:
-    """Bring `entries` in line with the files in `folder`.
-
-    Returns (entries, changed). Changed or new files are parsed (and put in `cache`);
-    entries of removed files are dropped; a file that
-    no longer parses is left out with a warning (the file itself is never touched).
-    `entries` None means the index was missing or unusable: it is rebuilt, with a
-    warning when there were note files to rebuild it from.
-    """
+    """Bring `entries` in line with the files in `folder`; returns (entries, changed).
+    Changed or new files are parsed (into `cache`), removed ones dropped; a file that no longer
+    parses is left out with a warning (never touched). `entries` None: rebuilt from the files,
+    with a warning when there were any."""
     on_disk = scan(folder)
     rebuilt = entries is None
     entries = dict(entries or {})

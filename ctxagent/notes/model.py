@@ -18,7 +18,9 @@ from typing import Any, Callable, Iterable
 from ctxagent.errors import ToolInputError
 from ctxagent.redaction import redact
 
-NOTE_TYPES: tuple[str, ...] = ("task_state", "conclusion", "blocker", "action", "reference", "general")
+NOTE_TYPES: tuple[str, ...] = (
+    "task_state", "conclusion", "blocker", "action", "reference", "decision", "general")
+"""Note types; `decision` is the HelloCodeAgentCli guide's (a choice made and why)."""
 
 #: A note id: starts with a letter or digit; letters, digits, `_`, `-`; at most 100 chars.
 NOTE_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,99}")

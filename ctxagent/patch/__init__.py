@@ -1,4 +1,4 @@
-"""The patch applier: parse -> locate -> apply, all or nothing (DESIGN.md section 6).
+"""The patch applier: parse -> locate -> apply, all or nothing (docs/patch.md).
 
 - `parse_patch(text) -> Patch` (parser.py): pure, the `*** Begin Patch` format.
 - `seek_sequence(lines, pattern, start, eof) -> list[int]` (seek.py): pure matching.

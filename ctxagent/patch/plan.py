@@ -26,7 +26,7 @@ NEW_FILE_MODE = 0o644
 
 @dataclass(frozen=True)
 class PatchLimits:
-    """Size limits of one patch (DESIGN.md section 6; config `tools.patch_max_*`)."""
+    """Size limits of one patch (docs/patch.md; config `tools.patch_max_*`)."""
 
     max_files: int = 20
     """Most files one patch may create, change, delete or move (a move counts 2)."""

@@ -1,8 +1,7 @@
 """`KnowledgeBase`: documents cut into chunks, indexed for full-text search in SQLite.
 
-One SQLite file (WAL, busy timeout: `ctxagent.storage.sqlite.connect_sqlite`) with numbered
-migrations (`ctxagent.memory.migrations`) and the CJK-aware FTS5 index shared with
-memory (`ctxagent.memory.fts`). A document is known by its key (the resolved file path,
+One `ctxagent.storage.sqlite.SQLiteStore` with numbered migrations (`RAG`) and the
+CJK-aware FTS5 index shared with memory (`ctxagent.memory.fts`). A document is known by its key (the resolved file path,
 or the caller's document id) within a namespace. Adding it again replaces its chunks in
 one transaction, unless its content hash is unchanged (then nothing is written).
 
@@ -14,19 +13,16 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import threading
 import time
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
-from ctxagent.errors import StorageError
 from ctxagent.memory import fts
-from ctxagent.memory.migrations import Migrations
 from ctxagent.rag.chunking import Chunk
 from ctxagent.redaction import redact
 from ctxagent.storage.files import LOCK_TIMEOUT_S
-from ctxagent.storage.sqlite import immediate_transaction, open_sqlite
+from ctxagent.storage.migrations import Migrations
+from ctxagent.storage.sqlite import SQLiteStore
 
 RAG = Migrations("rag")
 FTS_TABLE = "chunks_fts"
@@ -81,34 +77,18 @@ def _setup(conn: sqlite3.Connection) -> None:
                        " FROM chunks c JOIN documents d ON d.id = c.document")
 
 
-class KnowledgeBase:
-    """The knowledge base in SQLite file `path`, seen through `namespace`.
-
-    A damaged file is moved aside (`<name>.corrupt-<stamp>`, with a warning) and a new,
-    empty knowledge base is created: add the documents again. Raises StorageError when
-    the file cannot be opened otherwise (`ctxagent.storage.sqlite.open_sqlite`).
+class KnowledgeBase(SQLiteStore):
+    """The knowledge base in SQLite file `path`, seen through `namespace`. A damaged file is
+    set aside with a warning and a new, empty one created (add the documents again);
+    StorageError when the file cannot be opened otherwise (`ctxagent.storage.sqlite`).
     """
 
+    label = "knowledge base"
+    damaged_hint = "Move it aside and add the documents again"
+
     def __init__(self, path: str | Path, *, namespace: str = "default", timeout_s: float = LOCK_TIMEOUT_S) -> None:
-        self.path = Path(path)
         self.namespace = namespace
-        self._lock = threading.RLock()
-        self._conn = open_sqlite(self.path, _setup, what="the knowledge base", timeout=timeout_s)
-
-    def close(self) -> None:
-        with self._lock:
-            self._conn.close()
-
-    @contextmanager
-    def _read(self) -> Iterator[sqlite3.Connection]:
-        with self._lock, _errors(self.path):
-            yield self._conn
-
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        with self._lock, _errors(self.path):
-            with immediate_transaction(self._conn) as conn:
-                yield conn
+        super().__init__(path, _setup, timeout_s=timeout_s)
 
     def put(self, key: str, *, source: str, title: str, kind: str, content_hash: str, chunks: list[Chunk],
             metadata: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -118,7 +98,7 @@ class KnowledgeBase:
         """
         out = {"document_id": key, "source": source, "title": title, "kind": kind, "chunks": len(chunks),
                "content_hash": content_hash, "replaced": False, "unchanged": False}
-        with self._write() as conn:
+        with self.write() as conn:
             old = conn.execute("SELECT id, content_hash, chunk_count FROM documents WHERE namespace = ? AND doc_key = ?",
                                (self.namespace, key)).fetchone()
             if old is not None and old["content_hash"] == content_hash:
@@ -141,7 +121,7 @@ class KnowledgeBase:
         terms = fts.query_terms(query or "")
         if not terms:
             return []
-        with self._read() as conn:
+        with self.read() as conn:
             total = conn.execute("SELECT max(id) FROM chunks").fetchone()[0] or 0  # O(1); >= the row count
             if len(terms) > 1 and total >= MIN_ROWS_TO_FOCUS:
                 terms = fts.focus_terms(terms, fts.doc_frequencies(conn, FTS_TABLE, terms), budget=POSTINGS_BUDGET)
@@ -156,7 +136,7 @@ class KnowledgeBase:
 
     def documents(self) -> list[dict[str, Any]]:
         """Every document of the namespace: {document_id, source, title, kind, chunks, added_at}."""
-        with self._read() as conn:
+        with self.read() as conn:
             rows = conn.execute("SELECT * FROM documents WHERE namespace = ? ORDER BY added_at, id",
                                 (self.namespace,)).fetchall()
         return [{"document_id": r["doc_key"], "source": r["source"], "title": r["title"], "kind": r["kind"],
@@ -164,7 +144,7 @@ class KnowledgeBase:
 
     def clear(self) -> int:
         """Delete every document of the namespace; return how many there were."""
-        with self._write() as conn:
+        with self.write() as conn:
             ids = [r[0] for r in conn.execute("SELECT id FROM documents WHERE namespace = ?", (self.namespace,))]
             _delete_documents(conn, ids)
         return len(ids)
@@ -204,12 +184,3 @@ def _hit(row: sqlite3.Row, score: float) -> dict[str, Any]:
             "page": row["page"], "heading": row["heading"], "score": round(score, 4), "content": row["content"],
             "citation": f"{row['source']} {where}{lines}"}
 
-
-@contextmanager
-def _errors(path: Path) -> Iterator[None]:
-    try:
-        yield
-    except sqlite3.OperationalError as exc:
-        raise StorageError(f"knowledge base {path}: {exc}. Another process may hold it; try again") from None
-    except sqlite3.DatabaseError as exc:
-        raise StorageError(f"knowledge base {path} is damaged: {exc}. Move it aside and add the documents again") from None

@@ -7,7 +7,7 @@ kept bytes as text (UTF-8, U+FFFD for invalid bytes, never an exception: case T0
 keeps as much of the head and the tail as fits in `limit` bytes of RENDERED text, with a
 marker giving the number of output bytes dropped between them. The limit is measured on
 the text returned, so replacement characters and escapes cannot push it past the cap.
-The DESIGN.md rule: observations are "truncated head + tail, marked".
+The rule: observations are "truncated head + tail, marked" (docs/terminal.md).
 
 With `escape=True` (what the terminal tool uses), `escape_controls` replaces control
 characters by visible escapes: a file could otherwise retitle or recolour the user's

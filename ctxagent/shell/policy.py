@@ -23,6 +23,7 @@ from ctxagent.errors import ToolInputError, ToolRefusedError
 from ctxagent.shell.commands.awk import check_awk_program
 from ctxagent.shell.commands.find import check_find
 from ctxagent.shell.commands.git import check_git
+from ctxagent.shell.commands.rg import rg_ignore_flags
 from ctxagent.shell.commands.sed import check_sed_script
 from ctxagent.shell.flags import Scan, scan
 from ctxagent.shell.parse import Word
@@ -37,17 +38,18 @@ _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _AWK_PROTECTED = ("ARGV", "ARGC", "ENVIRON", "PROCINFO")
 
 
-def check_pipeline(stages: list[list[Word]], ctx: PathContext) -> list[list[str]]:
-    """Check every stage of a pipeline; return the argv to run for each.
+def check_pipeline(stages: list[list[Word]], ctx: PathContext, notes: list[str] | None = None) -> list[list[str]]:
+    """Check every stage of a pipeline; return the argv to run for each. `notes`, when
+    given, receives lines to show after the output (what ctxagent changed, and why).
 
     Raises ToolRefusedError for the first word that is not allowed.
     """
     if len(stages) > 1 and any(stage[0].text == "cd" for stage in stages):
         raise ToolRefusedError("terminal: cd cannot be part of a pipeline; run `cd DIR` on its own first")
-    return [check_stage(stage, ctx) for stage in stages]
+    return [check_stage(stage, ctx, notes) for stage in stages]
 
 
-def check_stage(words: list[Word], ctx: PathContext) -> list[str]:
+def check_stage(words: list[Word], ctx: PathContext, notes: list[str] | None = None) -> list[str]:
     """Check one command (its name and arguments); return its argv. Raises ToolRefusedError."""
     name = words[0].text
     if name == "find":
@@ -60,9 +62,12 @@ def check_stage(words: list[Word], ctx: PathContext) -> list[str]:
     if spec.operands == "text":
         return [w.text for w in words]
     result = scan(name, spec, words[1:], ctx)
-    argv = _assemble(name, spec, words[1:], result, ctx)
+    paths: list[str] = []
+    argv = _assemble(name, spec, words[1:], result, ctx, paths)
     if name == "sed" and _sed_has_sandbox():
         argv.insert(1, "--sandbox")
+    if name == "rg":
+        argv[1:1] = rg_ignore_flags(result, [ctx.resolve(p) for p in paths] or [ctx.cwd], ctx, notes)
     return argv
 
 
@@ -77,9 +82,10 @@ def _unknown_command(name: str) -> ToolRefusedError:
     )
 
 
-def _assemble(name: str, spec: Spec, words: list[Word], result: Scan, ctx: PathContext) -> list[str]:
+def _assemble(name: str, spec: Spec, words: list[Word], result: Scan, ctx: PathContext,
+              paths: list[str]) -> list[str]:
     """The argv: the words as scanned (PATH flag values made absolute), with path
-    operands glob-expanded and checked."""
+    operands glob-expanded and checked (appended to `paths`)."""
     operand_idx = list(result.operands)
     literal: set[int] = set()  # operands that are text (pattern, script, program, assignment)
     if spec.operands in ("pattern", "script", "program") and not result.has(spec.pattern_flags):
@@ -97,6 +103,7 @@ def _assemble(name: str, spec: Spec, words: list[Word], result: Scan, ctx: PathC
         if spec.operands == "none":
             raise ToolRefusedError(f"{name}: the operand {words[i].text!r} is not allowed ({name} takes none)")
         expanded[i] = ctx.expand(name, words[i])
+        paths.extend(expanded[i])
     _check_operand_count(name, spec, sum(len(v) for v in expanded.values()))
     argv = [name]
     for i, text in enumerate(result.words):

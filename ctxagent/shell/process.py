@@ -16,7 +16,7 @@ files into it (breaker finding F3). In the bubblewrap jail the scratch directory
 a tmpfs of that size, a hard limit.
 
 The environment is built from an allow-list (`safe_env`), never by deleting names from
-ours, so API keys and tokens cannot leak into a command (DESIGN.md section 6.4).
+ours, so API keys and tokens cannot leak into a command (docs/redaction.md).
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ def _on_safe_path(path: str) -> bool:
 
 def run_pipeline(argvs: list[list[str]], *, cwd: str, env: dict[str, str], timeout: float,
                  max_output: int, prefix: list[str] | None = None, limits: ResourceLimits | None = None,
-                 scratch: str | None = None) -> RunResult:
+                 scratch: str | None = None, pass_fds: list[list[int]] | None = None) -> RunResult:
     """Run `argvs` as a pipeline in `cwd` (timeout in seconds, output cap in bytes).
 
     `prefix` (e.g. a bwrap jail ending in `--`) goes before each program. Programs are
@@ -91,7 +91,8 @@ def run_pipeline(argvs: list[list[str]], *, cwd: str, env: dict[str, str], timeo
     unless all are found. Programs keep their bare name as argv[0] (messages read
     `cat: x: No such file`); inside the jail bwrap finds them on the same SAFE_PATH.
     `limits` become each process's rlimits; with `scratch` too, the watchdog stops the
-    pipeline when that directory holds more than `limits.scratch_bytes`.
+    pipeline when that directory holds more than `limits.scratch_bytes`. `pass_fds`:
+    per stage, descriptors the program inherits (pinned reads; the caller closes them).
     """
     paths = [resolve_program(argv[0]) for argv in argvs]
     if prefix:
@@ -107,7 +108,7 @@ def run_pipeline(argvs: list[list[str]], *, cwd: str, env: dict[str, str], timeo
     deadline = time.monotonic() + timeout  # from the first spawn (issue 17 S12)
     try:
         procs = _start(commands, cwd=cwd, env=env, err_write=err_write,
-                       preexec=limits.preexec() if limits else None)
+                       preexec=limits.preexec() if limits else None, pass_fds=pass_fds or [])
     except BaseException:
         os.close(err_read)
         raise
@@ -137,14 +138,16 @@ def _unwrap_signal(code: int | None) -> int | None:
 
 
 def _start(commands: list[tuple[str | None, list[str]]], *, cwd: str, env: dict[str, str],
-           err_write: int, preexec: Callable[[], None] | None) -> list[subprocess.Popen[bytes]]:
+           err_write: int, preexec: Callable[[], None] | None,
+           pass_fds: list[list[int]]) -> list[subprocess.Popen[bytes]]:
     procs: list[subprocess.Popen[bytes]] = []
     stdin: int | object = subprocess.DEVNULL
     try:
-        for executable, command in commands:
+        for n, (executable, command) in enumerate(commands):
+            fds = tuple(pass_fds[n]) if n < len(pass_fds) else ()
             proc = subprocess.Popen(command, executable=executable, cwd=cwd, env=env, stdin=stdin,
                                     stdout=subprocess.PIPE, stderr=err_write, start_new_session=True,
-                                    close_fds=True, preexec_fn=preexec)
+                                    close_fds=True, pass_fds=fds, preexec_fn=preexec)
             if procs and procs[-1].stdout is not None:
                 procs[-1].stdout.close()  # the next stage owns it now
             procs.append(proc)

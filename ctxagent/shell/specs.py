@@ -87,9 +87,10 @@ SPECS: dict[str, Spec] = {
     ),
     "tree": _spec(
         short_none="adfixqNQpugshDFvtcUrCASnJ", short_value="LPIT",
-        long_none="noreport dirsfirst prune du gitignore si inodes device matchdirs ignore-case",
+        long_none="noreport dirsfirst prune du si inodes device matchdirs ignore-case",
         long_value="filelimit charset timefmt sort",
-        why={"-o": "writes its output to a file", "-l": _FOLLOWS_LINKS, "-R": "writes files"},
+        why={"-o": "writes its output to a file", "-l": _FOLLOWS_LINKS, "-R": "writes files",
+             "--gitignore": "reads every .gitignore, following symbolic links (issue 17 S9); use rg --files"},
     ),
     "cat": _spec(
         short_none="AbeEnstTuv",

@@ -1,6 +1,6 @@
-"""Durable state on disk: atomic writes, backups, JSONL append, file locks, SQLite setup.
+"""Durable state on disk: atomic writes, backups, JSONL append, file locks.
 
-Rules (DESIGN.md section 4): every write goes to a temporary file in the same folder,
+Rules (docs/state.md): every write goes to a temporary file in the same folder,
 is fsynced and then `os.replace`d over the target, so a crash leaves either the old or
 the new bytes, never a mix. Readers survive empty or corrupt files: they fall back to
 the `.bak` copy, and a corrupt file is copied aside (`<name>.corrupt-<stamp>`) before
@@ -18,7 +18,6 @@ import glob
 import json
 import os
 import shutil
-import sqlite3
 import stat
 import tempfile
 import time
@@ -32,7 +31,7 @@ from ctxagent.errors import StorageError
 
 #: Seconds a writer waits for a file lock or a busy SQLite database before giving up.
 LOCK_TIMEOUT_S = 30.0
-#: The per-repository state folder (DESIGN.md section 4).
+#: The per-repository state folder (docs/state.md).
 STATE_DIR_NAME = ".ctxagent"
 #: Name prefix of `atomic_write_bytes`'s temporary files: short, so that any file name
 #: the file system accepts (up to 255 bytes) can be written (breaker F6).
@@ -41,12 +40,9 @@ TMP_PREFIX = ".ctxtmp-"
 
 def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None, replace: bool = True) -> bool:
     """Write `data` to `path` atomically (temp file + fsync + rename); True when written.
-
-    `mode`: permission bits (default: the old file's, 0o644 for a new file). The temporary
-    file is `.ctxtmp-<random>.tmp` beside `path`. `replace=False`: take the name only if it
-    is free (hard link; False when another writer has it). Under `.ctxagent` the folder is
-    checked first (`guard_state_path`). Raises StorageError if it cannot be written or is refused.
-    """
+    `mode`: permission bits (default: the old file's, 0o644 new). `replace=False`: take the name
+    only if free (False when another writer has it). Raises StorageError if it cannot be
+    written or is refused (`guard_state_path`). Reference: docs/state.md ("Writes")."""
     path = Path(path)
     guard_state_path(path)
     return _atomic_write(path, data, mode, replace)
@@ -186,16 +182,10 @@ def read_json_with_fallback(
     *,
     validate: Callable[[Any], Any] | None = None,
 ) -> Any:
-    """Read JSON from `path`, surviving a missing, empty or corrupt file.
-
-    Order: the file itself; if it is empty or corrupt (or `validate` raises on it) it is
-    copied aside once (`set_aside`) and `<path>.bak` is tried; then `default()`.
-    `validate(value)` may return a normalised value or raise ValueError/TypeError.
-    When the backup restores the value, its bytes are written back over the corrupt file
-    (unless another writer replaced it meanwhile), so the next read is clean. Any problem
-    gives exactly ONE warning (UserWarning) saying what was set aside and whether the
-    backup restored the value or the default (usually empty) is used.
-    """
+    """Read JSON from `path`: the file, else (empty, corrupt, or `validate` raising ValueError/
+    TypeError) it is set aside and `<path>.bak` tried (written back when it restores the value),
+    else `default()`. `validate(value)` may return a normalised value. Any problem gives
+    exactly one UserWarning. Reference: docs/state.md ("Damaged state is recovered once")."""
     path = Path(path)
     backup = path.with_name(path.name + ".bak")
     problems: list[str] = []
@@ -247,13 +237,9 @@ def _restore(path: Path, good: bytes, damaged: bytes) -> None:
 
 
 def append_jsonl(path: Path, record: dict[str, Any]) -> None:
-    """Append one JSON object as a line and fsync, so a crash loses at most this record.
-
-    A file whose last line a crash cut off (no final newline) gets the newline first, so
-    the torn line stays alone (read_jsonl skips it) and this record is whole on its own
-    line, instead of both being lost as one joined line. Never appends through a symbolic
-    link. Raises StorageError if the file cannot be written.
-    """
+    """Append one JSON object as a line and fsync, so a crash loses at most this record; a torn
+    last line gets its newline first, so it stays alone (read_jsonl skips it). Never through a
+    symbolic link. Raises StorageError if the file cannot be written."""
     path = Path(path)
     line = json_bytes(record, default=str) + b"\n"
     guard_state_path(path)
@@ -302,14 +288,6 @@ def file_lock(path: Path, timeout: float = LOCK_TIMEOUT_S) -> FileLock:
     return FileLock(str(lock), timeout=timeout)
 
 
-def connect_sqlite(path: Path, *, timeout: float = LOCK_TIMEOUT_S) -> sqlite3.Connection:
-    """Open a SQLite database for concurrent use (WAL, busy timeout `timeout` seconds,
-    foreign keys); see `ctxagent.storage.sqlite.connect_sqlite`, which this calls."""
-    from ctxagent.storage.sqlite import connect_sqlite as connect
-
-    return connect(path, timeout=timeout)
-
-
 # ---------------------------------------------------------------- the state folder
 
 
@@ -334,13 +312,9 @@ def refuse_links_below(base: Path, path: Path) -> Path:
 
 
 def state_dir(repo: Path) -> Path:
-    """`<repo>/.ctxagent`, the per-repository state folder, checked but NOT created.
-
-    A missing folder is fine (readers find nothing; nothing is created by looking).
-    Raises StorageError when it is a symbolic link, resolves outside `repo`, or holds a
-    symbolic link directly inside it (`notes`, `sessions`, `memory.db`...): a cloned
-    repository must not choose where ctxagent reads and writes its state (breaker F16).
-    """
+    """`<repo>/.ctxagent`, checked but NOT created (missing is fine). Raises StorageError when
+    it is a symbolic link, resolves outside `repo`, or holds a symbolic link directly inside
+    it (breaker F16: a cloned repository must not choose where ctxagent writes; docs/state.md)."""
     repo = Path(repo)
     folder = repo / STATE_DIR_NAME
     try:
@@ -374,14 +348,9 @@ def _refuse_links_inside(folder: Path) -> None:
 
 
 def ensure_state_dir(repo: Path) -> Path:
-    """`<repo>/.ctxagent`, created if needed, with a `.gitignore` of `*` so that backups,
-    transcripts and memory.db are never committed (README "State on disk"); returns it.
-
-    Every writer of per-repository state gets its folder from here (patch backups,
-    sessions, snapshots, notes, the todo board, memory, the knowledge base, chat history).
-    Raises StorageError as `state_dir` does, and when `.ctxagent` is not a folder or
-    cannot be created.
-    """
+    """`<repo>/.ctxagent`, created if needed with a `.gitignore` of `*`; returns it. Every writer
+    of per-repository state gets its folder here (docs/state.md). Raises StorageError as
+    `state_dir` does, and when `.ctxagent` is not a folder or cannot be created."""
     folder = state_dir(repo)
     try:
         folder.mkdir(parents=True, exist_ok=True)

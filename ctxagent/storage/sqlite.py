@@ -1,23 +1,20 @@
-"""SQLite files of ctxagent (memory.db, the knowledge base): opening, and recovery.
+"""SQLite files of ctxagent (memory.db, the knowledge base): opening, recovery, a store base.
 
-`connect_sqlite(path)` opens one for concurrent use (WAL, busy timeout, foreign keys).
-`open_sqlite(path, setup, what=...)` also runs `setup(conn)` (the migrations) and
-recovers a damaged file the way the JSON stores do (DESIGN.md section 4, breaker F10):
-a file SQLite reports as corrupt or not a database (garbage bytes, a truncated copy)
-is moved aside with its -wal/-shm files as `<name>.corrupt-<unix ms>[-wal|-shm]`, one
-warning says so, and a new, empty database takes its place. A database written by a
-newer ctxagent is NOT damaged: it is refused (StorageError) and left alone.
+`SQLiteStore` is the base of `MemoryStore` and `KnowledgeBase`: one connection (WAL, busy
+timeout) opened by `open_sqlite`, which runs the migrations and sets a damaged file aside.
+Reference: docs/memory-rag.md ("Storage").
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
+import threading
 import time
 import warnings
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 from ctxagent.errors import StorageError
 from ctxagent.storage.files import LOCK_TIMEOUT_S, file_lock, guard_state_path, refuse_link, unique_path
@@ -29,15 +26,10 @@ DAMAGED_CODES = {11: "SQLITE_CORRUPT", 26: "SQLITE_NOTADB"}
 
 
 def connect_sqlite(path: Path, *, timeout: float = LOCK_TIMEOUT_S) -> sqlite3.Connection:
-    """Open a SQLite database for concurrent use: WAL mode, busy timeout, foreign keys.
-
-    `timeout` is in seconds and covers "database is locked" waits. Setting WAL on a new
-    file can itself race with another opener; that is retried within the timeout.
-    Raises StorageError when the file or one of its SIDECARS is a symbolic link, its
-    `.ctxagent` folder is refused (`ctxagent.storage.files.guard_state_path`) or its folder
-    cannot be created; sqlite3.DatabaseError when the file is not a usable
-    database (the connection is closed first).
-    """
+    """Open a SQLite database for concurrent use: WAL, busy timeout `timeout` seconds, foreign keys.
+    Raises StorageError when the file or one of its SIDECARS is a symbolic link, the
+    `.ctxagent` folder is refused (`guard_state_path`) or cannot be created; sqlite3.DatabaseError
+    when the file is not a usable database (the connection is closed first)."""
     path = Path(path)
     guard_state_path(path)
     for name in (path.name, *(path.name + suffix for suffix in SIDECARS)):
@@ -82,15 +74,10 @@ def is_damaged(exc: BaseException) -> bool:
 
 def open_sqlite(path: Path, setup: Callable[[sqlite3.Connection], None], *, what: str,
                 timeout: float = LOCK_TIMEOUT_S) -> sqlite3.Connection:
-    """Open `path` in autocommit mode and run `setup(conn)`; recover a damaged file.
-
-    `what` names the database in messages ("the memory database"). A damaged file is
-    set aside (`set_aside_sqlite`) under the file lock `<path>.lock` (so two processes
-    never both move it), a UserWarning names the copy, and a new database is created.
-    Raises StorageError when the file cannot be opened for another reason (locked,
-    unwritable, a symbolic link, a newer schema from `setup`), or when even a new
-    database cannot be created; the file is then left as it was.
-    """
+    """Open `path` in autocommit mode and run `setup(conn)`; a damaged file is set aside under
+    `<path>.lock` with one UserWarning and a new one created (`what` names it in messages).
+    Raises StorageError for any other failure (locked, unwritable, a symbolic link, a newer
+    schema) or when even a new database cannot be created. Reference: docs/memory-rag.md."""
     path = Path(path)
     try:
         return _open_once(path, setup, timeout)
@@ -152,3 +139,53 @@ def immediate_transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connecti
     except BaseException:
         conn.execute("ROLLBACK")
         raise
+
+
+class SQLiteStore:
+    """One SQLite file `path`, opened with `open_sqlite(path, setup)`, shared by threads (one
+    connection behind a lock). `label` names it in errors ("memory database"); `damaged_hint`
+    says what to do with a damaged file. `read()`/`write()` raise StorageError.
+    """
+
+    label = "database"
+    damaged_hint = "Move it aside to start afresh"
+
+    def __init__(self, path: str | Path, setup: Callable[[sqlite3.Connection], None], *,
+                 timeout_s: float = LOCK_TIMEOUT_S) -> None:
+        self.path = Path(path)
+        self._lock = threading.RLock()
+        self._conn = open_sqlite(self.path, setup, what=f"the {self.label}", timeout=timeout_s)
+
+    def close(self) -> None:
+        """Close the connection (the store is unusable afterwards)."""
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    @contextmanager
+    def read(self) -> Iterator[sqlite3.Connection]:
+        """The connection, locked, for a read; SQLite errors become StorageError."""
+        with self._lock, self._errors():
+            yield self._conn
+
+    @contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """One `BEGIN IMMEDIATE` transaction: committed whole, or rolled back on any error."""
+        with self._lock, self._errors():
+            with immediate_transaction(self._conn) as conn:
+                yield conn
+
+    @contextmanager
+    def _errors(self) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.OperationalError as exc:
+            raise StorageError(f"{self.label} {self.path}: {exc}. Another process may hold it for longer "
+                               "than the busy timeout; try again") from None
+        except sqlite3.DatabaseError as exc:
+            raise StorageError(f"{self.label} {self.path} is damaged: {exc}. {self.damaged_hint}") from None

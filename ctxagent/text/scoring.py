@@ -3,7 +3,7 @@
 BM25 (Robertson & Zaragoza, "The Probabilistic Relevance Framework", 2009) with the
 usual k1 = 1.5 and b = 0.75, over the terms of `ctxagent.text.terms`. Scores are
 normalised to [0, 1] per query by dividing by the best score, so they combine with
-recency in `score = w_rel * relevance + w_rec * recency` (DESIGN.md section 2).
+recency in `score = w_rel * relevance + w_rec * recency` (docs/context.md, "How selection works").
 The index is an inverted index, so scoring touches only documents that share a term
 with the query: cost grows with matches, not with the corpus.
 """
@@ -139,11 +139,6 @@ def bm25_from_tfs(
             norm = tf * (k1 + 1) / (tf + k1 * (1 - b + b * lengths[i] / avg))
             raw[i] += idf * norm * query_weight
     return raw
-
-
-def relevance_scores(query: str, docs: Sequence[str]) -> list[float]:
-    """BM25 relevance in [0, 1] of each of `docs` to `query` (convenience for one-off use)."""
-    return BM25Index(docs).scores(query)
 
 
 def recency_score(timestamp: float, *, now: float | None = None, half_life_s: float = 3600.0) -> float:

@@ -102,11 +102,6 @@ def chunks(text: str) -> list[bytes]:
     return text.encode("utf-8", "surrogatepass").translate(_CHUNK_TABLE).split()
 
 
-def chunk_text(chunk: bytes) -> str:
-    """A chunk back as text (chunks end on ASCII bytes, so no character is ever split)."""
-    return chunk.decode("utf-8", "surrogatepass")
-
-
 def evict_oldest(cache: dict, keep: int) -> None:
     """Drop all but the `keep` newest entries of a dict used as a bounded FIFO cache.
 

@@ -21,6 +21,9 @@ TOOLS: dict[str, str] = {
     "plan": "ctxagent.tools.plan:PlanTool",
     "memory": "ctxagent.tools.memory:MemoryTool",
     "rag": "ctxagent.tools.rag:RAGTool",
+    "python_exec": "ctxagent.tools.python_exec:PythonExecTool",
+    "skill": "ctxagent.tools.skill:SkillTool",
+    "memory_file": "ctxagent.tools.memory_file:MemoryFileTool",
 }
 
 _LAZY = {target.split(":")[1]: target.split(":")[0] for target in TOOLS.values()}

@@ -6,7 +6,7 @@ A tool has a `name`, a `description` and parameters described by a pydantic mode
 `ToolResult(ok=False, content=<what to do instead>)`. Library users call `run(args)`,
 which returns the Python result (`data`) and raises a `CtxAgentError` subclass on bad
 input, following the Hello-Agents textbook's conventions (`tool.run({"action": ...})`).
-See DESIGN.md section 5.
+See docs/tools.md.
 """
 
 from __future__ import annotations

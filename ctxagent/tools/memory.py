@@ -126,7 +126,7 @@ class MemoryTool(TextbookExecute, Tool):
     @classmethod
     def for_repo(cls, repo: str | Path, settings: Any = None, *, session_id: str | None = None,
                  client: Any = None, **options: Any) -> MemoryTool:
-        """The tool over `<repo>/.ctxagent/memory.db` (DESIGN.md section 4), new memories tagged
+        """The tool over `<repo>/.ctxagent/memory.db` (docs/state.md), new memories tagged
         with `session_id`; `options` go to the constructor. Raises StorageError (unopenable db)."""
         return cls(workspace=Path(repo), session_id=session_id, **options)
 

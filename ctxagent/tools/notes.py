@@ -71,7 +71,7 @@ class NoteTool(Tool):
     @classmethod
     def for_repo(cls, repo: str | Path, settings: Any = None, *, session_id: str | None = None,
                  client: Any = None, **options: Any) -> NoteTool:
-        """The tool over `<repo>/.ctxagent/notes` (DESIGN.md section 4); `options` go to the constructor."""
+        """The tool over `<repo>/.ctxagent/notes` (docs/state.md); `options` go to the constructor."""
         return cls(workspace=ensure_state_dir(Path(repo)) / "notes", **options)
 
     def _run(self, params: NoteParams) -> ToolResult:

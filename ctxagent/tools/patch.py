@@ -1,12 +1,13 @@
-"""`apply_patch`: the only way the agent changes files (DESIGN.md section 6).
+"""`apply_patch`: the only way the agent changes files (docs/patch.md).
 
 The model sends one patch in the `*** Begin Patch` format (see `ctxagent.patch.parser`).
 Before running, the loop asks for approval with `preview(args)`: the plain unified diff
 of the planned changes, kept: `_run` writes exactly that plan (refused, nothing written,
-when a file changed since; a call without a preview is planned then). It backs
-the originals up under `<workspace>/.ctxagent/backups/<stamp>/` and writes all files or
-none. The model receives a compact summary (`M src/app.py (+2 -1)` per file); library
-callers get `{"files": [{"path", "action", "added", "removed"}], "backup": dir}`.
+when a file changed since; a call without a preview is planned then). It records a
+checkpoint first (`ctxagent.exec.guard`; `/undo` restores it; a checkpoint that cannot be
+recorded refuses the patch) and writes all files or none. The model receives a compact
+summary (`M src/app.py (+2 -1)` per file); library callers get
+`{"files": [{"path", "action", "added", "removed"}], "checkpoint": number | None}`.
 """
 
 from __future__ import annotations
@@ -16,11 +17,12 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from ctxagent.exec.checkpoints import CheckpointError
+from ctxagent.exec.guard import CheckpointGuard
 from ctxagent.patch import apply_changes, parse_patch, plan_patch, unified_diff
 from ctxagent.patch.apply import PatchInterrupted
 from ctxagent.patch.paths import workspace_root
 from ctxagent.patch.plan import FileChange, PatchLimits
-from ctxagent.storage.files import ensure_state_dir
 from ctxagent.templates import render
 from ctxagent.tools.base import Tool, ToolResult, tool_limits
 
@@ -35,8 +37,8 @@ class ApplyPatchTool(Tool):
     """Apply patches inside `workspace`, all or nothing.
 
     max_files: most files one patch may touch; max_changed_lines: most added + removed
-    lines (both refuse the patch with a clear error when exceeded). backup: keep the
-    originals under `<workspace>/.ctxagent/backups/<stamp>/`.
+    lines (both refuse the patch with a clear error when exceeded). checkpoint: record
+    one before writing (`checkpoints`, a CheckpointGuard; the agent keeps its turn current).
     """
 
     name = "apply_patch"
@@ -45,17 +47,18 @@ class ApplyPatchTool(Tool):
     needs_approval = True
 
     def __init__(self, workspace: str | Path = ".", max_files: int = 20,
-                 max_changed_lines: int = 2000, backup: bool = True) -> None:
+                 max_changed_lines: int = 2000, checkpoint: bool = True, session_id: str | None = None) -> None:
         self.workspace = Path(workspace)
         self.limits = PatchLimits(max_files=max_files, max_changed_lines=max_changed_lines)
-        self.backup = backup
+        self.checkpoints = CheckpointGuard(self.workspace, session_id=session_id) if checkpoint else None
 
     @classmethod
     def for_repo(cls, repo: str | Path, settings: Any = None, *, session_id: str | None = None,
                  client: Any = None) -> ApplyPatchTool:
         """Patches inside repository `repo`, limits from `settings.tools`."""
         limits = tool_limits(settings)
-        return cls(workspace=repo, max_files=limits.patch_max_files, max_changed_lines=limits.patch_max_changed_lines)
+        return cls(workspace=repo, max_files=limits.patch_max_files, max_changed_lines=limits.patch_max_changed_lines,
+                   session_id=session_id)
 
     def plan(self, patch: str) -> list[FileChange]:
         """Parse and locate `patch` without writing. Raises PatchError."""
@@ -73,20 +76,27 @@ class ApplyPatchTool(Tool):
         planned, self._planned = getattr(self, "_planned", None), None
         changes = planned[1] if planned and planned[0] == params.patch else self.plan(params.patch)
         root = workspace_root(self.workspace)  # apply_changes refuses a file changed since the plan
+        checkpoint = None
+        if self.checkpoints is not None and changes:
+            try:
+                checkpoint = self.checkpoints.before("apply_patch", ", ".join(c.path for c in changes))
+            except CheckpointError as exc:
+                return ToolResult(False, f"apply_patch refused: {exc}. Nothing was written (a change is never "
+                                         "made without a checkpoint to undo it).")
         try:
-            result = apply_changes(changes, root, ensure_state_dir(root) / "backups" if self.backup and changes else None)
+            result = apply_changes(changes, root, None)
         except PatchInterrupted:  # Ctrl-C: restored, or (during the commit) applied: the cache must not lie
             _invalidate(self.workspace, [c.path for c in changes])
             raise
-        backup = None
-        if result.backup_dir is not None:
-            backup = result.backup_dir.relative_to(Path(self.workspace).resolve()).as_posix()
+        if checkpoint is not None:
+            self.checkpoints.after(checkpoint)
         files = result.files()
         _invalidate(self.workspace, [f["path"] for f in files] + [f["from"] for f in files if "from" in f])
         content = f"Patch applied ({len(files)} file{'s' if len(files) != 1 else ''}):\n{result.summary()}"
-        if backup:
-            content += f"\nOriginals backed up in {backup}"
-        return ToolResult(True, content, {"files": files, "backup": backup})
+        if checkpoint is not None and checkpoint.notice:
+            content += f"\nwarning: {checkpoint.notice}"
+        number = checkpoint.number if checkpoint is not None else None
+        return ToolResult(True, content, {"files": files, "checkpoint": number})
 
 
 def _invalidate(workspace: Path, changed: list[str]) -> None:

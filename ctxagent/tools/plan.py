@@ -81,6 +81,14 @@ class PlanParams(BaseModel):
     plan: dict[str, Any] | None = Field(None, description="a plan returned earlier (load_to_todo)")
 
 
+#: What `plan` says when it has no model to ask (e.g. `ctxagent tool plan` with no model configured).
+NO_MODEL = ("the plan tool needs a model to ask and none is configured here: set one with "
+            "CTXAGENT_BASE_URL, CTXAGENT_MODEL and CTXAGENT_API_KEY, or a [model] table in "
+            "~/.config/ctxagent/config.toml (docs/configuration.md; `ctxagent doctor` checks it), then "
+            "ask for a plan inside `ctxagent run` or `ctxagent chat`. `load_to_todo` with a plan works "
+            "without a model; from Python, pass the client: PlanTool(client).")
+
+
 class PlanTool(Tool):
     """Plans with `client`; loads steps onto `board` (a TodoBoard, or anything with `.board`),
     else onto the board of repository `workspace` when given (`<workspace>/.ctxagent/todos.json`)."""
@@ -118,7 +126,7 @@ class PlanTool(Tool):
     def make_plan(self, goal: str, constraints: list[str]) -> Plan:
         """Ask the model for a plan; one retry on an invalid reply. Raises LLMError, ConfigError."""
         if self.client is None:
-            raise ConfigError("the plan tool has no model client; construct PlanTool(client)")
+            raise ConfigError(NO_MODEL)
         bounds = {"min_steps": MIN_STEPS, "max_steps": MAX_STEPS}
         messages = [{"role": "user", "content": render("ctxagent.tools", "plan", goal=goal, constraints=constraints, **bounds)}]
         text = self._ask(messages)

@@ -15,7 +15,11 @@ the whole process group, resource limits (memory, file sizes, scratch space:
 bubblewrap jail that shows only the system and the workspace, read-only, where one
 works (`bwrap_jail`). git sees a sanitized view of the repository (`terminal_git_repo`).
 `cd` changes this tool instance's directory, inside the workspace.
-See DESIGN.md section 6 and docs/terminal.md.
+
+`allow_dangerous: true` (the parameter name HelloCodeAgentCli uses) sends a command
+outside the read-only list to the approval path instead (workspace-write mode only): the
+user approves it or a rule allows it (`gate`), and it runs with `sh -c`, checkpointed,
+in the exec sandbox (`ctxagent.exec`, docs/exec.md). See docs/terminal.md.
 """
 
 from __future__ import annotations
@@ -30,6 +34,8 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, Field
 
 from ctxagent.errors import ToolInputError, ToolRefusedError
+from ctxagent.exec.executor import Executor
+from ctxagent.exec.gate import WRITE_MODE, ExecPolicy, Gate
 from ctxagent.shell.commands.git import git_env
 from ctxagent.shell.commands.git_repo import prepare_git_view
 from ctxagent.shell.jail import jail_available, jail_prefix, outside_system_dirs
@@ -37,9 +43,11 @@ from ctxagent.shell.limits import ResourceLimits
 from ctxagent.shell.output import escape_controls, strip_line_ends
 from ctxagent.shell.parse import Word, parse_pipeline
 from ctxagent.shell.paths import PathContext
+from ctxagent.shell.pinned import pin_reads
 from ctxagent.shell.policy import check_pipeline
 from ctxagent.shell.process import RunResult, resolve_program, run_pipeline, safe_env
 from ctxagent.tools.base import Tool, ToolResult, tool_limits
+from ctxagent.tools.exec_gate import Ask, GatedRuns
 
 
 class TerminalParams(BaseModel):
@@ -49,6 +57,10 @@ class TerminalParams(BaseModel):
         description="One read-only command, or a `|` pipeline of them, e.g. \"grep -rn 'TODO' src | head -20\". "
         "No ;, &&, redirection or $(...)."
     )
+    allow_dangerous: bool = Field(
+        False, description="true: a command outside the read-only list (tests, builds, linters) is shown to the "
+        "user and runs only if approved or allowed by a rule, in workspace-write mode only; it may write in the "
+        "workspace, and shell syntax is then allowed")
 
 
 class TerminalTool(Tool):
@@ -64,6 +76,8 @@ class TerminalTool(Tool):
       it works (default).
     limits: memory, file-size and scratch-space limits of every command
       (`ResourceLimits()` by default: 1 GiB, 64 MiB, 256 MiB).
+    exec_policy, session_id, ask: the `allow_dangerous` path (mode, rules, sandbox; the
+      session its checkpoints are tagged with; `Gate -> bool` approval for library use).
     """
 
     name: ClassVar[str] = "terminal"
@@ -77,7 +91,8 @@ class TerminalTool(Tool):
 
     def __init__(self, workspace: str | os.PathLike[str] = ".", timeout: float = 30,
                  max_output_size: int = 65536, *, allow_cd: bool = True, sandbox: bool | None = None,
-                 limits: ResourceLimits | None = None) -> None:
+                 limits: ResourceLimits | None = None, exec_policy: ExecPolicy | None = None,
+                 session_id: str | None = None, ask: Ask | None = None) -> None:
         if timeout <= 0 or max_output_size <= 0:
             raise ToolInputError("terminal: timeout and max_output_size must be positive")
         root = Path(workspace)
@@ -89,13 +104,19 @@ class TerminalTool(Tool):
         self.allow_cd = allow_cd
         self.sandbox = sandbox
         self.limits = limits or ResourceLimits()
+        self.executor = Executor(Path(real), exec_policy or ExecPolicy(), session_id=session_id)
+        self.gates = GatedRuns(ask)
+        if self.executor.policy.mode == WRITE_MODE:
+            self.description = self.description + WRITE_DESCRIPTION  # type: ignore[misc]
 
     @classmethod
     def for_repo(cls, repo: str | os.PathLike[str], settings: Any = None, *, session_id: str | None = None,
                  client: Any = None) -> TerminalTool:
         """The terminal over repository `repo`, timeout and output cap from `settings.tools`."""
         limits = tool_limits(settings)
-        return cls(workspace=repo, timeout=limits.terminal_timeout_s, max_output_size=limits.terminal_max_output_bytes)
+        policy = settings.exec_policy() if settings is not None else None
+        return cls(workspace=repo, timeout=limits.terminal_timeout_s, max_output_size=limits.terminal_max_output_bytes,
+                   exec_policy=policy, session_id=session_id)
 
     @property
     def workspace(self) -> Path:
@@ -107,16 +128,52 @@ class TerminalTool(Tool):
         """The directory commands run in (inside the workspace)."""
         return Path(self.ctx.cwd)
 
+    def gate(self, args: dict[str, Any]) -> Gate | None:
+        """The approval gate of a call with `allow_dangerous` whose command is not read-only
+        (`ctxagent.exec.gate`); None when the call runs on the read-only path."""
+        params = self.parse(args)
+        command = _command(params)
+        if not params.allow_dangerous or self._read_only(command):
+            return None
+        return self.gates.hold(command, self._command_gate(command))
+
+    def _command_gate(self, command: str) -> Gate:
+        cwd = os.path.relpath(self.ctx.cwd, self.ctx.root)
+        try:
+            where = self.executor.sandbox().describe()
+        except ToolRefusedError as exc:
+            gate = Gate("terminal", command, "bash", refusal=str(exc))
+            return gate
+        return self.executor.policy.command_gate(command, details=[f"cwd: {cwd} (in {self.ctx.root})",
+                                                                   f"sandbox: {where}"])
+
+    def _read_only(self, command: str) -> bool:
+        """Whether `command` passes the read-only checks (so it needs no approval)."""
+        try:
+            stages = parse_pipeline(command)
+            if not (stages[0][0].text == "cd" and len(stages) == 1):
+                check_pipeline(stages, self.ctx)
+        except (ToolRefusedError, ToolInputError):
+            return False
+        return True
+
     def _run(self, params: TerminalParams) -> ToolResult:  # type: ignore[override]
-        command = params.command.strip()
-        if not command:
-            raise ToolInputError("terminal: the command is empty; e.g. {\"command\": \"ls -la\"}")
-        stages = parse_pipeline(command)
-        if stages[0][0].text == "cd" and len(stages) == 1:
-            return self._cd(stages[0][1:])
-        argvs = check_pipeline(stages, self.ctx)
+        command = _command(params)
+        if params.allow_dangerous and not self._read_only(command):
+            return self._run_approved(command)
+        notes: list[str] = []
+        try:
+            stages = parse_pipeline(command)
+            if stages[0][0].text == "cd" and len(stages) == 1:
+                return self._cd(stages[0][1:])
+            argvs = check_pipeline(stages, self.ctx, notes)
+        except ToolRefusedError as exc:
+            if self.executor.policy.mode == WRITE_MODE:
+                raise ToolRefusedError(f"{exc} (to ask the user to run it anyway, resend the call with "
+                                       "allow_dangerous: true)") from None
+            raise
         result = self._execute(argvs)
-        text = format_result(result)
+        text = "\n".join([format_result(result), *(escape_controls(n) for n in notes)])
         shown = escape_controls(command)
         if result.timed_out:
             return ToolResult(ok=False, content=(
@@ -131,6 +188,14 @@ class TerminalTool(Tool):
                 f"killed. Narrow the input (a path, grep or head first) and retry.\n"
                 f"Output before it was stopped:\n{text}"))
         return ToolResult(ok=True, content=text, data=text)
+
+    def _run_approved(self, command: str) -> ToolResult:
+        """Run an approved (or rule-allowed) command line with `sh -c`, checkpointed and
+        sandboxed (`ctxagent.exec.executor`)."""
+        self.gates.check(command, lambda: self._command_gate(command))
+        report = self.executor.run(["/bin/sh", "-c", command], tool="terminal", label=command,
+                                   title=f"$ {escape_controls(command)}", cwd=Path(self.ctx.cwd))
+        return ToolResult(ok=report.ok, content=report.text, data=report.data)
 
     def _execute(self, argvs: list[list[str]]) -> RunResult:
         """Run the checked pipeline. The run directory holds `tmp/` (the scratch: HOME and
@@ -153,8 +218,17 @@ class TerminalTool(Tool):
             if use_jail:
                 prefix = jail_prefix(workspace=self.ctx.root, cwd=self.ctx.cwd, scratch=scratch,
                                      scratch_bytes=limits.scratch_bytes, extra_ro=readable)
-            return run_pipeline(argvs, cwd=self.ctx.cwd, env=env, timeout=self.timeout,
-                                max_output=self.max_output_size, prefix=prefix, limits=limits, scratch=scratch)
+            pinned: list[list[int]] = []
+            try:
+                for n, argv in enumerate(argvs):  # open what was checked (issue 17 S14)
+                    argvs[n], fds = pin_reads(argv, self.ctx)
+                    pinned.append(fds)
+                return run_pipeline(argvs, cwd=self.ctx.cwd, env=env, timeout=self.timeout,
+                                    max_output=self.max_output_size, prefix=prefix, limits=limits,
+                                    scratch=scratch, pass_fds=pinned)
+            finally:
+                for fd in (fd for fds in pinned for fd in fds):
+                    os.close(fd)
 
     def _use_jail(self) -> bool:
         if self.sandbox is False:
@@ -190,6 +264,19 @@ class TerminalTool(Tool):
     def pwd(self) -> str:
         """The current directory, absolute (textbook API)."""
         return self.ctx.cwd
+
+
+WRITE_DESCRIPTION = (
+    " Workspace-write mode: to run anything else (tests, builds, linters, e.g. `python -m pytest -q`, "
+    "`ruff check .`, `make`), set allow_dangerous: true; the user sees the command and approves it (or a rule "
+    "allows it); it runs in the workspace with a timeout and may write files there.")
+
+
+def _command(params: TerminalParams) -> str:
+    command = params.command.strip()
+    if not command:
+        raise ToolInputError("terminal: the command is empty; e.g. {\"command\": \"ls -la\"}")
+    return command
 
 
 def format_result(result: RunResult) -> str:

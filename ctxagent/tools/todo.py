@@ -31,7 +31,9 @@ class TodoItemSpec(BaseModel):
     """One item of a `set` request."""
 
     id: int | None = Field(None, description="keep this id (omit for a new item)")
-    content: str = Field(description="what is to be done, one short imperative line")
+    content: str | None = Field(None, description="what is to be done, one short imperative line")
+    title: str | None = Field(None, description="same as content (HelloCodeAgentCli's name)")
+    desc: str | None = Field(None, description="optional detail, appended to the text")
     status: str = Field("pending", description=" | ".join(STATUSES))
     priority: str | None = Field(None, description=" | ".join(PRIORITIES))
 
@@ -43,6 +45,8 @@ class TodoParams(BaseModel):
         description="add | update | list | remove | clear_completed | set (replace the whole board)")
     id: int | None = Field(None, description="item id (update, remove)")
     content: str | None = Field(None, description="item text (add; update)")
+    title: str | None = Field(None, description="same as content (HelloCodeAgentCli's name)")
+    desc: str | None = Field(None, description="optional detail, appended to the item text")
     status: str | None = Field(None, description=f"{' | '.join(STATUSES)}; at most one item in_progress "
                                "(add, default pending; update; filter for list)")
     priority: str | None = Field(None, description=f"{' | '.join(PRIORITIES)} (add; update)")
@@ -67,7 +71,7 @@ class TodoTool(Tool):
     @classmethod
     def for_repo(cls, repo: str | Path, settings: Any = None, *, session_id: str | None = None,
                  client: Any = None) -> TodoTool:
-        """The tool over `<repo>/.ctxagent/todos.json` (DESIGN.md section 4)."""
+        """The tool over `<repo>/.ctxagent/todos.json` (docs/state.md)."""
         return cls(workspace=repo)
 
     def _run(self, params: TodoParams) -> ToolResult:
@@ -75,11 +79,13 @@ class TodoTool(Tool):
         return getattr(self, f"_{action}")(params)
 
     def _add(self, p: TodoParams) -> ToolResult:
-        item = self.board.add(p.content or "", status=p.status or "pending", priority=p.priority)
+        item = self.board.add(item_text(p.content, p.title, p.desc) or "", status=p.status or "pending",
+                              priority=p.priority)
         return self._answer(f"added item {item.id}", item.to_dict())
 
     def _update(self, p: TodoParams) -> ToolResult:
-        item = self.board.update(_need_id(p), content=p.content, status=p.status, priority=p.priority)
+        item = self.board.update(_need_id(p), content=item_text(p.content, p.title, p.desc), status=p.status,
+                                 priority=p.priority)
         return self._answer(f"updated item {item.id}", item.to_dict())
 
     def _remove(self, p: TodoParams) -> ToolResult:
@@ -91,7 +97,8 @@ class TodoTool(Tool):
         return self._answer(f"removed {len(done)} completed items", [i.to_dict() for i in done])
 
     def _set(self, p: TodoParams) -> ToolResult:
-        specs = [spec.model_dump() for spec in (p.items or [])]
+        specs = [{"id": s.id, "content": item_text(s.content, s.title, s.desc) or "", "status": s.status,
+                  "priority": s.priority} for s in (p.items or [])]
         items = self.board.replace(specs)
         return self._answer(f"board replaced ({len(items)} items)", [i.to_dict() for i in items])
 
@@ -104,6 +111,15 @@ class TodoTool(Tool):
 
     def _answer(self, what: str, data: Any) -> ToolResult:
         return ToolResult(True, f"{what}\n{render_board(self.board.items())}", data)
+
+
+def item_text(content: str | None, title: str | None, desc: str | None) -> str | None:
+    """An item's text from `content`, else HelloCodeAgentCli's `title`, with `desc` after
+    " - " when given; None when all are missing (an update that leaves the text alone)."""
+    head = content if content and content.strip() else title
+    if desc and desc.strip():
+        return f"{head.strip()} - {desc.strip()}" if head and head.strip() else desc
+    return head
 
 
 def _need_id(p: TodoParams) -> int:

@@ -92,10 +92,12 @@ class CtrlCTool(Tool):
 
 @pytest.fixture
 def make_agent(tmp_path: Path, fake_openai: Callable) -> Callable[..., tuple[Agent, Any, list[Event]]]:
-    """Factory `(script, *, approval=None, tools=None, model_opts=None, **agent_limits) -> (agent, server, events)`."""
+    """Factory `(script, *, approval=None, tools=None, model_opts=None, assembler=None, sinks=(),
+    **agent_limits) -> (agent, server, events)`; `assembler(settings)` makes the agent's assembler."""
 
     def build(script: list[dict[str, Any]], *, approval: ApprovalPolicy | None = None,
               tools: list[Tool] | None = None, model_opts: dict[str, Any] | None = None,
+              assembler: Callable[[Settings], Any] | None = None, sinks: tuple = (),
               **limits: Any) -> tuple[Agent, Any, list[Event]]:
         server = fake_openai(script)
         model = ModelSettings(provider="custom", model="fake-model", base_url=server.base_url,
@@ -107,7 +109,8 @@ def make_agent(tmp_path: Path, fake_openai: Callable) -> Callable[..., tuple[Age
         session = Session.create(tmp_path, secrets=settings.secrets())
         events: list[Event] = []
         agent = Agent(client=LLMClient(model, sleep=lambda s: None), registry=registry, session=session,
-                      settings=settings, system="You are a test agent.", approval=approval, sinks=[events.append])
+                      settings=settings, system="You are a test agent.", approval=approval,
+                      assembler=assembler(settings) if assembler is not None else None, sinks=[events.append, *sinks])
         return agent, server, events
 
     return build

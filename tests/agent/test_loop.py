@@ -100,8 +100,8 @@ def test_cancel_event_before_the_model_call_interrupts(make_agent) -> None:
 
 def test_cancel_while_streaming_interrupts(make_agent) -> None:
     cancel = threading.Event()
-    agent, _, events = make_agent([text("a long answer " * 50, chunk_size=2, delay=0.01)])
-    agent.sinks.append(lambda e: cancel.set() if e.type == "text_delta" else None)
+    agent, _, events = make_agent([text("a long answer " * 50, chunk_size=2, delay=0.01)],
+                                  sinks=(lambda e: cancel.set() if e.type == "text_delta" else None,))
     end = agent.run_turn("x", cancel=cancel)
     assert end.reason == "interrupted"
     assert [m["role"] for m in agent.session.history] == ["user"]
@@ -217,8 +217,8 @@ def test_api_key_never_reaches_the_state_dir(make_agent) -> None:
 def test_request_that_cannot_fit_ends_the_turn_with_error_not_a_crash(make_agent) -> None:
     from ctxagent.context.assembler import ContextAssembler
 
-    agent, server, events = make_agent([text("fits")], model_opts={"context_window": 300, "max_output_tokens": 100})
-    agent.assembler = ContextAssembler(agent.settings.model, snapshots=False, load_state=None)
+    agent, server, events = make_agent([text("fits")], model_opts={"context_window": 300, "max_output_tokens": 100},
+                                       assembler=lambda s: ContextAssembler(s.model, snapshots=False, load_state=None))
     end = agent.run_turn("x " * 2000)
     assert end.reason == "error" and server.requests == []
     assert [e.kind for e in events if e.type == "error"] == ["ContextOverflowError"]
@@ -228,8 +228,8 @@ def test_request_that_cannot_fit_ends_the_turn_with_error_not_a_crash(make_agent
 def test_real_context_assembler_drives_the_loop(make_agent) -> None:
     from ctxagent.context.assembler import ContextAssembler
 
-    agent, server, _ = make_agent([tool_calls([("echo", '{"text": "hi"}')]), text("done")])
-    agent.assembler = ContextAssembler(agent.settings.model, snapshots=False, load_state=None)
+    agent, server, _ = make_agent([tool_calls([("echo", '{"text": "hi"}')]), text("done")],
+                                  assembler=lambda s: ContextAssembler(s.model, snapshots=False, load_state=None))
     assert agent.run_turn("say hi").answer == "done"
     assert pairing_errors(server.requests[-1]["messages"]) == []
 

@@ -52,4 +52,4 @@ def test_every_agent_tool_that_stores_text_declares_it(tmp_path) -> None:
                                             api_key=SecretStr("sk-test")))
     registry = build_registry(tmp_path, settings)
     stores = {tool.name for tool in registry if getattr(tool, "writes_state", False)}
-    assert stores == {"note", "todo", "plan", "memory", "rag"}
+    assert stores == {"note", "todo", "plan", "memory", "rag", "memory_file"}

@@ -44,7 +44,7 @@ def test_yes_applies_and_exits_0(repo: Path) -> None:
     assert result.exit_code == 0, result.output
     assert (repo / "a.txt").read_text() == "new\n"
     assert "-old" in result.output and "+new" in result.output and "M a.txt (+1 -1)" in result.output
-    assert "backups" in result.output
+    assert "Checkpoint 1 recorded" in result.output and "ctxagent undo" in result.output
 
 
 def test_without_tty_and_without_yes_refuses_and_changes_nothing(repo: Path) -> None:

@@ -82,7 +82,7 @@ def test_F5_run_creates_sessions_and_snapshots_under_a_gitignore(repo: Path, fak
     state = repo / ".ctxagent"
     assert (state / ".gitignore").read_text() == "*\n"
     assert any((state / "sessions").glob("*.jsonl")) and any((state / "snapshots").iterdir())
-    assert any((state / "backups").iterdir())
+    assert (state / "checkpoints" / "log.jsonl").is_file()  # the patch was checkpointed
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")

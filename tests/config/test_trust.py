@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from ctxagent.config.exec_settings import ExecSettings
 from ctxagent.config.settings import AgentSettings, ToolSettings, load_settings, repo_config_path, user_config_path
-from ctxagent.config.trust import AT_LEAST, AT_MOST, FREE, ONLY, UntrustedConfigWarning
+from ctxagent.config.trust import AT_LEAST, AT_MOST, FREE, ONLY, UNION, UntrustedConfigWarning
 from ctxagent.errors import ConfigError
 from ctxagent.llm.settings import ModelSettings
 
@@ -241,18 +242,20 @@ def test_no_repo_file_reports_none(repo: Path, env: dict) -> None:
 
 def test_allow_list_covers_every_setting_on_purpose() -> None:
     """A new setting is trusted-only until someone adds it to the allow-list; this lists the rest."""
-    every = {f"{s}.{k}" for s, m in (("model", ModelSettings), ("agent", AgentSettings), ("tools", ToolSettings))
-             for k in m.model_fields}
-    allowed = FREE | AT_MOST | AT_LEAST | set(ONLY)
+    every = {f"{s}.{k}" for s, m in (("model", ModelSettings), ("agent", AgentSettings), ("tools", ToolSettings),
+                                     ("exec", ExecSettings)) for k in m.model_fields}
+    allowed = FREE | AT_MOST | AT_LEAST | set(ONLY) | UNION
     assert allowed <= every
     assert every - allowed == {"model.provider", "model.base_url", "model.api_key", "model.extra_body",
-                               "agent.tools"}  # the user, not a cloned repo, picks the model's tools
+                               "agent.tools",  # the user, not a cloned repo, picks the model's tools
+                               "agent.mode", "agent.approval", "exec.allow", "exec.sandbox", "exec.python",
+                               "exec.env_passthrough"}  # what may run without asking, and where
 
 
 def test_docs_list_the_allow_list() -> None:
     text = DOCS.read_text(encoding="utf-8")
     section = text.split("## Repository config files are not trusted", 1)[1].split("\n## ", 1)[0]
-    for group in (FREE, AT_MOST, AT_LEAST, ONLY):
+    for group in (FREE, AT_MOST, AT_LEAST, ONLY, UNION):
         for key in group:
             assert f"`{key.split('.', 1)[1]}`" in section, key
     for key in ("base_url", "api_key_env", "extra_body", "--trust-repo-config", "trusted_repos"):

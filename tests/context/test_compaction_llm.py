@@ -9,6 +9,7 @@ import pytest
 from ctxagent.context.assembler import ContextAssembler, request_params_of
 from ctxagent.context.compaction.model_summary import llm_summarizer
 from ctxagent.context.compaction.sections import SUMMARY_MARKER, is_summary_message, render_summary
+from ctxagent.context.record.recorder import SnapshotRecorder
 from ctxagent.context.record.snapshot import read_snapshot, scrub
 from ctxagent.errors import ContextOverflowError
 from ctxagent.llm.client import LLMClient
@@ -100,15 +101,18 @@ def recording(fake_openai, tmp_path):
     """(assembler writing snapshots under tmp_path, its client, the fake server) for `steps`."""
     clients: list[LLMClient] = []
 
-    def make(*steps):
+    def make(*steps, session=None):
         server = fake_openai(list(steps))
         settings = ModelSettings(provider="custom", model="fake-model", base_url=server.base_url, api_key=SECRET,
                                  context_window=8000, max_output_tokens=1000, max_retries=0, temperature=0.3,
                                  max_tokens_field="max_completion_tokens")
         client = LLMClient(settings)
         clients.append(client)
-        assembler = ContextAssembler(settings, summarize=llm_summarizer(client), counter=TokenCounter("gpt-4o-mini"),
-                                     load_state=None, secrets=[SECRET], request_params=request_params_of(client))
+        counter = TokenCounter("gpt-4o-mini")
+        recorder = SnapshotRecorder(settings.model, counter=counter, secrets=[SECRET], session=session,
+                                    request_params=request_params_of(client))
+        assembler = ContextAssembler(settings, summarize=llm_summarizer(client), counter=counter,
+                                     load_state=None, secrets=[SECRET], recorder=recorder)
         return assembler, client, server
 
     yield make
@@ -157,13 +161,12 @@ def test_a_summary_made_between_calls_is_a_snapshot_of_its_own(recording, tmp_pa
 
 
 def test_a_compact_before_any_call_writes_where_the_session_state_says(recording, tmp_path):
-    """A resumed chat's `/compact` before its first call: `session_state` names the session,
-    and the summary call numbers after the snapshots already on disk."""
-    assembler, _, server = recording(text(GOOD))
+    """A resumed chat's `/compact` before its first call: the recorder's `session` names the
+    session, and the summary call numbers after the snapshots already on disk."""
+    assembler, _, server = recording(text(GOOD), session={"session_id": SESSION, "repo": str(tmp_path)})
     folder = state_dir(tmp_path) / "snapshots" / SESSION
     folder.mkdir(parents=True)
     (folder / "4.json").write_text(json.dumps({"version": 1, "call": 4, "request": {}, "report": {}}), encoding="utf-8")
-    assembler.session_state = {"session_id": SESSION, "repo": str(tmp_path)}
     assembler.compact([SYSTEM, *c03_history()], "the parser", trigger="manual")
     summary = _snapshot(tmp_path, 5)
     assert summary["made_for"] == {"call": None, "turn": None, "step": None, "trigger": "manual", "focus": "the parser"}
@@ -171,7 +174,7 @@ def test_a_compact_before_any_call_writes_where_the_session_state_says(recording
 
 
 def test_without_a_session_the_summary_goes_with_the_next_call(recording, tmp_path):
-    """No main call yet and no `session_state` (the library on its own): nowhere to write,
+    """No main call yet and no recorder `session` (the library on its own): nowhere to write,
     so the summary call waits for the next call's snapshot, as before."""
     assembler, _, _ = recording(text(GOOD))
     history = assembler.compact([SYSTEM, *c03_history()], trigger="overflow")
@@ -193,7 +196,7 @@ def test_an_automatic_summary_whose_request_cannot_be_built_is_written(recording
     assert summary["kind"] == "summary" and summary["made_for"]["trigger"] == "auto"
     assert summary["made_for"]["unsent"].startswith("ContextOverflowError")
     assert summary["made_for"]["call"] is None and summary["made_for"]["turn"] == 1
-    assert assembler._summary_calls == []
+    assert assembler.recorder.pending == []
 
 
 def test_a_preview_makes_no_summary_call_and_says_its_summary_is_a_stand_in(recording, tmp_path):

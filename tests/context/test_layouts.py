@@ -14,6 +14,7 @@ import pytest
 from ctxagent.context.assembler import ContextAssembler
 from ctxagent.context.compaction.compactor import CompactionConfig
 from ctxagent.llm.settings import ModelSettings
+from ctxagent.protocols.xml import XmlProtocol
 from ctxagent.text.tokens import TokenCounter
 from tests.context.long_history import C03_TASK, rounds
 
@@ -94,13 +95,22 @@ def resumed_session() -> list[dict]:
     views: list = []
     history, _ = _compacted(views)
     history = [*history, {"role": "user", "content": "Go on with the rename."}]
-    assembler = make(summarize=summarize, config=CompactionConfig(target_ratio=0.3))
-    assembler.resume_from(json.loads(json.dumps(views[-1])))
+    assembler = make(summarize=summarize, config=CompactionConfig(target_ratio=0.3),
+                     resume=json.loads(json.dumps(views[-1])))
     return assembler.assemble(history, TOOLS, {**STATE, "turn": 2}).messages
 
 
+def xml_after_masking() -> list[dict]:
+    """`after_masking` as the XML protocol sends it (docs/protocols.md): the history as text,
+    the tool guide in the system message, observations as user messages."""
+    messages, tools = XmlProtocol().encode(after_masking(), TOOLS)
+    assert tools is None
+    return messages
+
+
 CASES = {"first_call": first_call, "after_masking": after_masking,
-         "after_compaction": after_compaction, "resumed_session": resumed_session}
+         "after_compaction": after_compaction, "resumed_session": resumed_session,
+         "xml_after_masking": xml_after_masking}
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

@@ -1,5 +1,5 @@
 """A resumed session goes on from its automatic compaction (`CompactedView.to_record` /
-`restore`, `ContextAssembler.resume_from`, `Session.record_view`, `view_from_records`).
+`restore`, `ContextAssembler(resume=...)`, `Session.record_view`, `view_from_records`).
 
 The property: an assembler rebuilt from the transcript's last view record sends, at the
 next call, exactly what the assembler that made it would have sent, with no more summary
@@ -48,15 +48,16 @@ def summarizer(calls: list):
     return summarize
 
 
-def make(window: int, calls: list, views: list | None = None, secrets=()) -> ContextAssembler:
+def make(window: int, calls: list, views: list | None = None, secrets=(), **kw) -> ContextAssembler:
     """An assembler with a model summarizer, aiming low enough that masking alone rarely does;
-    `views` collects what `on_view` is given, as the transcript holds it (redacted JSON)."""
+    `views` collects what `on_view` is given, as the transcript holds it (redacted JSON);
+    `kw`: more ContextAssembler arguments (resume, on_notice)."""
     on_view = None
     if views is not None:
         on_view = lambda record: views.append(json.loads(json.dumps(redact({"kind": "view", **record}, secrets))))
     return ContextAssembler(ModelSettings(model="gpt-4o-mini", context_window=window, max_output_tokens=500),
                             counter=COUNTER, snapshots=False, load_state=None, summarize=summarizer(calls),
-                            config=CompactionConfig(target_ratio=0.4), on_view=on_view, secrets=secrets)
+                            config=CompactionConfig(target_ratio=0.4), on_view=on_view, secrets=secrets, **kw)
 
 
 def as_resumed(history: list[dict], secrets=()) -> list[dict]:
@@ -98,10 +99,8 @@ def test_a_rebuilt_view_sends_what_the_live_one_would(steps, window, split):
     assume(views)  # an automatic compaction happened before the resume
     resumed_history = as_resumed(history)
     resumed_calls: list = []
-    resumed = make(window, resumed_calls)
-    resumed.resume_from(view_from_records(views))
     notes: list[str] = []
-    resumed.on_notice = notes.append
+    resumed = make(window, resumed_calls, resume=view_from_records(views), on_notice=notes.append)
     before = len(live_calls)
     rest = [*steps[k:], ("last", 0, 0)]
     for n, (kind, a, b) in enumerate(rest, start=k):
@@ -194,9 +193,7 @@ def test_a_refused_record_is_noted_once_and_the_history_compacted_anew():
     resumed_history = as_resumed(history)
     resumed_history[2] = {**resumed_history[2], "content": None, "tool_calls": [call("call_0", command="cat x.py")]}
     calls, notes = [], []
-    resumed = make(6000, calls)
-    resumed.on_notice = notes.append
-    resumed.resume_from(record)
+    resumed = make(6000, calls, resume=record, on_notice=notes.append)
     resumed.preview(resumed_history + [{"role": "user", "content": C03_LAST}], TOOLS, {"turn": 2})
     assert notes == [], "a preview says nothing"
     assert calls == [], "a preview compacts on a copy, as /context does, with no summary call"
@@ -210,8 +207,7 @@ def test_a_refused_record_is_noted_once_and_the_history_compacted_anew():
 def test_compact_right_after_resume_merges_the_recorded_summary():
     history, record, _ = _compacted()
     calls: list = []
-    resumed = make(6000, calls)
-    resumed.resume_from(record)
+    resumed = make(6000, calls, resume=record)
     new = resumed.compact(as_resumed(history), trigger="manual")
     assert new[1]["content"] == C03_TASK and is_valid_pairing(new[1:])
     summary = next(m["content"] for m in new if is_summary_message(m))

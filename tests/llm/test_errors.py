@@ -1,4 +1,4 @@
-"""The one error table: SDK exceptions -> our typed errors (STYLE.md section 3)."""
+"""The one error table: SDK exceptions -> our typed errors, in one place."""
 
 from __future__ import annotations
 
@@ -71,3 +71,21 @@ def test_all_our_errors_have_the_common_fields():
         err = cls("x")
         assert isinstance(err, LLMError)
         assert err.status is None and err.headers == {} and err.body is None
+
+
+@pytest.mark.parametrize("status, body", [
+    (400, {"error": {"message": "registry.ollama.ai/library/deepseek-r1:8b does not support tools",
+                     "type": "api_error"}}),  # Ollama's OpenAI-compatible endpoint
+    (400, {"error": "glm4 does not support tools"}),  # Ollama's own error shape
+    (500, {"error": {"code": 500, "message": "tools param requires --jinja flag", "type": "server_error"}}),
+    (400, {"object": "error", "message": '"auto" tool choice requires --enable-auto-tool-choice and '
+           "--tool-call-parser to be set", "type": "BadRequestError", "code": 400}),  # vLLM
+])
+def test_a_server_refusing_tools_is_not_retried(status, body):
+    err = classify_exception(_status_error(status, body))
+    assert type(err) is E.ToolsUnsupportedError and not err.retryable and "protocol" in err.hint
+
+
+def test_other_bad_requests_are_not_taken_for_a_tools_refusal():
+    err = classify_exception(_status_error(400, {"error": {"message": "unknown field: tools_x"}}))
+    assert type(err) is E.BadRequestError

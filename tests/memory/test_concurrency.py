@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from ctxagent.memory import MemoryStore
-from ctxagent.memory.migrations import MEMORY, applied
-from ctxagent.storage.files import connect_sqlite
+from ctxagent.memory.migrations import MEMORY
+from ctxagent.storage.migrations import applied
+from ctxagent.storage.sqlite import connect_sqlite
 from ctxagent.tools import MemoryTool
 
 _ctx = multiprocessing.get_context("fork")

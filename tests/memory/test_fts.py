@@ -109,7 +109,7 @@ def test_knowledge_base_index_is_rebuilt_too(tmp_path, monkeypatch) -> None:
 
     rag = RAGTool(tmp_path / "kb")
     rag.run({"action": "add_text", "text": "Rollback with deploy rollback", "title": "Ops guide"})
-    with rag.kb._write() as conn:
+    with rag.kb.write() as conn:
         conn.execute("UPDATE chunks_fts SET terms = 'stale'")
     monkeypatch.setattr(fts, "INDEX_VERSION", fts.INDEX_VERSION + 1)
     hits = RAGTool(tmp_path / "kb").run({"action": "search", "query": "ops guide rollback"})

@@ -9,8 +9,9 @@ import pytest
 
 from ctxagent.errors import StorageError
 from ctxagent.memory import MemoryStore
-from ctxagent.memory.migrations import MEMORY, Migrations, applied
-from ctxagent.storage.files import connect_sqlite
+from ctxagent.memory.migrations import MEMORY
+from ctxagent.storage.migrations import Migrations, applied
+from ctxagent.storage.sqlite import connect_sqlite
 
 
 def _conn(path: Path) -> sqlite3.Connection:

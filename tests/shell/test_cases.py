@@ -1,4 +1,4 @@
-"""Cases T01-T08 of shared/cases/terminal.md, each with the neighbours the same fault
+"""Cases T01-T08 of the terminal cases (docs/terminal.md), each with the neighbours the same fault
 would break. Every rejected command must be refused before anything runs, name the
 refused word, and leave the workspace and /tmp unchanged; every allowed one must run."""
 

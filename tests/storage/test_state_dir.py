@@ -27,7 +27,7 @@ from ctxagent.storage.files import (
 )
 from ctxagent.storage.sqlite import connect_sqlite
 
-#: Everything ctxagent keeps directly in `.ctxagent/` (DESIGN.md section 4 and the CLI).
+#: Everything ctxagent keeps directly in `.ctxagent/` (docs/state.md and the CLI).
 ENTRIES = ["notes", "sessions", "snapshots", "backups", "knowledge", "memory.db", "memory.db-wal",
            "memory.db-shm", "todos.json", "todos.json.bak", "todos.json.lock", "chat_history", "config.toml"]
 

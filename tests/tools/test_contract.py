@@ -1,6 +1,6 @@
 """The one tool contract: every tool in TOOLS opens with `for_repo(repo, settings)` on the
 repository's own state; the textbook constructors keep their meaning of `workspace`;
-every exported name imports (PythonExecTool was exported without a module)."""
+every exported name imports (PythonExecTool was once exported without a module)."""
 
 from __future__ import annotations
 
@@ -18,10 +18,9 @@ def test_every_exported_name_imports(name) -> None:
     assert getattr(importlib.import_module("ctxagent.tools"), name) is not None
 
 
-def test_python_exec_is_not_exported_until_it_exists() -> None:
-    assert "PythonExecTool" not in ctxagent.tools.__all__
-    with pytest.raises(AttributeError):
-        ctxagent.tools.PythonExecTool  # noqa: B018
+def test_python_exec_is_exported_now_that_it_exists() -> None:
+    assert "PythonExecTool" in ctxagent.tools.__all__
+    assert ctxagent.tools.PythonExecTool.name == "python_exec"
 
 
 @pytest.mark.parametrize("name", list(TOOLS))

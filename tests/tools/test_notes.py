@@ -219,3 +219,14 @@ def test_schema_is_an_openai_function(notes: NoteTool) -> None:
     schema = notes.schema()
     assert schema["function"]["name"] == "note"
     assert set(schema["function"]["parameters"]["properties"]) >= {"action", "title", "note_id", "query"}
+
+
+def test_decision_is_a_note_type(tmp_path) -> None:
+    """HelloCodeAgentCli's guide records decisions: note_type "decision"."""
+    from ctxagent.tools.notes import NoteTool
+
+    tool = NoteTool(workspace=str(tmp_path))
+    result = tool.execute({"action": "create", "title": "Use TOML", "content": "chosen over YAML",
+                           "note_type": "decision"})
+    assert result.ok, result.content
+    assert tool.run({"action": "list", "note_type": "decision"})[0]["type"] == "decision"

@@ -52,7 +52,7 @@ def test_preview_raises_for_a_patch_that_does_not_parse_or_locate(ws: Path) -> N
         tool.preview({"text": "wrong key"})
 
 
-def test_execute_applies_and_reports_files_and_backup(ws: Path) -> None:
+def test_execute_applies_and_reports_files_and_checkpoint(ws: Path) -> None:
     tool = ApplyPatchTool(workspace=ws)
     result = tool.execute({"patch": P(
         "*** Update File: app.py\n@@\n def f():\n-    return 1\n+    return 2\n"
@@ -63,9 +63,8 @@ def test_execute_applies_and_reports_files_and_backup(ws: Path) -> None:
         {"path": "app.py", "action": "update", "added": 1, "removed": 1},
         {"path": "docs/readme.md", "action": "add", "added": 1, "removed": 0},
     ]
-    backup = result.data["backup"]
-    assert backup.startswith(".ctxagent/backups/")
-    assert (ws / backup / "app.py").read_text() == "def f():\n    return 1\n"
+    assert result.data["checkpoint"] == 1  # recorded before the write: /undo restores it
+    assert not (ws / ".ctxagent" / "backups").exists()
     assert result.content.splitlines()[:3] == [
         "Patch applied (2 files):", "M app.py (+1 -1)", "A docs/readme.md (+1 -0)"]
     assert (ws / "app.py").read_text() == "def f():\n    return 2\n"
@@ -86,9 +85,9 @@ def test_execute_refuses_escapes_and_git(ws: Path) -> None:
 
 
 def test_run_returns_data_and_raises_on_error(ws: Path) -> None:
-    tool = ApplyPatchTool(workspace=ws, backup=False)
+    tool = ApplyPatchTool(workspace=ws, checkpoint=False)
     data = tool.run({"patch": P("*** Delete File: app.py\n")})
-    assert data == {"files": [{"path": "app.py", "action": "delete", "added": 0, "removed": 2}], "backup": None}
+    assert data == {"files": [{"path": "app.py", "action": "delete", "added": 0, "removed": 2}], "checkpoint": None}
     with pytest.raises(PatchError):
         tool.run({"patch": P("*** Delete File: app.py\n")})
 

@@ -117,8 +117,9 @@ def test_load_to_todo_action_takes_an_earlier_plan(tmp_path: Path) -> None:
 def test_missing_goal_client_or_board_are_clear_errors(client_for) -> None:
     with pytest.raises(ToolInputError, match="goal"):
         PlanTool(object()).run({"goal": "  "})
-    with pytest.raises(ConfigError, match="no model client"):
+    with pytest.raises(ConfigError, match="needs a model") as no_model:
         PlanTool().run({"goal": "g"})
+    assert "CTXAGENT_BASE_URL" in str(no_model.value) and "construct PlanTool" not in str(no_model.value)
     client, _ = client_for(text(json.dumps(_plan())))
     with pytest.raises(ConfigError, match="no todo board"):
         PlanTool(client).run({"goal": "g", "load_to_todo": True})
@@ -142,3 +143,14 @@ def test_any_object_with_chat_is_a_client() -> None:
 def test_plain_string_risks_are_accepted() -> None:
     plan = parse_plan(json.dumps({**_plan(), "risks": ["flaky CI"]}))
     assert plan.risks[0].risk == "flaky CI" and "- flaky CI" in plan_markdown(plan)
+
+
+def test_ctxagent_tool_plan_without_a_model_says_how_to_configure_one(tmp_path, monkeypatch) -> None:
+    from tests.support.cli import invoke
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "home" / ".config"))
+    for name in ("CTXAGENT_BASE_URL", "CTXAGENT_MODEL", "CTXAGENT_API_KEY", "CTXAGENT_PROVIDER"):
+        monkeypatch.delenv(name, raising=False)
+    out = invoke(["tool", "plan", '{"goal": "add a flag"}', "--repo", str(tmp_path)])
+    assert out.exit_code == 1 and "CTXAGENT_BASE_URL" in out.stderr and "construct PlanTool" not in out.output

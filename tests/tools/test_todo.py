@@ -282,3 +282,18 @@ def test_stale_temporary_files_of_dead_writers_are_swept(todo: TodoTool) -> None
     os.utime(other, (1, 1))
     todo.run({"action": "add", "content": "b"})
     assert not old.exists() and fresh.exists() and other.exists()
+
+
+def test_hellocodeagentcli_title_and_desc_are_accepted(tmp_path) -> None:
+    """The seed's guide: todo[{"action":"add","title":"...","desc":"...","status":"pending"}]."""
+    from ctxagent.tools.todo import TodoTool
+
+    tool = TodoTool(workspace=tmp_path)
+    result = tool.execute({"action": "add", "title": "Read the parser", "desc": "find where config loads",
+                           "status": "pending"})
+    assert result.ok, result.content
+    assert result.data["content"] == "Read the parser - find where config loads"
+    assert tool.execute({"action": "add", "title": "Only a title"}).data["content"] == "Only a title"
+    board = tool.execute({"action": "set", "items": [{"title": "A", "desc": "a"}, {"content": "B"}]})
+    assert [i["content"] for i in board.data] == ["A - a", "B"]
+    assert not tool.execute({"action": "add"}).ok  # still: say what is to be done

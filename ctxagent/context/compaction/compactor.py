@@ -142,14 +142,9 @@ def _unit_starts(convo: list[dict], start: int) -> list[int]:
 
 def split_conversation(convo: list[dict], *, unit_tokens: Measure, tail_tokens: int,
                        keep_messages: int | None) -> _Split:
-    """Choose pinned task, latest user message, verbatim tail and the middle to summarize.
-
-    The tail is whole units from the end: always the last unit, then earlier units while
-    the tail stays within `tail_tokens` (each unit measured by `unit_tokens`) and within
-    `keep_messages` messages. An earlier summary never goes into the tail: it is merged
-    into the new one. A middle of nothing but earlier summaries is left empty (nothing new
-    to summarize).
-    """
+    """Choose pinned task, latest user message, verbatim tail (whole units from the end within
+    `tail_tokens` and `keep_messages`, the last always) and the middle to summarize; an earlier
+    summary is merged, never in the tail. Reference: docs/compaction.md."""
     users = [i for i, m in enumerate(convo) if _is_user(m)]
     pinned = users[0] if users else None
     latest = users[-1] if users else None
@@ -217,15 +212,10 @@ def compact_conversation(
     config: CompactionConfig | None = None, summarize: Summarize | None = None, state: dict | None = None,
     focus: str | None = None, force: bool = False, trigger: str = "auto",
 ) -> tuple[list[dict], CompactionRecord]:
-    """Compact `convo` (OpenAI messages without the system layer); returns (new list, record).
-
-    `measure(convo) -> tokens` of the whole request built around a conversation;
-    `count_text(text) -> tokens`; `budget`: target and hard limit (tokens); `summarize`:
-    the injected model (`summarize(request_messages) -> str`), None for extractive only;
-    `state`: session state (todo board, notes) for the summary; `force`: run the summary
-    step even when masking alone reaches the target, with the smaller forced tail. Never raises for a
-    summarizer failure; the input list is not modified.
-    """
+    """Compact `convo` (no system layer); returns (new list, CompactionRecord). `measure(convo)`,
+    `count_text(text)`: tokens; `budget`: target and limit; `summarize(messages) -> str` or None;
+    `state`: todos/notes for the summary; `force`: summarize even when masking suffices. Never
+    raises for a summarizer failure; the input is not modified. Reference: docs/compaction.md."""
     config = config or CompactionConfig()
     before = measure(convo)
     masked_convo, masked = mask_observations(convo, keep_recent=config.keep_tool_results)

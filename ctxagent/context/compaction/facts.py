@@ -98,13 +98,9 @@ def _errors(text: str, limit: int) -> list[str]:
 
 
 def extract_facts(text: str, *, source: str = "user", error_limit: int = 5) -> list[Fact]:
-    """Every key fact in `text`, in kind order then order of appearance, deduplicated.
-
-    `source`: the role that stated the text ("user", "assistant", "tool"). Tool output
-    yields only error lines (at most `error_limit`); paths and names in tool output are
-    re-discoverable by re-running the tool, user- and assistant-stated ones are not.
-    Spans longer than 200 characters are cut at 200.
-    """
+    """Every key fact in `text`, in kind order then appearance, deduplicated, spans cut at 200
+    characters. `source`: "user", "assistant" or "tool" (tool output yields only error lines,
+    at most `error_limit`: its paths can be found again by re-running the tool)."""
     if not text:
         return []
     by_kind: dict[str, list[str]] = {kind: [] for kind in KINDS}

@@ -5,7 +5,7 @@ how to get the output back, e.g.
 `[observation masked: terminal "cat src/a.py" -> 2,345 chars; re-run the command to see it]`.
 The most recent `keep_recent` tool results stay intact. Only `content` changes: roles,
 `tool_call_id`s, `tool_calls` and `reasoning_content` are untouched, so the call/result
-pairing stays valid (DESIGN.md section 5) and nothing of the current turn is stripped
+pairing stays valid (docs/context.md, "Message rules") and nothing of the current turn is stripped
 (case C06). Masking is idempotent: a placeholder is never masked again.
 
 Observation masking as a first, cheap step follows Lindenbauer et al., "The Complexity

@@ -113,13 +113,9 @@ def is_summary_message(message: dict) -> bool:
 
 
 def summary_problem(text: str | None) -> str | None:
-    """Why `text` is not a usable summary, or None when it is.
-
-    Usable means: all six section headings present (any heading level, or bold) and at
-    least MIN_CONTENT_CHARS characters of content outside the headings. Catches empty
-    replies, refusals and fragments such as `[assistant calls read_file] {"path":"a.py"}`
-    (case C03).
-    """
+    """Why `text` is not a usable summary, or None: all six section headings (any level, or bold)
+    and MIN_CONTENT_CHARS of content are needed (catches empty replies, refusals, fragments;
+    case C03)."""
     if not text or not text.strip():
         return "the summary was empty"
     bodies = split_sections(strip_marker(text))

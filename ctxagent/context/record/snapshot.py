@@ -1,7 +1,6 @@
 """Context snapshots: what model call n of a session was sent, and why.
 
-One JSON file per model call, `<state_dir>/snapshots/<session>/<n>.json` (DESIGN.md
-section 4):
+One JSON file per model call, `<state_dir>/snapshots/<session>/<n>.json` (docs/state.md):
 
     {"version": 1, "session": id, "call": n, "created_at": ISO-8601 UTC,
      "redacted": bool, "request": {"model", "messages", "tools", "max_tokens", "temperature",
@@ -240,13 +239,9 @@ def resolve_session(state_dir: Path, session: str) -> str:
 
 
 def read_snapshot(state_dir: Path, session: str, n: int | None = None) -> dict:
-    """The snapshot of call `n` (None: the last call) of `session` ("last": see `resolve_session`).
-
-    Raises NotFoundError if the session or call has no snapshot, StorageError if the file
-    is damaged (not JSON, or not shaped like a snapshot). For the last call, damaged files
-    are skipped: the newest readable call is returned, with one UserWarning naming them;
-    StorageError only when none is readable.
-    """
+    """The snapshot of call `n` (None: the last readable one, damaged files skipped with one
+    UserWarning) of `session` ("last": see `resolve_session`). Raises NotFoundError if absent,
+    StorageError if damaged (or, for the last call, when none is readable)."""
     session_id = resolve_session(state_dir, session)
     calls = list_calls(state_dir, session_id)
     if not calls:

@@ -110,8 +110,3 @@ def state_sections(state: dict | None) -> list[tuple[str, str]]:
         ("memory", "Relevant memories", _render_list(state.get("memory"), ("content", "text"))),
     ]
     return [(name, f"## {title}\n{text}") for name, title, text in parts if text]
-
-
-def render_state(state: dict | None, *, skip: set[str] | frozenset[str] = frozenset()) -> str:
-    """The state layer text (sections joined), leaving out the layer names in `skip`."""
-    return "\n\n".join(text for name, text in state_sections(state) if name not in skip)

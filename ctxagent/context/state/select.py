@@ -17,7 +17,7 @@ state the assembler gathered (`ctxagent.context.state.render` documents its keys
   (they say where the task stands and what blocks it), still counted against the
   budget, and cut to fit if they are too long. Other notes of those types compete
   like any note;
-- the **memory layer** (DESIGN.md section 2): one packet per memory hit, scored the
+- the **memory layer** (docs/context.md): one packet per memory hit, scored the
   same way, then multiplied by (0.8 + 0.4 * importance) / 1.2: the importance weighting
   of the memory store's own ranking (`ctxagent.memory.search`, textbook 8.2.5),
   divided by its maximum so a score stays in [0, 1] (importance 1 keeps the score,
@@ -65,14 +65,9 @@ _SEP = structure.separator("Evidence")
 
 @dataclass
 class StateSelection:
-    """What `select_state` chose.
-
-    parts: (name, text) pairs for `fitting.build_request`: "memory_files" (system message),
-    "todos" (state), "notes" (evidence), "memory" (memory), non-empty only. cands: every
-    note and memory candidate with its decision. budgets/used: tokens per layer ("state",
-    "evidence", "memory"). query, query_type: what relevance was scored against.
-    summary_state: the state for a compaction summary (todo board, selected notes only).
-    """
+    """What `select_state` chose: `parts` ((name, text) for `build_request`), `cands` (every note
+    and memory candidate with its decision), `budgets`/`used` (tokens per layer), `query`,
+    `query_type`, `summary_state` (todo board and selected notes, for a compaction summary)."""
 
     parts: list[tuple[str, str]] = field(default_factory=list)
     cands: list[Candidate] = field(default_factory=list)

@@ -23,11 +23,13 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import stat
 import subprocess
 from dataclasses import dataclass, field
 
 from ctxagent.errors import ToolRefusedError
 from ctxagent.shell.commands.git import HARDENING
+from ctxagent.shell.commands.git_dir import check_git_dirs
 from ctxagent.shell.paths import PathContext, is_inside
 
 SAFE_KEYS = re.compile(
@@ -65,8 +67,9 @@ def prepare_git_view(cwd: str, ctx: PathContext, env: dict[str, str], view_dir: 
     empty directory of the run's scratch area); return what git and the jail need.
 
     Raises ToolRefusedError when the repository cannot be read (a broken config: fail
-    closed), its work tree lies outside the workspace (`core.worktree`), or its git
-    directory does (a `.git` file pointing elsewhere that is not a linked worktree).
+    closed), its work tree lies outside the workspace (`core.worktree`), its git
+    directory does (a `.git` file pointing elsewhere that is not a linked worktree), or
+    an entry of a git directory leads outside it (`git_dir.check_git_dirs`).
     """
     code, out, err = git_read(["rev-parse", "--absolute-git-dir", "--git-common-dir",
                                "--is-inside-work-tree"], cwd, env)
@@ -78,6 +81,7 @@ def prepare_git_view(cwd: str, ctx: PathContext, env: dict[str, str], view_dir: 
     gitdir, common = os.path.realpath(lines[0]), os.path.realpath(os.path.join(cwd, lines[1]))
     top = _work_tree(cwd, ctx, env) if lines[2] == "true" else None
     _check_git_dirs(gitdir, common, top, ctx)
+    check_git_dirs([gitdir, common], ctx.root)
     view = os.path.join(view_dir, "git")
     os.mkdir(view)
     _link_entries(common, view)
@@ -108,8 +112,8 @@ def _work_tree(cwd: str, ctx: PathContext, env: dict[str, str]) -> str:
         raise _unreadable(err)
     top = os.path.realpath(os.path.join(cwd, out.strip()))
     if not is_inside(top, ctx.root):
-        raise ToolRefusedError(f"git: the repository's work tree {top} is outside the workspace; "
-                               f"git is not allowed here")
+        raise ToolRefusedError("git: the repository's work tree (core.worktree) is outside the workspace; "
+                               "git is not allowed here")
     return top
 
 
@@ -122,13 +126,24 @@ def _check_git_dirs(gitdir: str, common: str, top: str | None, ctx: PathContext)
     linked = (top is not None and os.path.dirname(gitdir) == os.path.join(common, "worktrees")
               and os.path.isfile(backlink) and _read_path(backlink) == os.path.join(top, ".git"))
     if not linked:
-        raise ToolRefusedError(f"git: the repository's git directory {gitdir} is outside the workspace "
-                               f"(and this is not a linked worktree of it); git is not allowed here")
+        # the outside path is not named (issue 17 S10: a refusal names no outside path)
+        raise ToolRefusedError("git: the repository's git directory is outside the workspace (a `.git` "
+                               "file, link or commondir leads there, and this is not a linked worktree "
+                               "of it); git is not allowed here")
 
 
 def _read_path(path: str) -> str:
-    with open(path, encoding="utf-8", errors="replace") as f:
-        return os.path.realpath(f.read().strip())
+    """The path a small regular file holds, resolved; "" when it is anything else (a
+    link, a FIFO, a device: never read)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return ""
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            return ""
+        text = f.read(_COPY_MAX_BYTES).decode("utf-8", errors="replace").strip()
+    return os.path.realpath(text) if text else ""
 
 
 def _link_entries(src: str, view: str, *, files_only: bool = False) -> None:

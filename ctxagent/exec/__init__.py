@@ -1,0 +1,1 @@
+"""Acting beyond read-only: checkpoints before every change (more in README.md)."""

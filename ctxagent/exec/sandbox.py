@@ -1,0 +1,102 @@
+"""The sandbox of approved commands and python_exec, with bubblewrap (`bwrap`).
+
+Unlike the read-only terminal's jail (`ctxagent.shell.jail`, which shows only the system
+and the workspace), an approved command sees the whole file system READ-ONLY (compilers,
+interpreters and virtual environments live anywhere), with the workspace and a private
+scratch directory (HOME, TMPDIR) writable. `<workspace>/.ctxagent` stays read-only, so a
+command cannot rewrite its own checkpoints or transcripts. The network is unshared
+(off) unless the user's config says `network = true`; PIDs and IPC are private, and the
+sandbox dies with ctxagent. Where bwrap is missing or cannot run (containers without
+user namespaces) commands run unsandboxed after approval, and the approval prompt and
+`ctxagent doctor` say so (`Sandbox.describe`).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+import threading
+from dataclasses import dataclass
+from typing import Literal
+
+from ctxagent.errors import ToolRefusedError
+from ctxagent.shell.programs import find_program
+
+SandboxMode = Literal["auto", "off", "required"]
+_lock = threading.Lock()
+_works: bool | None = None
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """The sandbox in force: `kind` "bubblewrap" or "none"; `network`: allowed or not;
+    `reason`: why there is none ("" with bubblewrap)."""
+
+    kind: Literal["bubblewrap", "none"]
+    network: bool = False
+    reason: str = ""
+
+    def describe(self) -> str:
+        """One line for the approval prompt and doctor."""
+        if self.kind == "bubblewrap":
+            net = "network on (config network = true)" if self.network else "network off"
+            return f"bubblewrap: workspace writable, rest of the file system read-only, {net}"
+        return f"NONE ({self.reason}): the command runs unsandboxed, with your permissions"
+
+    def prefix(self, *, workspace: str, cwd: str, scratch: str) -> list[str]:
+        """The argv to put before the program (ends with `--`); [] without a sandbox."""
+        if self.kind != "bubblewrap":
+            return []
+        return bwrap_prefix(workspace=workspace, cwd=cwd, scratch=scratch, network=self.network)
+
+
+def choose(mode: SandboxMode = "auto", *, network: bool = False) -> Sandbox:
+    """The sandbox for `mode`: "auto" bubblewrap when it works, else none; "off" none;
+    "required" bubblewrap or ToolRefusedError saying how to get it."""
+    if mode == "off":
+        return Sandbox("none", network=True, reason="sandbox = \"off\" in the config")
+    if bwrap_works():
+        return Sandbox("bubblewrap", network=network)
+    if mode == "required":
+        raise ToolRefusedError("the sandbox is required (sandbox = \"required\") but bubblewrap does not work "
+                               "here; install bubblewrap (apt install bubblewrap) or set sandbox = \"auto\"")
+    why = "bubblewrap is not installed" if find_program("bwrap") is None else "bubblewrap cannot run here"
+    return Sandbox("none", network=True, reason=why)
+
+
+def bwrap_prefix(*, workspace: str, cwd: str, scratch: str, network: bool = False) -> list[str]:
+    """bwrap argv: `/` read-only, `workspace` and `scratch` writable, `.ctxagent` read-only."""
+    args = [find_program("bwrap") or "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+            "--bind", workspace, workspace, "--bind", scratch, scratch]
+    state = os.path.join(workspace, ".ctxagent")
+    if os.path.isdir(state) and not os.path.islink(state):
+        args += ["--ro-bind", state, state]
+    if not network:
+        args.append("--unshare-net")
+    args += ["--unshare-pid", "--unshare-ipc", "--die-with-parent", "--chdir", cwd]
+    if os.geteuid() == 0:
+        args += ["--cap-drop", "ALL"]
+    return args + ["--"]
+
+
+def bwrap_works() -> bool:
+    """True when bwrap is installed and a trial run of this sandbox succeeds (cached)."""
+    global _works
+    with _lock:
+        if _works is None:
+            _works = _probe()
+        return _works
+
+
+def _probe() -> bool:
+    true = find_program("true")
+    if find_program("bwrap") is None or true is None:
+        return False
+    with tempfile.TemporaryDirectory(prefix="ctxagent-sbx-") as root:
+        argv = bwrap_prefix(workspace=root, cwd=root, scratch=root) + [true]
+        try:
+            proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=10, check=False)
+        except (OSError, subprocess.SubprocessError):
+            return False
+    return proc.returncode == 0
