@@ -57,6 +57,15 @@ def redact(value: Any, secrets: Iterable[str] = ()) -> Any:
     return _redact(value, known)
 
 
+def redact_known(text: str, secrets: Iterable[str]) -> str:
+    """`text` with each of the `secrets` strings (MIN_SECRET_LEN or longer) replaced by
+    REDACTED, and nothing else changed: for what the model reads, where key-shaped strings
+    in the user's own files must stay as they are."""
+    for secret in sorted({s for s in secrets if isinstance(s, str) and len(s) >= MIN_SECRET_LEN}, key=len, reverse=True):
+        text = text.replace(secret, REDACTED)
+    return text
+
+
 def _redact(value: Any, known: list[str]) -> Any:
     if isinstance(value, dict):
         return {k: _redact_entry(k, v, known) for k, v in value.items()}

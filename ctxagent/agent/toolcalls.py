@@ -26,7 +26,7 @@ from ctxagent.agent.prompts import feedback
 from ctxagent.context.messages import truncate_tool_result
 from ctxagent.errors import CtxAgentError
 from ctxagent.exec.gate import Gate
-from ctxagent.redaction import redact
+from ctxagent.redaction import redact, redact_known
 from ctxagent.tools.base import Tool, ToolRegistry
 
 
@@ -77,7 +77,8 @@ class ToolRunner:
             result = tool.execute(redacted_arguments(tool, parsed.args, self.secrets))
         except Exception as exc:  # execute() should never raise; a buggy tool must not end the session
             return Outcome(False, feedback("crashed", name=name, error=f"{type(exc).__name__}: {exc}"), "crashed")
-        return Outcome(bool(result.ok), truncate_tool_result(str(result.content), self.max_result_chars))
+        content = redact_known(str(result.content), self.secrets)  # an API key a command printed (from /proc/PPID/environ, say)
+        return Outcome(bool(result.ok), truncate_tool_result(content, self.max_result_chars))
 
     def _approve(self, call_id: str, tool: Tool, args: dict[str, Any]) -> Outcome | None:
         """None when approved; otherwise the Outcome to send instead of running."""

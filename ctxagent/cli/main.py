@@ -138,7 +138,22 @@ def _finish_a_dead_patch(argv: list[str] | None) -> None:
         print(f"ctxagent: {note}", file=sys.stderr)
 
 
+def _not_dumpable() -> None:
+    """Linux: PR_SET_DUMPABLE 0, so a command the user approved (unsandboxed) cannot read this
+    process's /proc/PID/environ (API keys) as the same user; root still can (docs/exec.md).
+    Also stops core dumps and ptrace by the same user. Elsewhere nothing happens."""
+    if sys.platform != "linux":
+        return
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4 (linux/prctl.h)
+    except (OSError, AttributeError):
+        pass
+
+
 def _run(argv: list[str] | None) -> int:
+    _not_dumpable()
     _finish_a_dead_patch(argv)
     try:
         result = cli.main(args=argv, prog_name="ctxagent", standalone_mode=False)

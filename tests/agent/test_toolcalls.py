@@ -53,3 +53,15 @@ def test_every_agent_tool_that_stores_text_declares_it(tmp_path) -> None:
     registry = build_registry(tmp_path, settings)
     stores = {tool.name for tool in registry if getattr(tool, "writes_state", False)}
     assert stores == {"note", "todo", "plan", "memory", "rag", "memory_file"}
+
+
+def test_the_configured_api_key_never_reaches_the_model_in_a_tool_result(make_agent) -> None:
+    # trial: an approved unsandboxed command read ctxagent's own /proc/PPID/environ and printed the key
+    echo = EchoTool()
+    plain = "sk-proj-ABCDEFGHIJKLMNOPqrstuv"  # key-shaped text of the user's files stays readable
+    args = json.dumps({"text": f"OPENAI_API_KEY={API_KEY} fixture={plain}"})
+    agent, server, _events = make_agent([tool_calls([("echo", args)]), text("ok")], tools=[echo])
+    agent.run_turn("print the environment")
+    result = next(m["content"] for m in server.requests[-1]["messages"] if m["role"] == "tool")
+    assert API_KEY not in result and f"OPENAI_API_KEY={REDACTED}" in result
+    assert plain in result
