@@ -31,6 +31,7 @@ _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
 _SHELL_C = re.compile(r"-[a-zA-Z]*c[a-zA-Z]*")
 _SUBCOMMAND = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 _OPERATORS = frozenset({";", "&&", "||", "|", "&", "(", ")", "$(", "`", "\n", "|&", ";;"})
+_INTERPRETER = re.compile(r"(?:python|pypy|node|nodejs|deno|bun|perl|ruby|php|lua|Rscript|osascript)[0-9.]*")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)
 # programs that run the rest of their words as a command: {name: options that take a value}
 _WRAPPERS = {"env": {"-u", "--unset", "-C", "--chdir", "-S", "--split-string"}, "command": set(), "exec": {"-a"},
@@ -188,7 +189,7 @@ def _unwrapped(seg: list[str]) -> list[str]:
 def always_key(argv: tuple[str, ...] | None) -> str | None:
     """What an "always" answer covers: the program and its subcommand (`git commit`,
     `python -m pytest`, `pytest`), or None when the line is not one simple command."""
-    if not argv:
+    if not argv or not _always_safe(argv):
         return None
     words = [argv[0]]
     if len(argv) > 2 and argv[1] == "-m":
@@ -196,6 +197,18 @@ def always_key(argv: tuple[str, ...] | None) -> str | None:
     elif len(argv) > 1 and _SUBCOMMAND.fullmatch(argv[1]):
         words.append(argv[1])
     return shlex.join(words)
+
+
+def _always_safe(argv: tuple[str, ...]) -> bool:
+    """False when an "always" for `argv` would cover any command or code: a shell, a
+    wrapper program (`env`, `xargs`, `sudo`...), an interpreter running `-c` code or a
+    script (`python x.py` would key as `python`), `git -c`/`-C` before the subcommand."""
+    program = os.path.basename(argv[0])
+    if program in _SHELLS or program in _WRAPPERS or program in ("fish", "eval", "source", "."):
+        return False
+    if _INTERPRETER.fullmatch(program):
+        return len(argv) > 2 and argv[1] == "-m"
+    return not (program == "git" and len(argv) > 1 and argv[1].startswith("-"))
 
 
 def key_rule(key: str) -> Rule:

@@ -81,3 +81,13 @@ def test_a_wrapper_running_another_program_is_not_denied() -> None:
     rules = PermissionRules.from_text(deny=["curl *"])
     assert rules.check("env FOO=1 python -c 'print(1)'").action == "ask"
     assert rules.check("timeout 5 pytest -q").action == "ask"
+
+
+@pytest.mark.parametrize("argv", [
+    ("sh", "-c", "make test"), ("bash", "build.sh"), ("python", "script.py"), ("python3", "-c", "print(1)"),
+    ("node", "-e", "x"), ("/usr/bin/env", "FOO=1", "make"), ("xargs", "rm"), ("sudo", "make"), ("timeout", "5", "make"),
+    ("git", "-c", "alias.x=!sh", "x"), ("git", "-C", "/", "push"), ("perl", "-e", "1"),
+])
+def test_no_always_for_a_line_that_runs_any_command_or_code(argv) -> None:
+    assert always_key(argv) is None, argv
+    assert always_key(("python3", "-m", "pytest", "-q")) == "python3 -m pytest"
