@@ -15,6 +15,7 @@ tree itself before it exits.
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import signal
 import subprocess
@@ -52,11 +53,11 @@ def one_run(base: Path, files: int, rng: random.Random, sig: int = signal.SIGKIL
     patch = make_repo(repo, files)
     (base / "patch.txt").write_text(patch)
     proc = subprocess.Popen([sys.executable, "-c", CHILD, str(repo), str(base / "patch.txt")],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True)
     assert proc.stdout is not None
     proc.stdout.readline()  # "ready": imports done, the patch is about to be applied
     time.sleep(rng.uniform(0.0, 1.5))  # the apply takes about 1 s here (plan, fsyncs)
-    proc.send_signal(sig)
+    os.killpg(proc.pid, sig)  # the whole group: the checkpoint's git processes die with it, as in a terminal
     proc.wait()
     recover_pending(repo)
     texts = {(repo / f"f{i:02d}.py").read_text() for i in range(files)}

@@ -5,6 +5,7 @@ in random pieces, never show a line of key material."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -12,7 +13,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from ctxagent.redaction import REDACTED, StreamRedactor, redact
@@ -47,18 +48,27 @@ def _git(repo: Path, *args: str) -> None:
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A git repository holding one key of each kind (generated for this test, thrown away)."""
-    missing = [t for t in ("git", "openssl", "ssh-keygen", "gpg") if shutil.which(t) is None]
+    missing = [t for t in ("git", "openssl", "ssh-keygen") if shutil.which(t) is None]
     if missing:
         pytest.skip(f"needs {', '.join(missing)} to make and print real keys")
     root = tmp_path_factory.mktemp("keys")
     env = {**os.environ, "GNUPGHOME": str(tmp_path_factory.mktemp("gnupg"))}
     for _name, command, _label in KEYS:
+        if command.startswith("gpg") and shutil.which("gpg") is None:
+            continue  # the PGP cases skip, saying why (`_key`)
         subprocess.run(command, shell=True, cwd=root, env=env, check=True, capture_output=True)
     (root / "README").write_text("keys for a redaction test\n")
     _git(root, "init", "-q", ".")
     _git(root, "add", ".")
     _git(root, "commit", "-qm", "keys")
     return root
+
+
+def _key(repo: Path, name: str) -> str:
+    """The text of key file `name`; skips when the program that makes it is missing (gpg)."""
+    if not (repo / name).exists():
+        pytest.skip(f"{name}: gpg is not installed")
+    return (repo / name).read_text()
 
 
 def _material(key_text: str) -> list[str]:
@@ -76,7 +86,9 @@ def _leaks(shown: str, key_text: str) -> list[str]:
     return out
 
 
+@functools.cache
 def _printed(repo: Path, program: str, name: str) -> str:
+    """What the real `program` prints for the key file `name` (run once per pair)."""
     return subprocess.run([*PROGRAMS[program], name], cwd=repo, capture_output=True, text=True, check=True).stdout
 
 
@@ -84,7 +96,7 @@ def _printed(repo: Path, program: str, name: str) -> str:
 @pytest.mark.parametrize("name,label", [(k[0], k[2]) for k in KEYS], ids=[k[0] for k in KEYS])
 def test_s6_a_key_printed_by_a_line_prefixing_program_is_redacted(repo: Path, program: str, name: str,
                                                                  label: str) -> None:
-    key_text = (repo / name).read_text()
+    key_text = _key(repo, name)
     assert f"-----BEGIN {label}-----" in key_text
     printed = _printed(repo, program, name)
     assert _leaks(printed, key_text)  # the program does print the key
@@ -144,9 +156,11 @@ def _stream(text: str, cuts: list[int]) -> str:
        st.sampled_from(["", "after it\n", "\nok"]))
 def test_s6_random_pieces_of_a_streamed_key_never_show_a_line_of_it(
         repo: Path, program: str, name: str, cuts: list[int], before: str, after: str) -> None:
+    assume((repo / name).exists())  # pgp.asc is missing where gpg is
+    key_text = _key(repo, name)
     printed = before + _printed(repo, program, name) + after
     shown = _stream(printed, cuts)
-    assert _leaks(shown, (repo / name).read_text()) == []
+    assert _leaks(shown, key_text) == []
     assert shown == redact(printed)
 
 

@@ -47,6 +47,7 @@ def doctor_command(repo: Path, model: str | None, base_url: str | None, provider
     for name in ("rg", "bwrap"):
         console.print(f"{name}: {'found' if shutil.which(name) else '[yellow]not found[/]'}")
     console.print(exec_line(settings), soft_wrap=True)
+    console.print(checkpoint_line(), soft_wrap=True)
     if offline:
         return 0
     ok, detail = _check(settings)
@@ -82,6 +83,26 @@ def exec_line(settings: Settings) -> str:
         return f"commands: mode {policy.mode}; [red]{markup(str(exc))}[/]"
     style = "green" if sandbox.kind == "bubblewrap" else "red"
     return f"commands: mode {policy.mode}; sandbox [{style}]{markup(sandbox.describe())}[/]"
+
+
+def checkpoint_line() -> str:
+    """`checkpoints: git X.Y` (rich markup), or red when git is missing or older than 2.25:
+    every change (patch, command, code) is refused without a checkpoint (docs/checkpoints.md)."""
+    import re
+    import shutil
+    import subprocess
+
+    git = shutil.which("git")
+    if git is None:
+        return "checkpoints: [red]git not found: patches and commands are refused (install git 2.25 or newer)[/]"
+    try:
+        out = subprocess.run([git, "--version"], capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"checkpoints: [red]git does not run ({markup(str(exc))})[/]"
+    found = re.search(r"(\d+)\.(\d+)", out)
+    if found is None or (int(found[1]), int(found[2])) < (2, 25):
+        return f"checkpoints: [red]{markup(out.strip())} is older than 2.25: install a newer git[/]"
+    return f"checkpoints: git {found[1]}.{found[2]} (a shadow store in .ctxagent/checkpoints)"
 
 
 def trust_line(trust: RepoConfigTrust) -> str:

@@ -147,8 +147,9 @@ def _run(argv: list[str] | None) -> int:
     except click.ClickException as exc:
         exc.show()
         return exc.exit_code
-    except (click.Abort, KeyboardInterrupt):
-        click.echo("interrupted", err=True)
+    except (click.Abort, KeyboardInterrupt) as exc:
+        report = getattr(exc, "report", None)  # a patch cut by Ctrl-C says what is on disk (PatchInterrupted)
+        click.echo(f"interrupted: {visible(str(report))}" if report else "interrupted", err=True)
         return EXIT_INTERRUPTED
     except CtxAgentError as exc:
         click.echo(f"error: {visible(str(exc))}", err=True)

@@ -215,6 +215,7 @@ class CheckpointStore:
     def _open(self) -> str | None:
         """Create the repository if missing; set a damaged one aside. Returns a notice or None."""
         notice = None
+        self.git.sweep_inits()
         if (self.git.git_dir / "HEAD").is_file() and not self._checked and not self._healthy():
             notice = self._set_aside("it failed a consistency check")
         if not (self.git.git_dir / "HEAD").is_file():
@@ -226,7 +227,9 @@ class CheckpointStore:
         return notice
 
     def _healthy(self) -> bool:
-        """The head ref (when set) names a readable commit whose tree is present."""
+        """The repository is whole and its head ref (when set) names a commit whose tree is present."""
+        if not all((self.git.git_dir / name).is_dir() for name in ("objects", "refs")):
+            return False
         try:
             head = self._head()
             if head:
@@ -273,7 +276,8 @@ class CheckpointStore:
             if _index_damaged(exc.stderr):
                 (self.git.git_dir / "index").unlink(missing_ok=True)  # a cache: rebuilt by the next add
                 return self._snapshot_or_raise()
-            if not any(word in exc.stderr.lower() for word in _DAMAGE) or self._healthy() and "index" not in exc.stderr:
+            damaged = any(word in exc.stderr.lower() for word in _DAMAGE) or not self._healthy()
+            if not damaged:  # a write failure (disk full, permissions): refuse, keep the store
                 raise CheckpointError(f"cannot record a checkpoint: {exc}") from exc
             self._set_aside(exc.stderr.strip().splitlines()[0][:200] if exc.stderr.strip() else "git failed")
             try:

@@ -9,6 +9,7 @@ an exclude list that keeps `.ctxagent/` out.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 from pathlib import Path
@@ -28,6 +29,8 @@ CONFIG = (
 ATTRIBUTES = "* -text -ident -filter -working-tree-encoding !eol\n"
 #: File in the shadow GIT_DIR holding the pid of the last git started (see `reap_orphan`).
 RUNNING = "ctxagent-git.pid"
+#: Name suffix of a repository being created (`init`), before it is renamed into place.
+INIT_SUFFIX = ".init-"
 #: Seconds one git command may take before the checkpoint is abandoned.
 GIT_TIMEOUT_S = 300.0
 
@@ -113,13 +116,22 @@ class ShadowGit:
                 pass
 
     def init(self) -> None:
-        """Create the repository (objects, refs, attributes, excludes). Raises GitFailed."""
+        """Create the repository (objects, refs, attributes, excludes), whole or not at all:
+        built in `<git_dir>.init-<pid>` and renamed into place. Raises GitFailed, OSError."""
+        tmp = self.git_dir.with_name(f"{self.git_dir.name}{INIT_SUFFIX}{os.getpid()}")
+        shutil.rmtree(tmp, ignore_errors=True)
         bare = {k: v for k, v in self.env.items() if k not in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE")}
-        self.run("init", "-q", "--bare", str(self.git_dir), env=bare)
-        info = self.git_dir / "info"
+        self.run("init", "-q", "--bare", str(tmp), env=bare)
+        info = tmp / "info"
         info.mkdir(exist_ok=True)
         (info / "attributes").write_text(ATTRIBUTES, encoding="utf-8")
         (info / "exclude").write_text(_excludes(self.work_tree), encoding="utf-8")
+        os.rename(tmp, self.git_dir)
+
+    def sweep_inits(self) -> None:
+        """Remove half-made repositories a killed `init` left (under the store's lock)."""
+        for stale in self.git_dir.parent.glob(f"{self.git_dir.name}{INIT_SUFFIX}*"):
+            shutil.rmtree(stale, ignore_errors=True)
 
 
 def _environ(pid: int) -> bytes:

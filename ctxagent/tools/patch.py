@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field
 from ctxagent.exec.checkpoints import CheckpointError
 from ctxagent.exec.guard import CheckpointGuard
 from ctxagent.patch import apply_changes, parse_patch, plan_patch, unified_diff
+from ctxagent.patch.apply import PatchInterrupted
 from ctxagent.patch.paths import workspace_root
 from ctxagent.patch.plan import FileChange, PatchLimits
 from ctxagent.templates import render
@@ -82,14 +83,24 @@ class ApplyPatchTool(Tool):
             except CheckpointError as exc:
                 return ToolResult(False, f"apply_patch refused: {exc}. Nothing was written (a change is never "
                                          "made without a checkpoint to undo it).")
-        result = apply_changes(changes, root, None)
+        try:
+            result = apply_changes(changes, root, None)
+        except PatchInterrupted:  # Ctrl-C: restored, or (during the commit) applied: the cache must not lie
+            _invalidate(self.workspace, [c.path for c in changes])
+            raise
         if checkpoint is not None:
             self.checkpoints.after(checkpoint)
         files = result.files()
-        from ctxagent.fetch.cache import invalidate  # context_fetch must not serve pre-patch text
-        invalidate(self.workspace, [f["path"] for f in files] + [f["from"] for f in files if "from" in f])
+        _invalidate(self.workspace, [f["path"] for f in files] + [f["from"] for f in files if "from" in f])
         content = f"Patch applied ({len(files)} file{'s' if len(files) != 1 else ''}):\n{result.summary()}"
         if checkpoint is not None and checkpoint.notice:
             content += f"\nwarning: {checkpoint.notice}"
         number = checkpoint.number if checkpoint is not None else None
         return ToolResult(True, content, {"files": files, "checkpoint": number})
+
+
+def _invalidate(workspace: Path, changed: list[str]) -> None:
+    """Drop context_fetch's cached text of the `changed` files (it must not serve pre-patch text)."""
+    from ctxagent.fetch.cache import invalidate
+
+    invalidate(workspace, changed)

@@ -18,12 +18,12 @@ from click.testing import CliRunner
 from pydantic import BaseModel
 
 from ctxagent.cli.main import cli, register_commands
-from ctxagent.config.settings import AgentSettings, ToolSettings
+from ctxagent.config.settings import AgentSettings, HarnessSettings, ToolSettings
 from ctxagent.llm.settings import ModelSettings
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 BLOCK = re.compile(r"(<!-- generated:(\w+) (\w+) -->\n)(.*?)(<!-- /generated -->)", re.DOTALL)
-SECTIONS = {"model": ModelSettings, "agent": AgentSettings, "tools": ToolSettings}
+SECTIONS = {"model": ModelSettings, "agent": AgentSettings, "tools": ToolSettings, "harness": HarnessSettings}
 PAGES = ("cli.md", "configuration.md", "slash-commands.md")
 
 

@@ -27,3 +27,14 @@ def test_doctor_says_the_mode_and_that_there_is_no_sandbox(tmp_path, home) -> No
 def test_doctor_names_the_bubblewrap_sandbox(tmp_path, home) -> None:
     out = invoke(["doctor", "--offline", "--repo", str(tmp_path), "--base-url", "http://127.0.0.1:9/v1"])
     assert "commands: mode read-only; sandbox bubblewrap: workspace writable" in " ".join(out.output.split())
+
+
+def test_doctor_names_the_git_that_checkpoints_need(tmp_path, home) -> None:
+    out = invoke(["doctor", "--offline", "--repo", str(tmp_path), "--base-url", "http://127.0.0.1:9/v1"])
+    assert "checkpoints: git 2." in " ".join(out.output.split())
+
+
+def test_doctor_says_that_without_git_changes_are_refused(tmp_path, home, monkeypatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    out = invoke(["doctor", "--offline", "--repo", str(tmp_path), "--base-url", "http://127.0.0.1:9/v1"])
+    assert "checkpoints: git not found: patches and commands are refused" in " ".join(out.output.split())

@@ -95,8 +95,8 @@ def repo(tmp_path: Path) -> Path:
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
     """A clean environment for the CLI: tmp HOME/XDG, no provider variables, no offline model."""
-    keep = {k: v for k, v in os.environ.items()  # PYTHONPATH: the CLI runs the code under test (a worktree)
-            if k in ("PATH", "LANG", "LC_ALL", "SYSTEMROOT", "TMPDIR", "PYTHONPATH")}
+    keep = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "SYSTEMROOT", "TMPDIR")}
+    keep["PYTHONPATH"] = str(ROOT)  # this checkout's ctxagent, even when the console script is installed from another
     home = tmp_path / "home"
     home.mkdir()
     return {**keep, "HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"),

@@ -222,7 +222,7 @@ def test_sigkill_during_a_checkpoint_leaves_a_consistent_store(tmp_path: Path) -
     for i in range(1500):
         (repo / f"d{i % 30}").mkdir(parents=True, exist_ok=True)
         (repo / f"d{i % 30}" / f"f{i}.py").write_text(f"value = {i}\n" * 50)
-    for delay in (0.05, 0.15, 0.3, 0.6):
+    for delay in (0.0, 0.02, 0.05, 0.15, 0.3, 0.6):  # the first ones land in `git init`
         proc = subprocess.Popen([sys.executable, "-c", CHILD, str(repo)], stdout=subprocess.PIPE,
                                 env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
         proc.stdout.readline()
