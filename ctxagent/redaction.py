@@ -95,6 +95,9 @@ def _redact_text(text: str, known: list[str]) -> str:
         text = rules.PEM.sub(REDACTED, text)
     if "PRIVATE KEY" in text:
         text = secret_blocks.redact_key_blocks(text)
+        if "-----END" in text:
+            text = rules.PEM_ONE_LINE.sub(lambda m: m["begin"] + m["sep"] + REDACTED + m["sep"] + m["end"], text)
+            text = _redact_key_tails(text)
     if "://" in text:
         text = rules.URL_PASSWORD.sub(rules.replace_url_password, text)
     text = rules.SHAPES.sub(REDACTED, text)
@@ -106,6 +109,57 @@ def _redact_text(text: str, known: list[str]) -> str:
     if "=" in text or ":" in text:
         text = rules.KV.sub(rules.replace_kv_value, text)
     return text
+
+
+_B64 = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=")
+_WRITTEN_BREAKS = ("\\n", "\\r")  # the two characters `\n` of a JSON string
+
+
+def _redact_key_tails(text: str) -> str:
+    """The base64 lines right before each `-----END ... PRIVATE KEY-----` label as one
+    REDACTED (a key printed without its BEGIN line: `tail`). One backward walk per label."""
+    out, done = [], len(text)
+    for match in reversed(list(rules.PEM_END.finditer(text, 0))):
+        if match.end() > done:
+            continue
+        last = _break_back(text, match.start())
+        cut, pos = match.start(), last
+        while pos is not None:
+            top = _b64_line_back(text, pos)
+            if top is None:
+                break
+            cut, pos = top, _break_back(text, top)
+        if cut < match.start():
+            out += [text[match.start():done], text[last:match.start()], REDACTED]
+            done = cut
+    out.append(text[:done])
+    return "".join(reversed(out))
+
+
+def _break_back(text: str, pos: int) -> int | None:
+    """Start of the blanks and line breaks ending at `pos`; None when they hold no break."""
+    i, breaks = pos, 0
+    while True:
+        if i >= 1 and text[i - 1] in " \t\r\n":
+            breaks += text[i - 1] in "\r\n"
+            i -= 1
+        elif i >= 2 and text[i - 2:i] in _WRITTEN_BREAKS:
+            breaks, i = breaks + 1, i - 2
+        else:
+            return i if breaks else None
+
+
+def _b64_line_back(text: str, pos: int) -> int | None:
+    """Start of the base64-only line ending at `pos`, if it starts a line (the text's
+    start, a line break, a written `\n`, a quote); else None."""
+    i = pos
+    while i >= 1 and text[i - 1] in _B64 and not (i >= 2 and text[i - 2:i] in _WRITTEN_BREAKS):
+        i -= 1
+    if i == pos:
+        return None
+    if i == 0 or text[i - 1] in "\n\"'" or (i >= 2 and text[i - 2:i] in _WRITTEN_BREAKS):
+        return i
+    return None
 
 
 #: Most characters a StreamRedactor holds back for a run without spaces or a `NAME = value`

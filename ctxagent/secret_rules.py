@@ -128,6 +128,9 @@ PEM = re.compile(
     + f"(?:{_BREAK}*{_PEM_LABEL.replace('(?:BEGIN|END)', 'END')})?"
 )
 PEM_END = re.compile(_PEM_LABEL.replace("(?:BEGIN|END)", "END"))
+#: A whole key on one line, its lines joined by `,` or `;` (`paste -sd,`, a CSV cell).
+PEM_ONE_LINE = re.compile("(?P<begin>" + _PEM_LABEL.replace("(?:BEGIN|END)", "BEGIN") + r")(?P<sep>[,;|\t ]?)"
+                          + r"(?:(?!\\[rn])[^\n]){40,}?(?P<end>" + _PEM_LABEL.replace("(?:BEGIN|END)", "END") + ")")
 #: What a private key block may look like while it is still arriving (for StreamRedactor).
 PEM_OPEN = re.compile(
     r"-----BEGIN[A-Z0-9 ]*(?:PRIVATE KEY(?: BLOCK)?-----"

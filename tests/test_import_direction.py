@@ -22,6 +22,7 @@ LAYERS: list[set[str]] = [
     {"tools"},
     {"agent"},
     {"cli"},
+    {"__main__"},
 ]
 LEVEL = {name: i for i, names in enumerate(LAYERS) for name in names}
 

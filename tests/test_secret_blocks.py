@@ -168,3 +168,25 @@ def test_s6_random_pieces_of_a_streamed_key_never_show_a_line_of_it(
 def test_s6_a_key_streamed_one_character_at_a_time_is_redacted(repo: Path, program: str) -> None:
     printed = _printed(repo, program, "id_rsa")
     assert _stream(printed, list(range(len(printed)))) == redact(printed)
+
+
+@pytest.mark.parametrize("command", ["tail -c 400", "tail -n 5", "paste -sd,", "paste -sd';'"])
+@pytest.mark.parametrize("name", ["rsa.pem", "pkcs8.pem", "id_ed25519"])
+def test_a_key_tail_without_its_begin_line_or_joined_on_one_line_is_redacted(repo: Path, command: str,
+                                                                            name: str) -> None:
+    printed = subprocess.run(f"{command} {name}", shell=True, cwd=repo, capture_output=True, text=True,
+                             check=True).stdout
+    key_text = (repo / name).read_text()
+    assert _leaks(printed, key_text)
+    for shown in (redact("output:\n" + printed + "done\n"), json.loads(redact(json.dumps({"c": printed})))["c"]):
+        assert _leaks(shown, key_text) == [] and REDACTED in shown, shown
+    assert redact("the file ends with\n-----END RSA PRIVATE KEY-----\n").startswith("the file ends with\n")
+
+
+def test_a_long_base64_run_near_an_end_label_is_redacted_in_linear_time() -> None:
+    import time
+    body = ("A" * 64 + "\n") * 5000
+    started = time.perf_counter()
+    for text in (body + "x y\n-----END PRIVATE KEY-----\n", "-----END PRIVATE KEY-----\n" + body + "x y\n"):
+        redact(text)
+    assert time.perf_counter() - started < 2.0

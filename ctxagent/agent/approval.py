@@ -116,7 +116,7 @@ class ApprovalPolicy:
             return Decision(approved=True)
         if self._ask is None:
             return Decision(approved=False, reason=_NO_ASK)
-        what = f"`{gate.key}`" if gate.key else "(this once: no rule covers this line)"
+        what = f"`{gate.key}`" if gate.key else "(this once: no session-wide approval covers this line)"
         for _ in range(MAX_BAD_ANSWERS):
             line = self._ask(GATE_QUESTION.format(what=what))
             if line is None:

@@ -181,8 +181,9 @@ class RichRenderer:
     def _on_approval_request(self, event: ApprovalRequest) -> None:
         self._newline()
         if event.language:  # a command or python_exec code
+            # no soft_wrap: it crops a long line, and the user must see all of what they approve
             self.console.print(run_preview(redact(event.preview, self.secrets), event.language,
-                                           redact(event.details, self.secrets)), soft_wrap=True)
+                                           redact(event.details, self.secrets)))
             if event.auto:
                 self.console.print(Text(f"  (runs: {event.auto_reason})", style="dim"))
             return

@@ -378,6 +378,12 @@ class CheckpointStore:
         for path in set(snap.skipped) & set(changes):  # grew over the limit: still there, not deleted
             changes[path] = FileChange(path, "modified")
         before = set(cp.skipped)
+        for path in before & set(changes):  # a large file the change shrank: it was there
+            if changes[path].kind == "created":
+                changes[path] = FileChange(path, "modified")
+        for path in before - set(snap.skipped) - set(changes):  # a large file the change deleted
+            if not path.endswith("/"):
+                changes[path] = FileChange(path, "deleted")
         for path in set(snap.skipped) - before - set(changes):  # large files the change wrote
             if path.endswith("/"):
                 continue

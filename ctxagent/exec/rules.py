@@ -9,8 +9,9 @@ any other word is an `fnmatch` pattern for one word (`test_*.py`).
 A command line is rule-ALLOWED only when it is one simple command (`shell.parse` accepts
 it and it has one stage: no `|`, `;`, `&&`, redirection, substitution or expansion).
 Anything else can only be approved by the user. Deny rules are checked on every simple
-command found in the line (`;`, `&&`, `|`, `$(...)` split apart; `sh -c '...'` looked
-into), the program matched also by its base name; deny wins over allow. Deny is a
+command found in the line (`;`, `&&`, `|`, newlines, `$(...)` split apart; `sh -c '...'`
+looked into; `NAME=v`, `env`, `xargs`, `timeout`... looked past), the program matched also
+by its base name; deny wins over allow. Deny is a
 best-effort filter in front of the user, not a wall: the sandbox is the wall.
 """
 
@@ -30,6 +31,14 @@ _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
 _SHELL_C = re.compile(r"-[a-zA-Z]*c[a-zA-Z]*")
 _SUBCOMMAND = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 _OPERATORS = frozenset({";", "&&", "||", "|", "&", "(", ")", "$(", "`", "\n", "|&", ";;"})
+_INTERPRETER = re.compile(r"(?:python|pypy|node|nodejs|deno|bun|perl|ruby|php|lua|Rscript|osascript)[0-9.]*")
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)
+# programs that run the rest of their words as a command: {name: options that take a value}
+_WRAPPERS = {"env": {"-u", "--unset", "-C", "--chdir", "-S", "--split-string"}, "command": set(), "exec": {"-a"},
+             "builtin": set(), "nohup": set(), "time": set(), "nice": {"-n", "--adjustment"},
+             "timeout": {"-s", "--signal", "-k", "--kill-after"}, "sudo": {"-u", "-g", "-C", "-D", "-h", "-p"},
+             "xargs": {"-n", "-I", "-L", "-P", "-d", "-E", "-s", "-a", "--max-args", "--delimiter"},
+             "stdbuf": set(), "setsid": set(), "chrt": set(), "ionice": {"-c", "-n"}}
 
 
 @dataclass(frozen=True)
@@ -133,7 +142,9 @@ def simple_command(line: str) -> tuple[tuple[str, ...] | None, str]:
 def command_segments(line: str, depth: int = 0) -> list[list[str]]:
     """Every simple command a shell would run for `line`, as well as a lenient split can
     tell (shlex with shell punctuation; `sh -c TEXT` looked into, two levels deep)."""
-    lexer = shlex.shlex(line.replace("$(", " ( ").replace("`", " ( "), posix=True, punctuation_chars=True)
+    # a newline separates commands like `;` (over-splitting a quoted newline only makes deny stricter)
+    line = line.replace("$(", " ( ").replace("`", " ( ").replace("\n", " ; ")
+    lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
     lexer.commenters = ""
     try:
@@ -147,6 +158,7 @@ def command_segments(line: str, depth: int = 0) -> list[list[str]]:
         else:
             segments[-1].append(token)
     found = [s for s in segments if s]
+    found += [u for u in map(_unwrapped, found) if u and u not in found]
     for seg in list(found):
         if depth < 2 and os.path.basename(seg[0]) in _SHELLS:
             flag = next((i for i, w in enumerate(seg[1:-1], 1) if _SHELL_C.fullmatch(w)), None)
@@ -155,10 +167,29 @@ def command_segments(line: str, depth: int = 0) -> list[list[str]]:
     return found
 
 
+def _unwrapped(seg: list[str]) -> list[str]:
+    """`seg` without leading `NAME=value` words and wrapper programs (`env`, `nice -n 5`,
+    `timeout 5`, `xargs`, `command`, `exec`...) and their options: the command they run."""
+    words, i = list(seg), 0
+    while i < len(words):
+        if _ASSIGNMENT.fullmatch(words[i]):
+            i += 1
+            continue
+        takes = _WRAPPERS.get(os.path.basename(words[i]))
+        if takes is None:
+            break
+        name, i = os.path.basename(words[i]), i + 1
+        while i < len(words) and (words[i].startswith("-") or (name == "env" and _ASSIGNMENT.fullmatch(words[i]))):
+            i += 2 if words[i] in takes else 1
+        if name == "timeout" and i < len(words):
+            i += 1  # the duration
+    return words[i:]
+
+
 def always_key(argv: tuple[str, ...] | None) -> str | None:
     """What an "always" answer covers: the program and its subcommand (`git commit`,
     `python -m pytest`, `pytest`), or None when the line is not one simple command."""
-    if not argv:
+    if not argv or not _always_safe(argv):
         return None
     words = [argv[0]]
     if len(argv) > 2 and argv[1] == "-m":
@@ -166,6 +197,18 @@ def always_key(argv: tuple[str, ...] | None) -> str | None:
     elif len(argv) > 1 and _SUBCOMMAND.fullmatch(argv[1]):
         words.append(argv[1])
     return shlex.join(words)
+
+
+def _always_safe(argv: tuple[str, ...]) -> bool:
+    """False when an "always" for `argv` would cover any command or code: a shell, a
+    wrapper program (`env`, `xargs`, `sudo`...), an interpreter running `-c` code or a
+    script (`python x.py` would key as `python`), `git -c`/`-C` before the subcommand."""
+    program = os.path.basename(argv[0])
+    if program in _SHELLS or program in _WRAPPERS or program in ("fish", "eval", "source", "."):
+        return False
+    if _INTERPRETER.fullmatch(program):
+        return len(argv) > 2 and argv[1] == "-m"
+    return not (program == "git" and len(argv) > 1 and argv[1].startswith("-"))
 
 
 def key_rule(key: str) -> Rule:

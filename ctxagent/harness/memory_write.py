@@ -79,7 +79,9 @@ def _append(path: Path, entry: str, present, refusal: str) -> Appended:
 def _clean(text: str, what: str) -> str:
     if not isinstance(text, str) or not text.strip():
         raise ToolInputError(f"memory_file: the {what} is empty; say what to keep")
-    text = text.strip().replace("\r\n", "\n")
+    # `<!--` and `-->` written as entities: the profile loader drops comments (an unclosed one
+    # to the end of the file), so a raw one would hide this entry and every later one
+    text = text.strip().replace("\r\n", "\n").replace("<!--", "&lt;!--").replace("-->", "--&gt;")
     if len(text) > MAX_ENTRY_CHARS:
         raise ToolInputError(f"memory_file: the {what} is {len(text):,} characters; keep it under {MAX_ENTRY_CHARS:,}")
     return text

@@ -93,7 +93,8 @@ class PythonExecTool(Tool):
             report = self.executor.run([python, script], tool="python_exec", label=_label(code),
                                        title=f"python_exec ({lines} line{'s' if lines != 1 else ''}, {python})",
                                        cwd=self.workspace, extra_env={"PYTHONPATH": str(self.workspace),
-                                                                       "PYTHONDONTWRITEBYTECODE": "1"})
+                                                                       "PYTHONDONTWRITEBYTECODE": "1",
+                                                                       "PYTHONUNBUFFERED": "1"})
         finally:
             shutil.rmtree(private, ignore_errors=True)
         return ToolResult(ok=report.ok, content=report.text, data=report.data)

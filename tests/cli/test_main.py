@@ -53,3 +53,13 @@ def test_a_broken_command_module_does_not_take_the_cli_down(capsys: pytest.Captu
     assert set(group.commands) == {"no_such", "sessions"}
     assert group.main(["no_such"], standalone_mode=False) == 1
     assert "could not load" in capsys.readouterr().err
+
+
+def test_python_dash_m_ctxagent_runs_the_cli() -> None:
+    import os
+    import subprocess
+    import sys
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.run([sys.executable, "-m", "ctxagent", "--help"], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(root)})
+    assert proc.returncode == 0 and "undo" in proc.stdout and "checkpoints" in proc.stdout, proc.stderr

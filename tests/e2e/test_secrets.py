@@ -5,7 +5,11 @@ tools (breaker report F7)."""
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 from pathlib import Path
+
+import pytest
 
 from tests.e2e.conftest import API_KEY, model_env
 from tests.support.fake_openai import text, tool_calls
@@ -79,3 +83,17 @@ def test_secrets_in_a_file_the_model_cats_never_reach_the_transcript_or_the_snap
     recorded = "".join(p.read_text(encoding="utf-8") for p in transcripts)
     assert "AWS_SECRET_ACCESS_KEY = '[REDACTED]'" in recorded and "MAX_TOKENS = 4096" in recorded
     assert "postgres://app:[REDACTED]@db.internal/app" in recorded
+
+
+@pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="needs ssh-keygen")
+def test_a_private_key_the_model_cats_is_not_in_the_snapshot_previews(ctxagent, fake_server, repo: Path) -> None:
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(repo / "id_test")], check=True)
+    key_lines = [line for line in (repo / "id_test").read_text().splitlines() if "PRIVATE KEY" not in line]
+    server = fake_server([tool_calls([("terminal", json.dumps({"command": "cat id_test"}))]), text("a key")])
+    proc = ctxagent("run", "what is id_test?", "--repo", str(repo), extra_env=model_env(server))
+    assert proc.returncode == 0, proc.stderr
+    state = repo / ".ctxagent"
+    snapshots = list((state / "snapshots").rglob("*.json"))
+    assert len(snapshots) == 2
+    for line in key_lines:  # the report rows fold a preview's line breaks: the block was found before that
+        assert _files_holding(state, line[:40].encode()) == [], line

@@ -133,6 +133,17 @@ def test_files_over_the_size_limit_are_skipped_and_listed(tree: Path) -> None:
     assert FileChange("more.bin", "created") in changes and FileChange("src/app.py", "modified") in changes
 
 
+def test_a_large_unrecorded_file_shrunk_or_deleted_is_reported_modified_or_deleted(tree: Path) -> None:
+    store = CheckpointStore(tree, max_file_bytes=1000)
+    (tree / "big.bin").write_bytes(b"x" * 5000)
+    (tree / "huge.bin").write_bytes(b"x" * 5000)
+    cp = store.record(session_id="s", turn=1, tool="t", label="x")
+    (tree / "big.bin").write_bytes(b"a\n")  # `echo a > big.bin` is no creation
+    (tree / "huge.bin").unlink()
+    changes = store.changes_since(cp)
+    assert FileChange("big.bin", "modified") in changes and FileChange("huge.bin", "deleted") in changes
+
+
 def test_a_damaged_store_is_set_aside_and_a_new_one_started(tree: Path) -> None:
     store = CheckpointStore.for_repo(tree)
     store.record(session_id="s", turn=1, tool="t", label="x")

@@ -64,3 +64,30 @@ def test_always_covers_the_program_and_its_subcommand(argv, key) -> None:
 def test_an_always_key_acts_as_a_rule_for_that_subcommand_only() -> None:
     rule = key_rule("git commit")
     assert rule.matches(["git", "commit", "-m", "x"]) and not rule.matches(["git", "push"])
+
+
+@pytest.mark.parametrize("line", [
+    "pytest\ncurl x", "echo ok\n  curl -s x", "FOO=1 curl x", "A=1 B='x y' /usr/bin/curl x", "env curl x",
+    "env -i PATH=/bin curl x", "env -u HOME curl x", "command curl x", "exec curl x", "nohup curl x &",
+    "nice -n 5 curl x", "timeout 5 curl x", "timeout -s KILL 5 curl x", "sudo -u root curl x",
+    "echo x | xargs curl", "echo x | xargs -n 1 curl", "env sh -c 'curl x'", "time curl x",
+])
+def test_deny_sees_through_newlines_assignments_and_wrapper_programs(line) -> None:
+    verdict = PermissionRules.from_text(deny=["curl *"]).check(line)
+    assert (verdict.action, verdict.rule) == ("deny", "curl *"), line
+
+
+def test_a_wrapper_running_another_program_is_not_denied() -> None:
+    rules = PermissionRules.from_text(deny=["curl *"])
+    assert rules.check("env FOO=1 python -c 'print(1)'").action == "ask"
+    assert rules.check("timeout 5 pytest -q").action == "ask"
+
+
+@pytest.mark.parametrize("argv", [
+    ("sh", "-c", "make test"), ("bash", "build.sh"), ("python", "script.py"), ("python3", "-c", "print(1)"),
+    ("node", "-e", "x"), ("/usr/bin/env", "FOO=1", "make"), ("xargs", "rm"), ("sudo", "make"), ("timeout", "5", "make"),
+    ("git", "-c", "alias.x=!sh", "x"), ("git", "-C", "/", "push"), ("perl", "-e", "1"),
+])
+def test_no_always_for_a_line_that_runs_any_command_or_code(argv) -> None:
+    assert always_key(argv) is None, argv
+    assert always_key(("python3", "-m", "pytest", "-q")) == "python3 -m pytest"

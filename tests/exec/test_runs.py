@@ -77,6 +77,13 @@ def test_the_code_file_is_removed_after_a_run_and_a_timeout(tmp_path, private_tm
 
 
 @pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_python_exec_output_printed_before_a_timeout_is_kept_without_flush(tmp_path, sandbox) -> None:
+    slow = python(tmp_path, sandbox, timeout_s=1.0).execute({"code": "import time\nprint('step one done')\n"
+                                                                    "time.sleep(30)\n"})
+    assert "TIMED OUT" in slow.content and "step one done" in slow.content, slow.content
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES)
 def test_ctrl_c_kills_the_run_removes_the_code_and_reports(tmp_path, private_tmp, sandbox) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()

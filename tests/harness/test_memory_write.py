@@ -10,6 +10,7 @@ import pytest
 
 from ctxagent.errors import ToolInputError
 from ctxagent.harness.memory_write import learn, remember
+from ctxagent.harness.profile import load_profile
 from ctxagent.tools.memory_file import MemoryFileTool
 
 DAY = dt.date(2026, 12, 2)
@@ -62,3 +63,14 @@ def test_the_tool_previews_what_it_appends_and_needs_approval(tmp_path: Path) ->
     assert not again.ok and "already in" in again.content
     missing = tool.execute({"action": "learn", "title": "x"})
     assert not missing.ok and "`when` is required" in missing.content
+
+
+def test_an_entry_holding_a_comment_marker_hides_neither_itself_nor_later_entries(tmp_path: Path) -> None:
+    path = tmp_path / ".ctxagent" / "Memory.md"
+    remember(path, "Use <!-- in HTML templates for comments", day=DAY)
+    remember(path, "Deploy with make ship", day=DAY)
+    learn(tmp_path / ".ctxagent" / "CustomSkill.md", "Docs", "when a page ends in -->", "close it", day=DAY)
+    [memory] = [f for f in load_profile(tmp_path, None)[0] if f.path.name == "Memory.md"]
+    assert "HTML templates" in memory.text and "make ship" in memory.text
+    with pytest.raises(ToolInputError):
+        remember(path, "use <!-- in html templates for comments", day=DAY)

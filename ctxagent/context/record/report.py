@@ -40,6 +40,7 @@ from typing import Any
 from ctxagent.context.compaction.masking import is_masked
 from ctxagent.context.compaction.sections import is_summary_message
 from ctxagent.context.state import select as stateselect
+from ctxagent.redaction import redact
 
 _PREVIEW_CHARS = 200
 
@@ -47,14 +48,15 @@ _PREVIEW_CHARS = 200
 def message_preview(message: dict) -> str:
     """A history message's report preview: its text (a tool call's name and arguments
     too), whitespace folded, at most 200 characters (`ctxagent inspect --grep` matches
-    transcript messages to report rows by it)."""
+    transcript messages to report rows by it); redacted BEFORE folding, since a private key
+    with its line breaks folded into spaces is no longer a block redaction can find."""
     content = message.get("content")
     text = content if isinstance(content, str) else ""
     if message.get("tool_calls"):  # the arguments too: `inspect --grep utils.py` finds the call that read it
         calls = "; ".join(f"{c.get('function', {}).get('name', '?')} {c.get('function', {}).get('arguments', '')}"
                           for c in message["tool_calls"] if isinstance(c, dict))
         text = f"{text} [calls {calls}]" if text else f"calls {calls}"
-    return " ".join(text[:_PREVIEW_CHARS].split())
+    return " ".join(redact(text[:_PREVIEW_CHARS * 8])[:_PREVIEW_CHARS].split())
 
 
 def _row(pid: str, layer: str, kind: str, source: str, tokens: int, decision: str, reason: str, preview: str,
