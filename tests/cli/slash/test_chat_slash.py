@@ -188,3 +188,15 @@ def test_usage_and_cost_count_every_call_with_cache_hits(chat, tmp_path: Path) -
     assert "of these, 400 tokens went to side calls (plan tool, compaction summaries)" in shown
     cost = (1300 * 2.0 + 150 * 10.0) / 1e6
     assert shown.count(f"cost so far ${cost:.4f} (prices now $2/$10 per million tokens in/out)") == 2
+
+
+def test_skills_lists_a_real_skill_and_warns_about_a_broken_one(chat, project: Path) -> None:
+    skills = project / ".claude" / "skills"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "fixtures" / "skills" / "internal-comms", skills / "internal-comms")
+    (skills / "Bad_Name").mkdir()
+    (skills / "Bad_Name" / "SKILL.md").write_text("---\nname: Bad_Name\ndescription: x\n---\nbody\n")
+    out, _ = chat(["/skills", "/memory", "/exit"])
+    assert out.exit_code == 0, out.output
+    shown = flat(out.output)
+    assert "internal-comms" in shown and str(skills / "internal-comms" / "SKILL.md") in shown
+    assert "Bad_Name" in shown and "skipped" in shown
