@@ -227,7 +227,9 @@ def _open_secret(text: str, cut: int) -> tuple[int | None, int]:
         match = tail.search(text, max(0, cut - 200), cut)
         if match is not None:
             return _run_start(text, match.start()), MAX_HELD_CHARS
-    begin = text.rfind("-----BEGIN", max(0, cut - MAX_PEM_HELD_CHARS), cut)
+    begin = text.rfind("-BEGIN", max(0, cut - MAX_PEM_HELD_CHARS), cut)  # `cut -c 3-` leaves fewer dashes
+    while begin > 0 and text[begin - 1] == "-":
+        begin -= 1
     if begin >= 0 and rules.PEM_OPEN.match(text, begin, cut) and not rules.PEM_END.search(text, begin, cut):
         return _run_start(text, begin), MAX_PEM_HELD_CHARS
     if "PRIVATE KEY" in text[max(0, cut - MAX_PEM_HELD_CHARS):cut]:  # a key printed with line prefixes

@@ -34,8 +34,8 @@ PRELUDE_LINES = 10
 #: Lines after the last key line within which the next one (or END) must come.
 GAP_LINES = 6
 #: The label that starts a block (also searched for by `StreamRedactor`).
-BEGIN = re.compile(r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
-END = re.compile(r"-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
+BEGIN = re.compile(r"-{1,5}BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-{0,5}")  # also cut short (`cut -c 3-`)
+END = re.compile(r"-{1,5}END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-{0,5}")
 _LINE_END = re.compile(r"\r?\n|(?:\\r)?\\n")
 _SUFFIX = r"(?:(?:\^M)?\$|\\r\$?|\\{1,2}|[\"',;)\]]{1,3})?"
 _TAIL = re.compile(r"(?:^|(?<=[^A-Za-z0-9+/=\\])|(?<=\\[trnf]))(?P<run>=?[A-Za-z0-9+/]+={0,2})"
@@ -63,7 +63,7 @@ def _lines(text: str, start: int) -> Iterator[_Line]:
 
 def _kind(text: str, line: _Line) -> tuple[str, re.Match[str] | None]:
     content = text[line.start:line.end]
-    if "-----" in content and (END.search(content) or BEGIN.search(content)):
+    if "PRIVATE KEY" in content and (END.search(content) or BEGIN.search(content)):
         return _STOP, None
     if _HEADER.search(content):
         return _OTHER, None

@@ -133,7 +133,7 @@ PEM_ONE_LINE = re.compile("(?P<begin>" + _PEM_LABEL.replace("(?:BEGIN|END)", "BE
                           + r"(?:(?!\\[rn])[^\n]){40,}?(?P<end>" + _PEM_LABEL.replace("(?:BEGIN|END)", "END") + ")")
 #: What a private key block may look like while it is still arriving (for StreamRedactor).
 PEM_OPEN = re.compile(
-    r"-----BEGIN[A-Z0-9 ]*(?:PRIVATE KEY(?: BLOCK)?-----"
+    r"-{1,5}BEGIN[A-Z0-9 ]*(?:PRIVATE KEY(?: BLOCK)?-{0,5}"
     f"(?:{_BREAK}+(?:[A-Za-z][A-Za-z0-9_-]*:[^\\n\\\\:]*|[A-Za-z0-9+/=]+))*{_BREAK}*\\\\?"
     r"(?:-{1,5}(?:END[A-Z0-9 ]*)?)?)?\Z"
 )

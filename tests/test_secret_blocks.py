@@ -190,3 +190,15 @@ def test_a_long_base64_run_near_an_end_label_is_redacted_in_linear_time() -> Non
     for text in (body + "x y\n-----END PRIVATE KEY-----\n", "-----END PRIVATE KEY-----\n" + body + "x y\n"):
         redact(text)
     assert time.perf_counter() - started < 2.0
+
+
+@pytest.mark.parametrize("command", ["cut -c 3-", "cut -c 2-", "cut -c 5-"])
+@pytest.mark.parametrize("name", ["rsa.pem", "pkcs8.pem", "id_ed25519"])
+def test_a_key_whose_begin_line_lost_dashes_is_redacted(repo: Path, command: str, name: str) -> None:
+    # trial: `cut -c 3-` printed ---BEGIN ... PRIVATE KEY----- and every key line after it
+    printed = subprocess.run(f"{command} {name}", shell=True, cwd=repo, capture_output=True, text=True,
+                             check=True).stdout
+    key_text = (repo / name).read_text()
+    assert _leaks(printed, key_text)
+    assert _leaks(redact(printed), key_text) == []
+    assert _leaks(_stream(printed, list(range(0, len(printed), 7))), key_text) == []
