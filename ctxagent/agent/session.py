@@ -58,10 +58,9 @@ def sessions_dir(repo: Path) -> Path:
 class Session:
     """One conversation with the agent.
 
-    `history`: OpenAI messages without the system prompt (the loop adds a fresh one to
-    every request); `turns`: user turns so far; `secrets`: strings redacted from every record;
-    `compaction_view`: set by `resume`, see `view_from_records`; `protocol`: the protocol the
-    session switched to (`record_protocol`), None when it never switched.
+    `history`: OpenAI messages without the system prompt (the loop adds a fresh one to every request);
+    `turns`: user turns so far; `secrets`: strings redacted from every record; `compaction_view`: set by
+    `resume`, see `view_from_records`; `protocol`: the protocol switched to (`record_protocol`), else None.
     """
 
     id: str

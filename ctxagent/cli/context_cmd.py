@@ -339,15 +339,11 @@ def request_message_mentions(request: dict, text: str) -> set[str]:
 
 
 def transcript_mentions(root: Path, session_id: str, text: str, until: list[str] | None = None) -> set[str]:
-    """The report previews (`reporting.message_preview`) of the messages of session
-    `session_id`'s transcript that mention `text` (case-insensitive) in their whole
-    content or tool-call arguments; empty when there is no transcript.
+    """The report previews (`reporting.message_preview`) of the messages of session `session_id`'s transcript
+    that mention `text` (case-insensitive) in their content or tool-call arguments; empty without a transcript.
 
-    `until`: the previews of a call's history rows, in order. Only the messages written
-    before that call are then searched: the transcript is replayed (a message record
-    appends to the loop's history, a `history` record replaces it) up to the first point
-    where the history is the call's; the call's reply and everything after it were never
-    in its history. When no point matches, the whole transcript is searched."""
+    `until`: the previews of a call's history rows, in order; then only the messages in that call's history
+    are searched (docs/context.md, "Seeing a context", how `--grep` finds them)."""
     path = root / "sessions" / f"{session_id}.jsonl"
     if not path.is_file():
         return set()
@@ -407,13 +403,9 @@ def draw_report(console: Console, report: dict, *, title: str = "") -> None:
 
 
 def layer_chart(report: dict) -> Table:
-    """One row per layer (`reporting.layer_rows`): tokens used, budget, and a bar of both
-    against the input budget, then an "unused" row and the "input budget" row, which both
-    columns add up to; the caption says how the unused room was left and reads the bars.
-    A fixed part (system, tools, the request) is hatched to its size and labelled "fixed";
-    a selected layer's bar is solid to its tokens, dotted on to its budget, shaded beyond
-    it (room other layers left) and labelled with the excess. A snapshot written before
-    the fixed parts were marked has no "unused" and total rows, and a caption saying so."""
+    """One row per layer (`reporting.layer_rows`): tokens used, budget, and a bar of both against the input
+    budget, then the "unused" and "input budget" rows; the caption explains the unused room and the bars.
+    How the bars read: docs/context.md, "Reading the layer chart" (an older snapshot: no total rows)."""
     layers, budget = report.get("layers", {}), report.get("budget", {})
     total = max(1, int(budget.get("input_budget") or 1))
     marked = any("fixed" in entry for entry in layers.values())

@@ -40,10 +40,9 @@ class Gate:
 class ExecPolicy:
     """What may run and how, from the user's settings (plain data).
 
-    mode: "read-only" (nothing runs) or "workspace-write"; rules: allow/deny; sandbox:
-    "auto", "off" or "required"; network: allowed in the sandbox; timeout_s: seconds per
-    run; max_output_bytes: kept per stream; env_passthrough: variable names kept;
-    python: the configured interpreter ("" none).
+    mode: "read-only" (nothing runs) or "workspace-write"; rules: allow/deny; sandbox: "auto", "off" or "required";
+    network: allowed in the sandbox; timeout_s: seconds per run; max_output_bytes: kept per stream;
+    env_passthrough: variable names kept; python: the configured interpreter ("" none).
     """
 
     mode: Mode = "read-only"

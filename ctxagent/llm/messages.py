@@ -87,13 +87,9 @@ def _empty(settings: ModelSettings) -> str | None:
 def prepare_messages(messages: list[dict[str, Any]], settings: ModelSettings) -> list[dict[str, Any]]:
     """The messages as they are sent: same order and count, inputs never mutated.
 
-    For each assistant message: `reasoning_content` removed unless
-    settings.send_reasoning_content (and removed when None); an empty `tool_calls` list
-    removed; empty content beside tool calls set per settings.empty_content; content
-    None without tool calls set to "". Other roles pass through unchanged, except that
-    in every message a lone surrogate (bytes that were not UTF-8, read with
-    surrogateescape: a Latin-1 terminal, a pasted file) becomes U+FFFD, the replacement
-    character, since a request body must be UTF-8 (the HTTP client refuses it otherwise).
+    Assistant: `reasoning_content` removed unless settings.send_reasoning_content (and when None), an empty
+    `tool_calls` removed, empty content beside tool calls per settings.empty_content, None without them "".
+    Every message: a lone surrogate becomes U+FFFD (docs/providers.md, "Request text is UTF-8").
     """
     return [_wire_text(_prepare_assistant(m, settings) if m.get("role") == "assistant" else m)
             for m in messages]

@@ -31,11 +31,9 @@ _DEFAULT_WHY = "it is not on the allow-list of read-only flags"
 class Scan:
     """Result of scanning the words after the command name.
 
-    flags: (spelling, value) in order; spelling is `-x`, `-NUM` or `--name`; value is
-      None for a flag without one.
-    operands: indexes (into the scanned words) of the operands, in order.
-    words: the scanned words as the program must get them: the texts given, except that
-      a word holding a PATH flag value has that value replaced by its checked absolute path.
+    flags: (spelling, value) in order; spelling is `-x`, `-NUM` or `--name`; value None for a flag without one.
+    operands: indexes (into the scanned words) of the operands, in order. words: the scanned words as the
+    program must get them (a word holding a PATH flag value gets its checked absolute path instead).
     """
 
     flags: list[tuple[str, str | None]] = field(default_factory=list)

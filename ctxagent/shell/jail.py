@@ -38,11 +38,9 @@ def jail_prefix(*, workspace: str, cwd: str, scratch: str, scratch_bytes: int | 
                 extra_ro: Iterable[str] = ()) -> list[str]:
     """The bwrap argv to put before a program (ends with `--`). Needs `jail_available()`.
 
-    workspace: shown read-only; cwd: where the program starts (inside the workspace).
-    scratch: the one writable directory; with `scratch_bytes`, a fresh tmpfs of that
-      many bytes is mounted there (what the host has in it is then hidden).
-    extra_ro: more existing paths to show read-only (e.g. the directory of a program
-      that lives outside SYSTEM_DIRS, a git directory outside the workspace).
+    workspace: shown read-only; cwd: where the program starts (inside the workspace); scratch: the one writable
+    directory (with `scratch_bytes`, a fresh tmpfs of that many bytes, hiding what the host has there);
+    extra_ro: more existing paths shown read-only (a program's directory outside SYSTEM_DIRS, a git directory).
     """
     bwrap = find_program("bwrap") or "bwrap"
     args = [bwrap, *_system_binds()]

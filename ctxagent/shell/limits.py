@@ -23,19 +23,11 @@ MiB = 1 << 20
 
 @dataclass(frozen=True)
 class ResourceLimits:
-    """Limits for every process of a pipeline (bytes).
+    """Limits for every process of a pipeline (bytes); why each: docs/terminal.md, "How commands run".
 
-    memory_bytes: RLIMIT_DATA, the heap and other private writable memory of one process
-      (file mappings and reserved address space do not count, unlike RLIMIT_AS, so rg's
-      and git's mmaps and thread arenas work; `awk 'BEGIN{s="x"; while(1) s=s s}'` stops
-      with "out of memory"). 1 GiB: rg, git log -p, sort of a few hundred MB run within it.
-    file_bytes: RLIMIT_FSIZE, the size of any one file a process writes (SIGXFSZ beyond).
-    scratch_bytes: all files in the scratch directory together (HOME and TMPDIR, where
-      sort spills); the watchdog stops the pipeline beyond it, and the jail's tmpfs has
-      this size. RLIMIT_CORE is always 0. RLIMIT_NPROC is not set: it counts every
-      process and thread of the user on the machine, so no fixed value is both safe and
-      meaningful; no allowed program starts processes at will (awk's system() and
-      pipes, sed's `e`, find's -exec are refused).
+    memory_bytes: RLIMIT_DATA of one process (heap and private writable memory, not file mappings).
+    file_bytes: RLIMIT_FSIZE, the size of any one file a process writes (SIGXFSZ beyond). scratch_bytes: all
+    files of the scratch directory together (the watchdog's bound, the jail's tmpfs size). RLIMIT_CORE is 0.
     """
 
     memory_bytes: int = 1024 * MiB

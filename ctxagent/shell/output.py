@@ -92,13 +92,11 @@ def truncate_output(data: bytes, limit: int, *, escape: bool = False) -> str:
 
 
 def cap_output(head: bytes, tail: bytes, total: int, limit: int, *, escape: bool = False) -> str:
-    """Render a stream of `total` bytes of which `head` is a prefix and `tail` a suffix,
-    each at least min(total, limit) long, in at most `limit` bytes of UTF-8 text plus
-    the marker (`escape`: control characters escaped, see `escape_controls`).
+    """Render a stream of `total` bytes (`head` a prefix, `tail` a suffix, each at least min(total, limit) long)
+    in at most `limit` bytes of UTF-8 text plus the marker (`escape`: controls escaped, see `escape_controls`).
 
-    The marker counts toward `limit` when `limit` leaves room for it (over ~100 bytes),
-    so the whole returned text then fits in `limit` bytes. The marker's count is of
-    bytes of the stream, not of rendered text.
+    The marker counts toward `limit` when `limit` has room for it (over ~100 bytes), so the whole text then
+    fits; the marker's count is of bytes of the stream, not of rendered text.
     """
     render = decode_escaped if escape else decode
     if total <= len(head):

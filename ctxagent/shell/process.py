@@ -41,11 +41,9 @@ _TIMEOUT = "timeout"
 class RunResult:
     """What a pipeline produced.
 
-    stdout / stderr: decoded text, capped together at the run's `max_output` bytes.
-    returncodes: one per stage (negative: killed by that signal; None: not reaped).
-    timed_out: the timeout expired and every process group was killed.
-    stopped: why a limit stopped the pipeline (every group killed), e.g. "it wrote more
-      than 256 MiB to its scratch directory"; "" when none did.
+    stdout / stderr: decoded text, capped together at the run's `max_output` bytes. returncodes: one per stage
+    (negative: killed by that signal; None: not reaped). timed_out: the timeout expired, every group killed.
+    stopped: why a limit stopped the pipeline, every group killed ("it wrote more than 256 MiB ..."), else "".
     """
 
     stdout: str
@@ -86,13 +84,9 @@ def run_pipeline(argvs: list[list[str]], *, cwd: str, env: dict[str, str], timeo
                  scratch: str | None = None, pass_fds: list[list[int]] | None = None) -> RunResult:
     """Run `argvs` as a pipeline in `cwd` (timeout in seconds, output cap in bytes).
 
-    `prefix` (e.g. a bwrap jail ending in `--`) goes before each program. Programs are
-    resolved on SAFE_PATH first (ToolInputError if one is missing); nothing starts
-    unless all are found. Programs keep their bare name as argv[0] (messages read
-    `cat: x: No such file`); inside the jail bwrap finds them on the same SAFE_PATH.
-    `limits` become each process's rlimits; with `scratch` too, the watchdog stops the
-    pipeline when that directory holds more than `limits.scratch_bytes`. `pass_fds`:
-    per stage, descriptors the program inherits (pinned reads; the caller closes them).
+    `prefix` (e.g. a bwrap jail ending in `--`) goes before each program; all are resolved on SAFE_PATH first
+    (ToolInputError if one is missing; then nothing starts). `limits`: each process's rlimits; with `scratch`,
+    the watchdog's bound too. `pass_fds`: per stage, inherited descriptors (the caller closes them).
     """
     paths = [resolve_program(argv[0]) for argv in argvs]
     if prefix:

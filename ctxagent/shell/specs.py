@@ -34,18 +34,11 @@ NONE, VALUE, PATH, OPTIONAL, ATTACHED = "none", "value", "path", "optional", "at
 
 @dataclass(frozen=True)
 class Spec:
-    """Flags and operands of one command.
+    """Flags and operands of one command; the kinds: docs/terminal.md, "How a command's words are checked".
 
-    short: letter -> value kind. long: "--name" -> value kind.
-    operands: "paths" (every operand is a path), "pattern" (the first operand is a
-      pattern unless one of `pattern_flags` was given), "script" (sed), "program" (awk),
-      "text" (never checked; echo), "none" (no operands allowed).
-    max_operands: None for no limit. numeric: `-NUM` is allowed (head -5, grep -3).
-    numeric_suffix: None: letters after `-NUM` go on as a getopt cluster (grep -5n);
-      else the letters allowed after the digits, none taking a value (head -100c: GNU's
-      obsolete syntax, where the next word is a file).
-    permute: GNU-style, flags may follow operands (False: the first operand ends flags).
-    why: refusal reasons for well-known forbidden flags, shown to the model.
+    short: letter -> value kind; long: "--name" -> value kind; operands: "paths", "pattern", "script", "program",
+    "text" or "none"; max_operands: None for no limit; numeric: `-NUM` allowed; numeric_suffix: letters allowed
+    after `-NUM` (None: a getopt cluster); permute: flags may follow operands; why: refusal reasons by flag.
     """
 
     short: Mapping[str, str]

@@ -174,11 +174,8 @@ def local_model_settings(base_url: str, *, model: str = "smollm2-135m-instruct",
                          n_ctx: int = DEFAULT_N_CTX) -> ModelSettings:
     """ModelSettings for the offline server at `base_url` (ending in /v1).
 
-    context_window = n_ctx (what the server allocated), max_output_tokens = 256,
-    timeout_s = 300 (a first 8k-token prompt takes about a minute on 2 cores),
-    max_retries = 1 (a local failure does not heal by waiting), empty_content = "empty":
-    llama-cpp-python's server rejects an assistant message whose content is null (its
-    request model wants a string; 0.3.36 answers 500 with a validation error).
+    context_window = n_ctx, max_output_tokens = 256, timeout_s = 300, max_retries = 1, empty_content = "empty";
+    why each: docs/local-model.md, "How it works" (Model settings).
     """
     return ModelSettings(
         provider="local", model=model, base_url=base_url, api_key=None,

@@ -32,12 +32,9 @@ model can run away inside a string ("test-test-test-...") until max_tokens."""
 def call_schema(tools: list[dict], only: str | None = None) -> dict:
     """JSON Schema of one call `{"name": <tool>, "arguments": {...}}` over `tools`.
 
-    Each tool's `$defs` are hoisted to the root under `<tool>__<name>` (refs rewritten),
-    since `#/$defs/...` resolves against the root of the combined schema. Objects that
-    do not say otherwise get `additionalProperties: false`, so the model cannot wander
-    into invented keys, and strings without a bound get
-    `maxLength: STRING_MAX_CHARS`. `only`: keep just that tool (tool_choice naming a function).
-    Raises ValueError when `only` names no tool in `tools`.
+    Each tool's `$defs` are hoisted to the root as `<tool>__<name>` (refs rewritten); objects that do not say
+    otherwise get `additionalProperties: false`, unbounded strings `maxLength: STRING_MAX_CHARS`.
+    `only`: keep just that tool. Raises ValueError when `only` names no tool in `tools`.
     """
     defs: dict[str, Any] = {}
     branches = []

@@ -47,11 +47,9 @@ _FAILURES = (LLMConnectionError, StreamInterruptedError, ServerError)
 class LocalServerClient(LLMClient):
     """An LLMClient on `server` (started) whose failed requests carry the server's log.
 
-    `chat` raises what LLMClient.chat raises, except that LLMConnectionError (not its
-    timeout subclass), StreamInterruptedError and ServerError become LocalServerError
-    (or ContextLengthError when the log says the prompt exceeds the context), with the
-    log lines the server wrote during the request (the last lines of the whole log when
-    it wrote none) and no advice to retry.
+    `chat` raises what LLMClient.chat raises, except that LLMConnectionError (not its timeout subclass),
+    StreamInterruptedError and ServerError become LocalServerError (ContextLengthError when the log says the
+    prompt exceeds the context) quoting the server's log, without advice to retry (docs/local-model.md).
     """
 
     def __init__(self, server: LocalServer, **kwargs: Any) -> None:

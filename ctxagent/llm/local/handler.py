@@ -41,17 +41,11 @@ def register_handler(family_name: str, policy: TurnPolicy | None = None) -> str:
 
 @dataclass(frozen=True)
 class TurnPolicy:
-    """How much choice the model gets between calling a tool and answering.
+    """How much choice the model gets between calling a tool and answering (tool_choice "auto" only).
 
-    call_first: with tool_choice "auto", the first reply to a user message must be a
-      tool call. Why: measured in benchmarks/local_models.py, both bundled models (135M
-      and 270M parameters) otherwise answer a repository question from thin air.
-    max_calls: after this many tool results since the last user message, the reply must
-      be text (0: no limit). Why: left free, they call tools until the loop's step limit.
-    no_repeat: a call identical (name and arguments) to one made since the last user
-      message is replaced by a text answer, generated again with text required. Why:
-      the same models repeat their last call word for word; its result would not change.
-    Only tool_choice "auto" is reshaped; any other value is kept as sent.
+    call_first: the first reply to a user message must be a tool call. max_calls: after this many tool results
+    since it the reply must be text (0: no limit). no_repeat: a call identical to one made since it is replaced
+    by a text answer. Why each: docs/local-model.md, "How it works" (Turn policy).
     """
 
     call_first: bool = True

@@ -48,12 +48,9 @@ class LocalServerError(LLMError):
 class LocalServer:
     """A running llama.cpp server for one offline model (a context manager).
 
-    model_path: a bundled model key ("smollm2", "gemma3"), a .gguf path, or None for
-      CTXAGENT_LOCAL_MODEL / the default. port: 0 picks a free port. n_ctx: context
-      tokens. chat_format: "chatml" or "gemma" (None: the model's own family).
-      max_calls, call_first, no_repeat: the chat handler's TurnPolicy (local_handler).
-    Raises ConfigError (model not found) from the constructor and LocalServerError
-    (start failed or timed out, with the server log's tail) from `start()`.
+    model_path: a bundled key ("smollm2", "gemma3"), a .gguf path, or None (CTXAGENT_LOCAL_MODEL / the default);
+    port: 0 picks a free port; n_ctx: context tokens; chat_format: "chatml", "gemma" or None (the model's family);
+    max_calls, call_first, no_repeat: TurnPolicy. Raises ConfigError (no model), LocalServerError from `start()`.
     """
 
     def __init__(self, model_path: str | Path | None = None, *, port: int = 0,

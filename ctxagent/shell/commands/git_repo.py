@@ -63,13 +63,11 @@ class GitView:
 
 
 def prepare_git_view(cwd: str, ctx: PathContext, env: dict[str, str], view_dir: str) -> GitView:
-    """Build the sanitized git directory for a git run in `cwd` under `view_dir` (an
-    empty directory of the run's scratch area); return what git and the jail need.
+    """Build the sanitized git directory for a git run in `cwd` under `view_dir` (an empty directory of the
+    run's scratch area); return what git and the jail need.
 
-    Raises ToolRefusedError when the repository cannot be read (a broken config: fail
-    closed), its work tree lies outside the workspace (`core.worktree`), its git
-    directory does (a `.git` file pointing elsewhere that is not a linked worktree), or
-    an entry of a git directory leads outside it (`git_dir.check_git_dirs`).
+    Raises ToolRefusedError (fail closed) for an unreadable config, a work tree (`core.worktree`) or git
+    directory (not a linked worktree) outside the workspace, or a git-dir entry leading outside it (`git_dir.check_git_dirs`).
     """
     code, out, err = git_read(["rev-parse", "--absolute-git-dir", "--git-common-dir",
                                "--is-inside-work-tree"], cwd, env)
