@@ -23,7 +23,15 @@ from typing import Literal
 from ctxagent.errors import StorageError
 from ctxagent.exec.bulk import import_files
 from ctxagent.exec.shadow_git import GitFailed, ShadowGit
-from ctxagent.storage.files import append_jsonl, atomic_write_bytes, ensure_state_dir, file_lock, read_jsonl, state_dir
+from ctxagent.storage.files import (
+    TMP_PREFIX,
+    append_jsonl,
+    atomic_write_bytes,
+    ensure_state_dir,
+    file_lock,
+    read_jsonl,
+    state_dir,
+)
 
 log = logging.getLogger(__name__)
 
@@ -309,11 +317,15 @@ class CheckpointStore:
             if path.endswith("/"):
                 skipped.add(path)  # a nested git repository: its files belong to it
                 continue
+            if os.path.basename(path).startswith(TMP_PREFIX):
+                continue  # another writer's temporary file (storage.files), gone in a moment
             try:
                 info = os.lstat(self.repo / path)
             except FileNotFoundError:
-                add.append(path)  # deleted: `add -A` removes it from the index
-                skipped.discard(path)
+                if path in tracked_changed:  # deleted: `add -A` removes it from the index
+                    add.append(path)
+                    skipped.discard(path)
+                continue  # an untracked file that vanished since the listing
                 continue
             if stat.S_ISREG(info.st_mode) and info.st_size > self.max_file_bytes:
                 skipped.add(path)
@@ -328,10 +340,24 @@ class CheckpointStore:
         if add and first:
             import_files(self.git, self.repo, add)  # one pack instead of a loose object a file
         elif add:
-            self.git.run("add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul",
-                         input=b"\0".join(os.fsencode(p) for p in add))
+            self._add(add, tracked_changed)
         tree = self.git.run("write-tree").decode().strip()
         return Snapshot(tree, tuple(sorted(skipped)))
+
+    def _add(self, paths: list[str], tracked: set[str]) -> None:
+        """`git add -A` of `paths`; an untracked file removed meanwhile (a concurrent writer)
+        is dropped and the add run once more. Raises GitFailed."""
+        for attempt in range(2):
+            try:
+                self.git.run("add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul",
+                             input=b"\0".join(os.fsencode(p) for p in paths))
+                return
+            except GitFailed as exc:
+                if attempt or "did not match any files" not in str(exc):
+                    raise
+                paths = [p for p in paths if p in tracked or os.path.lexists(self.repo / p)]
+                if not paths:
+                    return
 
     def _commit(self, tree: str, message: str) -> str:
         """A commit of `tree` on top of the head ref, and the ref moved to it."""

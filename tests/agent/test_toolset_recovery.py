@@ -52,7 +52,8 @@ def registry_with_warnings(repo: Path) -> tuple[object, list[str]]:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         registry = build_registry(repo, Settings(model={"model": "m"}))
-    return registry, [str(w.message) for w in caught]
+    # ResourceWarning: Python 3.13 reports connections of earlier tests when they are collected here
+    return registry, [str(w.message) for w in caught if not issubclass(w.category, ResourceWarning)]
 
 
 @pytest.mark.parametrize("kind", sorted(DB))
