@@ -14,13 +14,12 @@ user namespaces) commands run unsandboxed after approval, and the approval promp
 from __future__ import annotations
 
 import os
-import subprocess
-import tempfile
 import threading
 from dataclasses import dataclass
 from typing import Literal
 
 from ctxagent.errors import ToolRefusedError
+from ctxagent.shell.jail import bwrap_trial
 from ctxagent.shell.programs import find_program
 
 SandboxMode = Literal["auto", "off", "required"]
@@ -90,13 +89,4 @@ def bwrap_works() -> bool:
 
 
 def _probe() -> bool:
-    true = find_program("true")
-    if find_program("bwrap") is None or true is None:
-        return False
-    with tempfile.TemporaryDirectory(prefix="ctxagent-sbx-") as root:
-        argv = bwrap_prefix(workspace=root, cwd=root, scratch=root) + [true]
-        try:
-            proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=10, check=False)
-        except (OSError, subprocess.SubprocessError):
-            return False
-    return proc.returncode == 0
+    return bwrap_trial(lambda d: bwrap_prefix(workspace=d, cwd=d, scratch=d))

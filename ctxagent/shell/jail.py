@@ -23,7 +23,7 @@ import os
 import subprocess
 import tempfile
 import threading
-from typing import Iterable
+from typing import Callable, Iterable
 
 from ctxagent.shell.programs import find_program
 
@@ -87,11 +87,17 @@ def jail_available() -> bool:
 
 
 def _probe() -> bool:
+    return bwrap_trial(lambda d: jail_prefix(workspace=d, cwd=d, scratch=d, scratch_bytes=1 << 20))
+
+
+def bwrap_trial(make_prefix: Callable[[str], list[str]]) -> bool:
+    """True when bwrap and `true` are found and `make_prefix(DIR) + [true]` exits 0 within
+    10 s, DIR a fresh temporary folder (the jail's and the exec sandbox's probe)."""
     true = find_program("true")
     if find_program("bwrap") is None or true is None:
         return False
     with tempfile.TemporaryDirectory(prefix="ctxagent-bwrap-") as scratch:
-        argv = jail_prefix(workspace=scratch, cwd=scratch, scratch=scratch, scratch_bytes=1 << 20) + [true]
+        argv = make_prefix(scratch) + [true]
         try:
             proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=10, check=False)
         except (OSError, subprocess.SubprocessError):
