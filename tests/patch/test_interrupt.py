@@ -18,18 +18,15 @@ import pytest
 from ctxagent.patch.apply import PatchInterrupted, apply_patch_text
 from ctxagent.storage.journal import interrupts_deferred
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+from patch_sigkill import NEW, OLD, make_repo  # noqa: E402  (the SIGKILL harness's repository)
+
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
-OLD, NEW = "value = 1\n", "value = 2\n"
 FILES = 40
 
 
 def _repo(root: Path) -> str:
-    root.mkdir()
-    body = []
-    for i in range(FILES):
-        (root / f"f{i:02d}.py").write_text(OLD)
-        body.append(f"*** Update File: f{i:02d}.py\n@@\n-value = 1\n+value = 2\n")
-    return "*** Begin Patch\n" + "".join(body) + "*** End Patch\n"
+    return make_repo(root, FILES)
 
 
 def _tree(root: Path) -> str:
