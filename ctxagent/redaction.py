@@ -53,17 +53,22 @@ def redact(value: Any, secrets: Iterable[str] = ()) -> Any:
     """A copy of `value` (JSON-like) with credentials, the `secrets` strings and
     API-key-shaped strings replaced by REDACTED (see the module doc). Other types are
     returned as they are; tuples come back as lists."""
-    known = sorted({s for s in secrets if isinstance(s, str) and len(s) >= MIN_SECRET_LEN}, key=len, reverse=True)
-    return _redact(value, known)
+    return _redact(value, _known(secrets))
 
 
 def redact_known(text: str, secrets: Iterable[str]) -> str:
     """`text` with each of the `secrets` strings (MIN_SECRET_LEN or longer) replaced by
     REDACTED, and nothing else changed: for what the model reads, where key-shaped strings
     in the user's own files must stay as they are."""
-    for secret in sorted({s for s in secrets if isinstance(s, str) and len(s) >= MIN_SECRET_LEN}, key=len, reverse=True):
+    for secret in _known(secrets):
         text = text.replace(secret, REDACTED)
     return text
+
+
+def _known(secrets: Iterable[str]) -> list[str]:
+    """The `secrets` strings of MIN_SECRET_LEN or more, longest first (so a secret that
+    contains another is replaced whole)."""
+    return sorted({s for s in secrets if isinstance(s, str) and len(s) >= MIN_SECRET_LEN}, key=len, reverse=True)
 
 
 def _redact(value: Any, known: list[str]) -> Any:
