@@ -1,21 +1,14 @@
-"""Compaction of a long conversation, in steps (issue 4, "Compaction (long sessions)").
+"""Compaction of a long conversation, in steps (issue 4; issue 16: as often as needed).
 
-1. Observation masking (`ctxagent.context.compaction.masking`): old tool results become one-line
-   placeholders; the `keep_tool_results` most recent stay. If the request is then
-   under the target, that is the whole compaction (method "masking").
-2. Summary: the span between the pinned task and the verbatim tail is replaced by one
-   summary message in fixed sections, written by the injected `summarize` callable (the
-   model, method "llm") or, when that fails or returns something useless, by the
-   deterministic extractive summary (method "extractive"). Earlier summaries inside the
-   span are carried forward, not summarized into nothing (case C03).
-
-Kept verbatim: the task's first user message (pinned), the latest user message, and a
-tail of the most recent history units (a tool call and its results are one unit, so
-pairing stays valid; case C01). Kept messages are the same dicts, so nothing of the
-current turn (`reasoning_content`, case C06) is stripped. The result is:
-`[pinned task] [latest user message, if not in the tail] [summary] [tail...]`.
-This module works on the conversation only (no system messages); the assembler adds
-the system and state layers, enforces the hard budget and the one-per-turn rule.
+1. Observation masking (`ctxagent.context.compaction.masking`): the oldest tool results
+   become one-line placeholders, as many as the target needs and no more, the
+   `keep_tool_results` most recent and the small ones never (method "masking").
+2. Summary: the span between the pinned task and the verbatim tail becomes one summary
+   message in fixed sections, by the injected `summarize` (method "llm") or the
+   extractive fallback (method "extractive"); earlier summaries are merged (case C03), and
+   results masked earlier are summarized from their original text (`originals`).
+Kept verbatim: the task, the latest user message, a tail of whole units (case C01).
+The assembler adds the system and state layers and the thrash guard (docs/compaction.md).
 """
 
 from __future__ import annotations
@@ -24,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
 from ctxagent.context.compaction.extractive import USER, extractive_summary, fact_span, fit_sections, user_facts
-from ctxagent.context.compaction.masking import mask_observations
+from ctxagent.context.compaction.masking import mask_observations, mask_to_target
 from ctxagent.context.compaction.model_summary import build_summary_request
 from ctxagent.context.compaction.sections import (
     SECTIONS,
@@ -35,10 +28,15 @@ from ctxagent.context.compaction.sections import (
     summary_problem,
 )
 from ctxagent.context.messages import history_units
-from ctxagent.errors import ConfigError
+from ctxagent.errors import ConfigError, CtxAgentError
 
 Summarize = Callable[[list[dict]], str]
 Measure = Callable[[list[dict]], int]
+
+
+class NothingToCompact(CtxAgentError):
+    """A compaction asked for (`/compact`) found nothing to summarize; the message says how full
+    the window is ("nothing to compact: 12% of the window")."""
 
 
 @dataclass
@@ -62,9 +60,13 @@ class CompactionConfig:
     """Largest summary, in tokens."""
     tool_result_ratio: float = 0.25
     """Largest share of the input budget one tool result may take in a request (case C05)."""
+    min_free_ratio: float = 0.1
+    """Share of the input budget a compaction must free; after one that freed less, the next
+    summary waits until the request has grown by this share (masking does the work meanwhile)."""
 
     def __post_init__(self) -> None:
-        for name in ("trigger_ratio", "target_ratio", "tail_ratio", "forced_tail_ratio", "tool_result_ratio"):
+        for name in ("trigger_ratio", "target_ratio", "tail_ratio", "forced_tail_ratio", "tool_result_ratio",
+                     "min_free_ratio"):
             value = getattr(self, name)
             if not isinstance(value, (int, float)) or not 0.05 <= value <= 1.0:
                 raise ConfigError(f"context.compaction_{name} must be a number in [0.05, 1.0], got {value!r}",
@@ -210,29 +212,37 @@ class Budget:
 def compact_conversation(
     convo: list[dict], *, measure: Measure, count_text: Callable[[str], int], budget: Budget,
     config: CompactionConfig | None = None, summarize: Summarize | None = None, state: dict | None = None,
-    focus: str | None = None, force: bool = False, trigger: str = "auto",
+    focus: str | None = None, force: bool = False, trigger: str = "auto", summary: bool = True,
+    originals: dict[int, dict] | None = None,
 ) -> tuple[list[dict], CompactionRecord]:
     """Compact `convo` (no system layer); returns (new list, CompactionRecord). `measure(convo)`,
     `count_text(text)`: tokens; `budget`: target and limit; `summarize(messages) -> str` or None;
-    `state`: todos/notes for the summary; `force`: summarize even when masking suffices. Never
-    raises for a summarizer failure; the input is not modified. Reference: docs/compaction.md."""
+    `state`: todos/notes for the summary; `force`: summarize even when masking suffices (a
+    manual one then keeps only the last unit verbatim if need be); `summary`: False allows
+    masking only; `originals`: index -> the message before an earlier masking, which the summary
+    is written from. Never raises for a summarizer failure; the input is not modified."""
     config = config or CompactionConfig()
     before = measure(convo)
-    masked_convo, masked = mask_observations(convo, keep_recent=config.keep_tool_results)
+    stepped, masked = mask_to_target(convo, excess=max(0, before - budget.target), count_text=count_text,
+                                     keep_recent=config.keep_tool_results)
     record = CompactionRecord("masking", trigger, before, before, len(convo), len(convo), masked=masked, focus=focus,
                               kept=list(range(len(convo))))
-    after_mask = measure(masked_convo) if masked else before
-    if after_mask <= budget.target and not force:
-        record.tokens_after = after_mask
-        return masked_convo, record
+    after_mask = measure(stepped) if masked else before
+    record.tokens_after = after_mask
+    if (after_mask <= budget.target and not force) or not summary:
+        return stepped, record
+    masked_convo, masked = mask_observations(convo, keep_recent=config.keep_tool_results)
     tail_tokens = int((config.forced_tail_ratio if force else config.tail_ratio) * budget.limit)
     base = measure([])
-    split = split_conversation(masked_convo, unit_tokens=lambda part: measure(part) - base,
-                               tail_tokens=tail_tokens, keep_messages=config.keep_messages)
+    unit_tokens = lambda part: measure(part) - base  # noqa: E731
+    split = split_conversation(masked_convo, unit_tokens=unit_tokens, tail_tokens=tail_tokens,
+                               keep_messages=config.keep_messages)
+    if not split.middle and force and trigger == "manual":  # `/compact` writes a summary if anything is left to
+        split = split_conversation(masked_convo, unit_tokens=unit_tokens, tail_tokens=0, keep_messages=1)
     if not split.middle:
-        record.tokens_after = after_mask
-        return masked_convo, record
-    middle = [masked_convo[i] for i in split.middle]
+        return stepped, record
+    originals = originals or {}
+    middle = [originals.get(i) or convo[i] for i in split.middle]  # what the summary is written from: the originals
     room = budget.target - measure(_assemble(masked_convo, split, None)) - 8
     max_tokens = max(64, min(config.summary_max_tokens, room))
     text, error = (None, "no summarizer configured")
@@ -242,6 +252,7 @@ def compact_conversation(
     if text is None:
         text = extractive_summary(middle, state, focus, fits=lambda t: count_text(t) <= max_tokens)
     new = _assemble(masked_convo, split, text)
+    record.masked = masked
     record.method, record.summary, record.summary_error = method, text, (error if summarize is not None else None)
     record.dropped, record.kept = split.middle, _sources(masked_convo, split, True)
     record.dropped_tool_call_ids = [str(m.get("tool_call_id")) for m in middle if m.get("role") == "tool"]
