@@ -239,7 +239,10 @@ def compact_conversation(
                                keep_messages=config.keep_messages)
     if not split.middle and force and trigger == "manual":  # `/compact` writes a summary if anything is left to
         split = split_conversation(masked_convo, unit_tokens=unit_tokens, tail_tokens=0, keep_messages=1)
-    if not split.middle:
+    if not split.middle:  # nothing to summarize: forced, mask all it may (a context-length error needs room)
+        if force and masked:
+            record.masked, record.tokens_after = masked, measure(masked_convo)
+            return masked_convo, record
         return stepped, record
     originals = originals or {}
     middle = [originals.get(i) or convo[i] for i in split.middle]  # what the summary is written from: the originals
