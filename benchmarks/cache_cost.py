@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 from pydantic import SecretStr  # noqa: E402
 
 from ctxagent.agent.runtime import open_agent  # noqa: E402
-from ctxagent.config.settings import AgentSettings, Settings  # noqa: E402
+from ctxagent.config.settings import AgentSettings, ContextSettings, Settings  # noqa: E402
 from ctxagent.context.compaction.extractive import extractive_summary  # noqa: E402
 from ctxagent.context.request import AssembledRequest  # noqa: E402
 from ctxagent.llm.settings import ModelSettings  # noqa: E402
@@ -83,7 +83,7 @@ def script(repo: Path, turns: int) -> tuple[list[dict], list[str], list[str], li
     """(fake server steps, the user messages, the agent's findings, the ids of the calls whose
     result's first line is a fact): CALLS model calls in all, each turn ending with a text
     answer; a finding every 4th call, a todo update every 9th, a note every 23rd; reads of
-    60-line spans, greps and line counts of rich's modules; every 4th grep's first hit a fact."""
+    150-line spans, greps and line counts of rich's modules; every 4th grep's first hit a fact."""
     files = sorted(p.name for p in (repo / "rich").glob("*.py") if p.stat().st_size > 3000)
     messages = [u for u, _ in USER] if turns == 4 else [" ".join(u for u, _ in USER)]
     tool_rounds = CALLS - len(messages)
@@ -109,8 +109,8 @@ def script(repo: Path, turns: int) -> tuple[list[dict], list[str], list[str], li
                 if k % 4 == 0:
                     fact_calls.append(f"call_{k}")
             elif k % 3 == 1:
-                start = 1 + 60 * (k // len(files) % 4)
-                call = ("terminal", {"command": f"sed -n {start},{start + 59}p rich/{name}"})
+                start = 1 + 150 * (k // len(files) % 3)
+                call = ("terminal", {"command": f"sed -n {start},{start + 149}p rich/{name}"})
             else:
                 call = ("terminal", {"command": f"wc -l rich/{name}"})
             steps.append(tool_calls([{"name": call[0], "arguments": json.dumps(call[1]), "id": f"call_{k}"}],
@@ -159,7 +159,7 @@ class WholeHistory:
         return AssembledRequest(messages=list(history), report={"assembler": "whole history"})
 
 
-def run(repo: Path, strategy: str, window: int, turns: int) -> dict:
+def run(repo: Path, strategy: str, window: int, turns: int, context: dict | None = None) -> dict:
     steps, messages, findings, fact_calls = script(repo, turns)
     rules = [{"contains": "You are compacting", "step": text(USELESS)},
              {"contains": BASELINE_PROMPT, "step": text("summary")}]
@@ -173,7 +173,8 @@ def run(repo: Path, strategy: str, window: int, turns: int) -> dict:
                                                 api_key=SecretStr("sk-bench-0123456789abcdef"), max_retries=0,
                                                 timeout_s=30, context_window=window, max_output_tokens=OUTPUT),
                             agent=AgentSettings(tools=["terminal", "todo", "note"], episodic_memory=False,
-                                                auto_approve=True, max_steps=200))
+                                                auto_approve=True, max_steps=200),
+                            context=ContextSettings(**(context or {})))
         with open_agent(work, settings, assembler_factory=factories[strategy]) as agent:
             for message in messages:
                 agent.run_turn(message)
@@ -224,14 +225,17 @@ def main() -> None:
     parser.add_argument("--rich", help="a folder holding rich/ (default: rich 13.9.4's wheel, downloaded once)")
     parser.add_argument("--windows", default="16000,32000")
     parser.add_argument("--turns", default="1,4")
+    parser.add_argument("--agents", default="ctxagent,append-and-summarize,whole history")
+    parser.add_argument("--context", default="", help="[context] keys for ctxagent, e.g. compaction_target_ratio=0.4")
     args = parser.parse_args()
     repo = rich_sources(args.rich)
+    context = {k: float(v) for k, v in (kv.split("=") for kv in args.context.split(",") if kv)}
     print("| window | turns | agent | requests | input tokens | cache hit | cost, hit = 0.1 | cost, hit = 0.5 | "
           "facts in the last request |\n|---|---|---|---:|---:|---:|---:|---:|---:|", flush=True)
     for window in (int(w) for w in args.windows.split(",")):
         for turns in (int(t) for t in args.turns.split(",")):
-            for strategy in ("ctxagent", "append-and-summarize", "whole history"):
-                r = run(repo, strategy, window, turns)
+            for strategy in args.agents.split(","):
+                r = run(repo, strategy, window, turns, context)
                 print(f"| {window:,} | {turns} | {strategy} | {r['calls']} | {r['tokens']:,} | {r['hit']:.1%} | "
                       f"{r['cost_01']:,.0f} | {r['cost_05']:,.0f} | {r['facts']}/{r['n_facts']} |", flush=True)
 
