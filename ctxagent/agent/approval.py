@@ -80,9 +80,10 @@ class ApprovalPolicy:
         """True when calls are approved without asking (--yes, or `all` was answered)."""
         return self.approve_all
 
-    def decide(self, tool_name: str, preview: str) -> Decision:
-        """Ask (unless pre-approved) and return the decision. KeyboardInterrupt passes through."""
-        if self.approve_all:
+    def decide(self, tool_name: str, preview: str, *, force_ask: bool = False) -> Decision:
+        """Ask (unless pre-approved; `force_ask`: a hook wants the question asked anyway) and return
+        the decision. KeyboardInterrupt passes through."""
+        if self.approve_all and not force_ask:
             return Decision(approved=True)
         if self._ask is None:
             return Decision(approved=False, reason="no way to ask the user for approval (run with --yes to allow changes)")
@@ -92,7 +93,7 @@ class ApprovalPolicy:
                 return Decision(approved=False, reason="no answer (input closed)")
             decision = parse_answer(line)
             if decision is not None:
-                if decision.all:
+                if decision.all and not force_ask:
                     self.approve_all = True
                 return decision
         return Decision(approved=False, reason="no valid answer")
@@ -109,10 +110,10 @@ class ApprovalPolicy:
             return f"always for `{gate.key}` this session (/permissions)"
         return ""
 
-    def decide_gate(self, gate: Gate) -> Decision:
-        """Decide a command or python_exec call (refusals in `gate.refusal` are the caller's).
-        KeyboardInterrupt passes through."""
-        if self.gate_pre_approved(gate):
+    def decide_gate(self, gate: Gate, *, force_ask: bool = False) -> Decision:
+        """Decide a command or python_exec call (refusals in `gate.refusal` are the caller's;
+        `force_ask`: ask even when a rule or grant would allow). KeyboardInterrupt passes through."""
+        if not force_ask and self.gate_pre_approved(gate):
             return Decision(approved=True)
         if self._ask is None:
             return Decision(approved=False, reason=_NO_ASK)

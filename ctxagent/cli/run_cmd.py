@@ -27,7 +27,7 @@ from ctxagent.redaction import redact
 
 #: TurnEnd reason -> exit code (docs/cli.md).
 EXIT_BY_REASON = {"finished": 0, "max_steps": 3, "max_tokens": 3, "max_cost": 3, "wall_time": 3,
-                  "error": 4, "interrupted": 130}
+                  "error": 4, "interrupted": 130, "blocked": 5}
 
 
 def register(cli: click.Group) -> None:
