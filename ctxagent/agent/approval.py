@@ -2,7 +2,7 @@
 
 `ApprovalPolicy` asks `ask` (a callable: question -> one line, None refuses) about a
 preview; `decide_gate` decides commands and python_exec from their `exec.gate.Gate`.
-Answers and the `--yes` / `allow_exec` rules: docs/architecture.md ("Module notes").
+Answers and the `--yes` / `allow_exec` rules: docs/architecture.md ("The loop in detail").
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 `Agent.run_turn`: limits -> assemble -> chat -> record -> run tool calls, repeat. It never
 prints: it emits events to its sinks. Tool calls live in `toolcalls.py`, compaction in
 `compaction.py`, limits in `limits.py`. The turn, its limits, protocols and Ctrl-C:
-docs/architecture.md ("Module notes").
+docs/architecture.md ("The loop in detail").
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 parse arguments -> look up -> approval or `Gate` -> redact stored arguments
 (`redacted_arguments`) -> `Tool.execute` -> clip to `tools.max_result_chars`. Every path
 ends in one `Outcome` (case C02); only KeyboardInterrupt passes through.
-Order and cases: docs/architecture.md ("Module notes").
+Order and cases: docs/architecture.md ("The loop in detail").
 """
 
 from __future__ import annotations

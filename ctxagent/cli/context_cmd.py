@@ -2,7 +2,7 @@
 
 `context` builds a context without calling a model; `inspect` draws a past call's
 snapshot (`.ctxagent/snapshots/<session>/<n>.json`): layers, packet decisions, side
-calls; `--grep TEXT` says why TEXT was or was not seen (docs/cli.md, "Module notes").
+calls; `--grep TEXT` says why TEXT was or was not seen (docs/context.md, "Seeing a context").
 """
 
 from __future__ import annotations

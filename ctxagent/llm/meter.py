@@ -2,7 +2,7 @@
 
 `MeteredClient` feeds a `UsageMeter` the loop adds to the turn before every limit check,
 so `max_task_tokens` and `max_cost_usd` hold for plan and summary calls too.
-`RecordedClient` tells a recorder of every call (docs/architecture.md, "Module notes").
+`RecordedClient` tells a recorder of every call (docs/architecture.md, "The loop in detail").
 """
 
 from __future__ import annotations

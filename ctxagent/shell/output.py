@@ -1,7 +1,8 @@
 """Capping command output to its head and tail on character boundaries; control characters shown as escapes.
 
 `HeadTailBuffer` keeps the first and last `limit` bytes; `cap_output` renders them (U+FFFD
-for invalid bytes, case T07) within `limit` bytes of returned text, marked;
+for invalid bytes, case T07) within `limit` bytes of returned text, marked, cut on
+character boundaries (a CR LF counts as one character);
 `escape_controls` makes control characters visible (breaker finding F4; docs/terminal.md).
 """
 
