@@ -1,7 +1,7 @@
 """Claude Code's `allowed-tools` rules mapped onto ctxagent's tools, for one command's turn.
 
 A rule is a tool name with an optional pattern (`Bash(git diff:*)`); CLAUDE_TOOLS maps
-Claude Code's names onto ours. Matching rules: docs/slash-commands.md ("Module notes").
+Claude Code's names onto ours. Matching rules: docs/slash-commands.md ("`allowed-tools`").
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 `$ARGUMENTS` and `$1`..`$9` first, then one pass for `` !`cmd` `` (read-only terminal)
 and `@path` (workspace only, cut at MAX_FILE_CHARS). Order and edge cases:
-docs/slash-commands.md ("Module notes").
+docs/slash-commands.md ("What the body can use").
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 A connection error, an interrupted stream or a server error becomes a `LocalServerError`
 quoting the server log (a `ContextLengthError` for a prompt too long); timeouts and
-cancels pass through (breaker F15; docs/local-model.md, "Failures carry the server log").
+cancels pass through (breaker F15; docs/local-model.md, "How it works": failures carry the server log).
 """
 
 from __future__ import annotations
