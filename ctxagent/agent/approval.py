@@ -1,20 +1,8 @@
 """Approval of tool calls that change things (apply_patch, commands, python_exec).
 
-The loop shows the user a preview (a plain diff, the command, the code) and asks an
-`ApprovalPolicy`. Answers (case-insensitive): `y`/`yes`; `n`/`no`, optionally followed
-by a reason (`n use a dataclass instead`, `no: wrong file`) that is sent to the model as
-the tool result; `a`/`all` (yes now and for the rest of the session). `--yes` and the
-config setting `agent.auto_approve = true` pre-approve patches.
-
-Commands and python_exec come with a `ctxagent.exec.gate.Gate` and are decided by
-`decide_gate`: `--yes` never approves them; `allow_exec` (--allow-exec, `[agent]
-approval = "never"`) does. There `a` means "always" for the gate's key (a program and
-its subcommand, `git commit`; or python_exec) for this session: the grants are listed by
-`/permissions` and can be revoked.
-
-Where the answer comes from is the caller's business: `ask` is any callable that takes
-a question and returns one line (a prompt_toolkit prompt in `chat`, a line of stdin in
-`run`). `ask` returning None (no input left: stdin closed) refuses.
+`ApprovalPolicy` asks `ask` (a callable: question -> one line, None refuses) about a
+preview; `decide_gate` decides commands and python_exec from their `exec.gate.Gate`.
+Answers and the `--yes` / `allow_exec` rules: docs/architecture.md ("The loop in detail").
 """
 
 from __future__ import annotations

@@ -1,25 +1,9 @@
 """The agent loop: the model calls tools until it answers without one, or a limit stops it.
 
-One turn (`Agent.run_turn`): record the user's message, then repeat
-  check limits -> assembler.assemble(history) -> client.chat(messages, tools)
-  -> record the assistant message -> no tool calls? finished : run each call, record results.
-Limits (Settings.agent): max_steps model calls, max_task_tokens, max_cost_usd (when
-prices are known) and wall_time_s, each checked before every model call and reported
-as the TurnEnd reason. Tokens and cost include the model calls that tools and
-compaction make beside the loop's own (`side_usage`, see `ctxagent.llm.meter`).
-A ContextLengthError compacts the history and retries once.
-Protocols (`ctxagent.protocols`, docs/protocols.md): the history is native form whatever
-the protocol; the protocol encodes each request and `replies.read_reply` decodes each reply.
-A text protocol's reply that breaks it is answered with a correction, and MAX_VIOLATIONS
-in a row end the turn with a ProtocolError. A server that refuses the `tools` parameter
-(ToolsUnsupportedError) switches a native session to FALLBACK once, with a notice, and the
-session remembers it (`Session.record_protocol`).
-Ctrl-C (KeyboardInterrupt, LLMCancelledError or the `cancel` event) ends the turn as
-"interrupted"; the session survives, and every tool call still gets exactly one result
-(case C02). Model failures (and any other CtxAgentError, such as a request that cannot
-fit) end the turn as "error". The loop never prints: it emits
-events to its sinks (docs/architecture.md). Like mini-swe-agent's, it stays thin: tool
-calls live in `toolcalls.py`, compaction in `compaction.py`, limits in `limits.py`.
+`Agent.run_turn`: limits -> assemble -> chat -> record -> run tool calls, repeat. It never
+prints: it emits events to its sinks. Tool calls live in `toolcalls.py`, compaction in
+`compaction.py`, limits in `limits.py`. The turn, its limits, protocols and Ctrl-C:
+docs/architecture.md ("The loop in detail").
 """
 
 from __future__ import annotations

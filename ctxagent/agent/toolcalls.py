@@ -1,16 +1,9 @@
 """Run one tool call the model asked for, and turn whatever happens into one result.
 
-Order: parse the raw arguments (case L01) -> look the tool up -> for tools that need
-approval, build the preview and ask the `ApprovalPolicy` (tools that run commands or
-code give a `Gate` instead: refused, rule-allowed or asked, `ApprovalPolicy.decide_gate`) -> for tools that keep what they
-are given (`Tool.writes_state`: notes, todo, memory, rag, plan), redact the session's
-secrets and key-shaped strings from the arguments (`redacted_arguments`; keys never reach
-`.ctxagent/`, breaker report F7) -> `Tool.execute` -> clip the
-result to `tools.max_result_chars` (head and tail kept, marked; case C05). Every path
-ends in exactly one `Outcome`, which the loop sends as the call's `tool` message
-(case C02): invalid arguments, an unknown tool, a refusal and a crash are results, not
-exceptions. Only KeyboardInterrupt (Ctrl-C while a tool or the approval prompt runs)
-passes through, and the loop answers the remaining calls itself.
+parse arguments -> look up -> approval or `Gate` -> redact stored arguments
+(`redacted_arguments`) -> `Tool.execute` -> clip to `tools.max_result_chars`. Every path
+ends in one `Outcome` (case C02); only KeyboardInterrupt passes through.
+Order and cases: docs/architecture.md ("The loop in detail").
 """
 
 from __future__ import annotations

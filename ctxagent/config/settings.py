@@ -1,13 +1,8 @@
 """Settings from flags, environment and config files, in that precedence.
 
-Highest first: command-line flags > environment (CTXAGENT_PROVIDER, CTXAGENT_MODEL,
-CTXAGENT_BASE_URL, CTXAGENT_API_KEY, and the chosen preset's own OPENAI_API_KEY,
-DEEPSEEK_API_KEY...) > `<repo>/.ctxagent/config.toml` > `$XDG_CONFIG_HOME/ctxagent/config.toml`
-> provider preset > defaults. `Settings.sources` says where each value came from. A
-provider set on purpose replaces the model, base_url and api_key of lower levels (a key
-is never sent to another provider). With no provider anywhere: a preset whose key
-variable is set, else "custom" for a bare base_url, else the offline local model if
-installed, else a ConfigError saying how to set one. Reference: docs/configuration.md.
+flags > environment > `<repo>/.ctxagent/config.toml` > user config > provider preset >
+defaults; `Settings.sources` says where each value came from. Provider choice and the
+fallback to a local model: docs/configuration.md (reference, "Module notes").
 """
 
 from __future__ import annotations

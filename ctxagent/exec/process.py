@@ -1,12 +1,9 @@
 """Run one approved program: own process group, stdin /dev/null, one timeout, capped output.
 
-The program starts in a new session (`start_new_session=True`); when it ends, times out
-or is interrupted (Ctrl-C), its whole process group is killed with SIGKILL, so what it
-started (in the background too) dies with it.
-stdout and stderr are read concurrently into bounded head/tail buffers
-(`ctxagent.shell.output.HeadTailBuffer`), so a program printing gigabytes costs bounded
-memory. A Ctrl-C (KeyboardInterrupt) kills the group and is raised again with the
-partial `Completed` attached as `exc.completed`.
+The program starts a new session; when it ends, times out or is interrupted, its whole
+process group gets SIGKILL. stdout/stderr go to bounded `shell.output.HeadTailBuffer`s.
+A KeyboardInterrupt is raised again with the partial `Completed` as `exc.completed`
+(docs/exec.md, "How a run goes").
 """
 
 from __future__ import annotations
