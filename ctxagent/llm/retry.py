@@ -9,7 +9,8 @@ with base 0.5 s, factor 2, cap 30 s. When the server says how long to wait
 
 Only errors whose `retryable` flag is set (the table in `ctxagent.llm.errors`: 429,
 5xx, 409, timeouts, connection errors) are retried; 400/401/403/404/422 never are.
-The sleep and the jitter are parameters so tests can record the schedule.
+The sleep and the jitter are parameters so tests can record the schedule; `on_retry` is
+told each wait before it starts (a `RetryNotice`), so the user sees why nothing happens.
 """
 
 from __future__ import annotations
@@ -87,12 +88,27 @@ def _number(text: str | None) -> float | None:
     return value if value is not None and value == value and value != float("inf") else None
 
 
+@dataclass(frozen=True)
+class RetryNotice:
+    """One coming retry: `attempt` (the next attempt, from 2) of `attempts` at most, after `wait_s`
+    seconds, because of `error` (the failed attempt's error)."""
+
+    attempt: int
+    attempts: int
+    wait_s: float
+    error: ProviderError
+
+    def __str__(self) -> str:
+        return f"{self.error}; retrying ({self.attempt}/{self.attempts}) in {self.wait_s:.1f} s"
+
+
 def call_with_retries(
     attempt: Callable[[], T],
     policy: RetryPolicy,
     *,
     sleep: Callable[[float], None] = time.sleep,
     jitter: Callable[[float], float] = full_jitter,
+    on_retry: Callable[[RetryNotice], None] | None = None,
 ) -> T:
     """Call `attempt()` until it returns, retrying retryable ProviderErrors per `policy`.
 
@@ -111,5 +127,7 @@ def call_with_retries(
                 raise
             log.info("model call failed (%s); retry %d/%d in %.2f s",
                      type(err).__name__, retry + 1, policy.max_retries, wait)
+            if on_retry is not None:
+                on_retry(RetryNotice(retry + 2, policy.max_retries + 1, wait, err))
             sleep(wait)
             retry += 1

@@ -13,6 +13,9 @@ Steps are dicts (the helpers below build them):
   {"type": "drop", "after_chunks": 2, "clean": True}      # stream ends cleanly, no finish_reason
   {"type": "drop", "after_chunks": 0, "error": {"message": ...}}  # an error event in the stream
   {"type": "length", "content": ..., "calls": [...]}      # finish_reason "length"
+  {"type": "raw", "body": "data: {bad\n\n", "content_type": "text/event-stream", "status": 200}
+                                         # the body as given: malformed SSE, an HTML page...
+  {"type": "text", "content": "hi", "ignore_stream": True}  # a plain JSON completion even when streamed
 Any streamed step also takes: "chunk_size" (characters per delta, default 4), "delay"
 (seconds before each chunk), "usage" (a usage dict to send, or None for none; default
 computed), "finish_reason" (override), "empty_content" ("" to send content "" beside
@@ -57,12 +60,13 @@ from tests.support.fake_replies import (  # noqa: E402  (re-exported step helper
     default_error_body,
     drop_stream_after,
     error,
+    raw,
     stream_error_after,
     text,
     tool_calls,
 )
 
-__all__ = ["FakeOpenAI", "Headers", "Step", "drop_stream_after", "error", "main", "stream_error_after",
+__all__ = ["FakeOpenAI", "Headers", "Step", "drop_stream_after", "error", "main", "raw", "stream_error_after",
            "text", "tool_calls"]
 
 
@@ -99,7 +103,9 @@ class _Handler(BaseHTTPRequestHandler):
         step, n = fake._next_step(body)
         if step["type"] == "error":
             self._send_error_step(step)
-        elif body.get("stream"):
+        elif step["type"] == "raw":
+            self._send_raw(step)
+        elif body.get("stream") and not step.get("ignore_stream"):
             self._stream(Reply(step, body, n), body)
         else:
             self._send_json(200, Reply(step, body, n).completion(body.get("model", "fake-model")))
@@ -111,6 +117,14 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         for k, v in (headers or {}).items():
             self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _send_raw(self, step: Step) -> None:
+        data = step.get("body", "").encode()
+        self.send_response(step.get("status", 200))
+        self.send_header("Content-Type", step.get("content_type", "text/event-stream"))
+        self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
 
