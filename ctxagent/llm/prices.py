@@ -24,12 +24,18 @@ PRICE_FILE = Path(__file__).with_name("prices.json")
 @dataclass(frozen=True)
 class Prices:
     """USD per million tokens: `input` (uncached prompt), `cached_input`, `output`; `source`
-    says where they come from ("settings", or the table's date and page)."""
+    says where they come from ("settings", or "prices.json of <date>"), `page` the provider's page."""
 
     input: float
     cached_input: float
     output: float
     source: str
+    page: str = ""
+
+    def describe(self) -> str:
+        """`$0.28 in, $0.028 cached, $0.42 out per million tokens (prices.json of 2026-12-02)`."""
+        return (f"${self.input:g} in, ${self.cached_input:g} cached, ${self.output:g} out per million tokens "
+                f"({self.source})")
 
 
 @lru_cache(maxsize=1)
@@ -52,4 +58,4 @@ def prices_for(settings: ModelSettings) -> Prices | None:
     if row is None:
         return None
     return Prices(float(row["input"]), float(row["cached_input"]), float(row["output"]),
-                  f"prices.json of {table['taken']} ({provider['source']})")
+                  f"prices.json of {table['taken']}", provider["source"])

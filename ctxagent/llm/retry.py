@@ -99,7 +99,8 @@ class RetryNotice:
     error: ProviderError
 
     def __str__(self) -> str:
-        return f"{self.error}; retrying ({self.attempt}/{self.attempts}) in {self.wait_s:.1f} s"
+        status = f" (HTTP {self.error.status})" if self.error.status is not None else ""
+        return f"{self.error.message.rstrip('.')}{status}; retrying ({self.attempt}/{self.attempts}) in {self.wait_s:.1f} s"
 
 
 def call_with_retries(
