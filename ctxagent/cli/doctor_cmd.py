@@ -13,9 +13,9 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from ctxagent.agent.limits import cost_cap_line
 from ctxagent.cli.run_cmd import model_options, repo_option, trust_option
 from ctxagent.cli.safe_text import markup
-from ctxagent.agent.limits import cost_cap_line
 from ctxagent.config.settings import LOCAL_PROVIDER, Settings, load_settings
 from ctxagent.config.trust import RepoConfigTrust
 from ctxagent.errors import ConfigError

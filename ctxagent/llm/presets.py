@@ -7,7 +7,8 @@
   base_url_env    environment variables that may override base_url
   needs_key       False for local servers (a placeholder key is sent instead)
   context_window  tokens, for the default model
-  max_output_tokens, send_reasoning_content, empty_content: ModelSettings defaults
+  max_output_tokens, send_reasoning_content, empty_content, cache_control: ModelSettings defaults
+                  (no preset turns cache_control on; prices live in prices.json)
   docs            where the numbers come from
 
 Sources (checked 2026): OpenAI API reference; DeepSeek "Thinking Mode" guide
@@ -66,7 +67,7 @@ PRESETS: dict[str, dict[str, Any]] = {
     },
 }
 
-_SETTING_KEYS = ("context_window", "max_output_tokens", "send_reasoning_content", "empty_content")
+_SETTING_KEYS = ("context_window", "max_output_tokens", "send_reasoning_content", "empty_content", "cache_control")
 NO_KEY_PLACEHOLDER = "no-key"
 """Sent as the bearer token to servers that need none (the SDK insists on some key, and
 without an explicit one it would read OPENAI_API_KEY and send it to a third-party host)."""
