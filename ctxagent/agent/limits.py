@@ -47,6 +47,8 @@ def cost_cap_line(agent: Any, model: Any) -> str:
     (ModelSettings), and the prices it counts with, or that it is inactive for lack of prices."""
     prices = prices_for(model)
     cap = f"agent.max_cost_usd = {agent.max_cost_usd:g}"
+    if model.model == "(none)":  # no provider configured (`load_settings(require_model=False)`)
+        return "cost cap: no model configured yet"
     if prices is None:
         return (f"cost cap: inactive, no prices for model {model.model!r} (provider {model.provider}), so {cap} never "
                 "stops a turn; set model.price_prompt_per_mtok, model.price_cached_prompt_per_mtok and "

@@ -1,12 +1,10 @@
 """Anthropic-style `cache_control` breakpoints at the end of a request's stable prefix.
 
-Providers with explicit prompt caching (Anthropic models through OpenRouter, DashScope's
-explicit cache) cache the prefix up to a content part marked `"cache_control": {"type":
-"ephemeral"}`. Two marks, as Claude Code places them: the system message (tools and system
-prompt stay cached however the conversation moves) and the last history message, the newest
-message before the request's volatile tail (a trailing user message of state or of this turn's
-request), so the next call, which extends the history, reads all of it from cache. Only with
-`model.cache_control` (off by default: OpenAI-compatible servers may reject unknown fields).
+Providers with explicit prompt caching (Anthropic models through OpenRouter, DashScope's explicit
+cache) cache the prefix up to a content part marked `"cache_control": {"type": "ephemeral"}`. Two
+marks: the system message, and the last history message (the newest before the request's
+trailing user messages: this turn's request or a state block), so the next call, which extends
+the history, reads all of it from cache. Only with `model.cache_control` (off by default).
 """
 
 from __future__ import annotations

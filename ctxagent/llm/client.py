@@ -1,23 +1,11 @@
 """`LLMClient`: one streaming chat-completions call, with our retries, cancel and typed errors.
 
-Built on the official `openai` SDK with the SDK's own retries off (`max_retries=0`):
-backoff, jitter and Retry-After are ours (`ctxagent.llm.retry`), and every SDK
-exception is mapped through the one table in `ctxagent.llm.errors`.
-
-A call always streams (`stream=True`, `stream_options={"include_usage": True}`; a server
-that rejects stream_options with a 400 naming it is asked again without, once, and the
-client remembers). The HTTP request and the stream run in a daemon thread that feeds a
-queue; the caller's thread assembles the chunks (`ctxagent.llm.stream`), calls
-`on_delta`, and checks the `cancel` event between chunks and every 50 ms while waiting,
-so a cancel or Ctrl-C is honoured at once even when the server stalls: the stream is
-closed and the request in flight abandoned.
-
-Retried: 429, 5xx, 409, timeouts and connection errors raised before the first chunk
-(`on_retry` is told each wait: "retrying (2/5) in 1.2 s"). An error after chunks have
-arrived (a dropped connection) is a StreamInterruptedError and is not retried here, because
-deltas were already shown. A reply with neither text nor tool call is an EmptyReplyError;
-one that is not a completion at all (a web page, stream data that is not JSON) an
-UnexpectedReplyError quoting it (`ctxagent.llm.reader`, `ctxagent.llm.plain_reply`).
+On the `openai` SDK with its retries off: backoff, Retry-After and the retry notices are ours
+(`retry.py`), every SDK exception goes through the table in `errors.py`, and the reply is read in
+a daemon thread (`reader.py`) so cancel and Ctrl-C act at once. A server that rejects
+stream_options is asked again without, once. Retried: 429, 5xx, 409, timeouts and connection
+errors before the first chunk. An empty reply is an EmptyReplyError, one that is no completion an
+UnexpectedReplyError; errors name the endpoint (`endpoint_errors.py`). docs/providers.md tells all.
 """
 
 from __future__ import annotations

@@ -1,12 +1,10 @@
 """A 200 reply that is not an event stream: a whole completion, mislabelled SSE, or a web page.
 
-Some servers ignore `stream: true` and answer one `chat.completion` object; some send SSE
-under another Content-Type; a proxy, a login page or a wrong base_url answers HTML with
-status 200 (issue 15, item 7). `reply_chunks` turns the first two into the chunk dicts the
-stream assembler takes (a completion becomes one chunk carrying the whole message and its
-finish_reason, so the same rules apply: reasoning apart, think tags, tool calls by index)
-and raises for the rest, quoting what the server sent (cut to QUOTE characters; the client
-redacts the key). `quoted` is that quoting, shared with the client's malformed-chunk errors.
+Some servers ignore `stream: true` and answer one `chat.completion` object, some send SSE under
+another Content-Type, a proxy or a wrong base_url answers HTML with status 200 (issue 15, item 7).
+`reply_chunks` turns the first two into the chunk dicts the stream assembler takes (a completion
+is one chunk carrying the whole message, so the same rules apply) and raises for the rest,
+quoting what the server sent (`quoted`: one line, QUOTE characters; the client redacts the key).
 """
 
 from __future__ import annotations

@@ -1,12 +1,10 @@
 """Reading one reply in a daemon thread: the SSE chunks, or a body that is no event stream.
 
-The caller's thread never blocks on the network, so it can honour cancel and Ctrl-C at
-once; `abandon()` closes the stream without waiting (from yet another daemon thread, since
-closing a response another thread is reading may block). A reply whose Content-Type is not
-`text/event-stream` is read whole and handed to `ctxagent.llm.plain_reply` (a plain
-completion, mislabelled SSE, an HTML page). Failures become typed errors here: SDK errors
-through the table, stream data that is not JSON (the SDK's JSONDecodeError) or not a chunk
-object as UnexpectedReplyError quoting it, a break after the first chunk as
+The caller's thread never blocks on the network, so it can honour cancel and Ctrl-C at once;
+`abandon()` closes the stream without waiting. A reply whose Content-Type is not
+`text/event-stream` is read whole and handed to `plain_reply.py`. Failures become typed errors:
+SDK errors through the table, stream data that is not JSON (the SDK's JSONDecodeError) or not a
+chunk object as UnexpectedReplyError quoting it, a break after the first chunk as
 StreamInterruptedError (case L03).
 """
 

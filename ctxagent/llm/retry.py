@@ -1,16 +1,11 @@
 """Retry policy for model calls: exponential backoff with full jitter, honouring Retry-After.
 
-The schedule (case L02): before retry n (0-based) wait `uniform(0, min(cap, base * factor**n))`
-seconds ("full jitter", AWS Architecture Blog, "Exponential Backoff And Jitter", 2015),
-with base 0.5 s, factor 2, cap 30 s. When the server says how long to wait
-(`retry-after-ms`, or `Retry-After` in seconds or as an HTTP date, RFC 9110 section
-10.2.3) that wait is used instead, without jitter. A wait longer than
-`max_retry_after_s` is not attempted: the error is raised so the user can decide.
-
-Only errors whose `retryable` flag is set (the table in `ctxagent.llm.errors`: 429,
-5xx, 409, timeouts, connection errors) are retried; 400/401/403/404/422 never are.
-The sleep and the jitter are parameters so tests can record the schedule; `on_retry` is
-told each wait before it starts (a `RetryNotice`), so the user sees why nothing happens.
+Before retry n (0-based) wait `uniform(0, min(30, 0.5 * 2**n))` s ("full jitter", AWS Architecture
+Blog, "Exponential Backoff And Jitter", 2015; case L02), or what the server asks (`retry-after-ms`,
+`Retry-After` in seconds or an HTTP date, RFC 9110 10.2.3), up to `max_retry_after_s`. Only
+errors flagged `retryable` (429, 5xx, 409, timeouts, connection errors) are retried. The sleep and
+jitter are parameters so tests record the schedule; `on_retry` is told each wait before it starts
+(a `RetryNotice`: "retrying (2/5) in 1.2 s"), so the user sees why nothing happens.
 """
 
 from __future__ import annotations
@@ -116,6 +111,7 @@ def call_with_retries(
     Raises the last ProviderError (its `attempts` set to the number of calls made) when
     it is not retryable, retries are used up, or the server asks for too long a wait.
     Anything else `attempt` raises (cancellation included) passes through at once.
+    `on_retry(RetryNotice)` is called before each wait.
     """
     retry = 0
     while True:

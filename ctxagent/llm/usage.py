@@ -1,13 +1,11 @@
-"""Token usage of model calls and its cost.
+"""Token usage of model calls and its cost as billed.
 
-Read from the `usage` object of a chat completion (the last stream chunk when
-`stream_options.include_usage` is set). Fields, all in tokens:
-  prompt_tokens, completion_tokens  as the server counts them
-  cached_tokens     `prompt_tokens_details.cached_tokens` (OpenAI, Qwen, vLLM) or
-                    `prompt_cache_hit_tokens` (DeepSeek); part of prompt_tokens
-  reasoning_tokens  `completion_tokens_details.reasoning_tokens`; part of completion_tokens
-A server that sends no usage gives zeros. Cost is in USD as the bill says it: cached prompt
-tokens at the cache price (`ctxagent.llm.prices`; None when no price is known).
+Read from a completion's `usage` (the last stream chunk with `stream_options.include_usage`), in
+tokens: prompt_tokens, completion_tokens; cached_tokens (`prompt_tokens_details.cached_tokens` of
+OpenAI, Qwen, vLLM, or DeepSeek's `prompt_cache_hit_tokens`), part of prompt_tokens;
+reasoning_tokens (`completion_tokens_details.reasoning_tokens`), part of completion_tokens. No
+usage gives zeros. Cost is USD as the bill says it: cached prompt tokens at the cache price
+(`ctxagent.llm.prices`; None when no price is known).
 """
 
 from __future__ import annotations
