@@ -146,6 +146,7 @@ def check_endpoint(settings: ModelSettings, *, timeout_s: float = 5.0) -> tuple[
     (`ctxagent.llm.errors`' hint). Never raises for network or HTTP failures; never shows the key."""
     import openai
 
+    from ctxagent.llm.endpoint_errors import for_endpoint
     from ctxagent.llm.errors import classify_exception
 
     try:
@@ -157,7 +158,7 @@ def check_endpoint(settings: ModelSettings, *, timeout_s: float = 5.0) -> tuple[
     except ConfigError as exc:
         return False, str(exc)
     except openai.OpenAIError as exc:
-        err = classify_exception(exc)
-        return False, f"{base_url}: {err}"
+        err = str(for_endpoint(classify_exception(exc), settings, base_url))  # a 401 names the key's places
+        return False, err if base_url in err else f"{base_url}: {err}"
     listed = "listed" if settings.model in ids else "not listed (the server may still accept it)"
     return True, f"{base_url}: {len(ids)} model(s); {settings.model!r} {listed}"

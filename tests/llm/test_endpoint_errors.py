@@ -76,3 +76,14 @@ def test_no_retry_no_notice(fake_openai, make_client):
     with pytest.raises(ServerError):
         make_client(fake_openai([error(500)]), max_retries=0).chat(USER, on_retry=told.append)
     assert told == []
+
+
+def test_08_doctors_endpoint_check_names_the_key_places_on_a_401(fake_openai):
+    from ctxagent.llm.presets import check_endpoint
+
+    server = fake_openai(models_error=401)
+    ok, detail = check_endpoint(ModelSettings(provider="custom", model="m", base_url=server.base_url))
+    assert not ok and "CTXAGENT_API_KEY" in detail and "no key is set" in detail and detail.count(server.base_url) == 1
+    ok, detail = check_endpoint(ModelSettings(provider="custom", model="m",
+                                              base_url=f"http://127.0.0.1:{_closed_port()}/v1"))
+    assert not ok and detail.startswith("cannot reach http://127.0.0.1:")

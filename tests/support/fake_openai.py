@@ -16,6 +16,7 @@ Steps are dicts (the helpers below build them):
   {"type": "raw", "body": "data: {bad\n\n", "content_type": "text/event-stream", "status": 200}
                                          # the body as given: malformed SSE, an HTML page...
   {"type": "text", "content": "hi", "ignore_stream": True}  # a plain JSON completion even when streamed
+FakeOpenAI(models_error=401) answers GET /models with that error (the endpoint check of doctor).
 Any streamed step also takes: "chunk_size" (characters per delta, default 4), "delay"
 (seconds before each chunk), "usage" (a usage dict to send, or None for none; default
 computed), "finish_reason" (override), "empty_content" ("" to send content "" beside
@@ -81,7 +82,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         self.server.fake._record(self, None)
-        if self.path.rstrip("/").endswith("/models"):
+        if self.path.rstrip("/").endswith("/models") and self.server.fake.models_error is not None:
+            self._send_json(self.server.fake.models_error, default_error_body(self.server.fake.models_error))
+        elif self.path.rstrip("/").endswith("/models"):
             data = [{"id": m, "object": "model", "owned_by": "fake"} for m in self.server.fake.models]
             self._send_json(200, {"object": "list", "data": data})
         else:
@@ -209,12 +212,13 @@ class FakeOpenAI:
     """A scripted OpenAI-compatible server; see the module docstring."""
 
     def __init__(self, script: Iterable[Step] = (), *, default_text: str = "done",
-                 models: Iterable[str] = ("fake-model",), port: int = 0,
+                 models: Iterable[str] = ("fake-model",), port: int = 0, models_error: int | None = None,
                  requests_file: str | os.PathLike[str] | None = None, rules: Iterable[dict[str, Any]] = ()) -> None:
         self.script: list[Step] = [dict(s) for s in script]
         self.rules: list[dict[str, Any]] = [dict(r) for r in rules]
         self.default_text = default_text
         self.models = list(models)
+        self.models_error = models_error  # an HTTP status GET /models answers with instead of the list
         self.requests: list[dict[str, Any]] = []
         self.request_headers: list[dict[str, str]] = []
         self.log: list[dict[str, Any]] = []
