@@ -36,11 +36,10 @@ from ctxagent.agent.events import (
     TurnEnd,
     TurnStart,
 )
+from ctxagent.cli.results import FOLD, cut, result_lines
 from ctxagent.cli.safe_text import CONTROL_WARNING, has_controls, plain, visible
 from ctxagent.redaction import StreamRedactor, redact
 
-#: Characters of tool arguments / results shown on their one line.
-SHORT = 100
 _PATCH_PATH = re.compile(r"^\*\*\* (Add|Update|Delete) File:\s*(.+)$", re.MULTILINE)
 
 
@@ -50,17 +49,13 @@ def short_args(name: str, raw: str) -> str:
     try:
         args = json.loads(raw) if raw.strip() else {}
     except ValueError:
-        return _cut(visible(raw.replace("\n", " ")))
+        return cut(visible(raw.replace("\n", " ")))
     if isinstance(args, dict) and isinstance(args.get("command"), str):
-        return _cut(visible(args["command"]))
+        return cut(visible(args["command"]))
     if isinstance(args, dict) and isinstance(args.get("patch"), str):
         files = [f"{op[0]} {path.strip()}" for op, path in _PATCH_PATH.findall(args["patch"])]
-        return _cut(visible(", ".join(files) or "(no files)"))
-    return _cut(visible(json.dumps(args, ensure_ascii=False)))
-
-
-def _cut(text: str, limit: int = SHORT) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+        return cut(visible(", ".join(files) or "(no files)"))
+    return cut(visible(json.dumps(args, ensure_ascii=False)))
 
 
 def diff_text(diff: str) -> Text:
@@ -74,12 +69,17 @@ def diff_text(diff: str) -> Text:
     return out
 
 
-def approval_preview(preview: str) -> Text:
+def approval_preview(preview: str, *, folded: bool = False) -> Text:
     """What the user approves: `diff_text(preview)`, below a yellow CONTROL_WARNING line when
-    the preview holds control characters (shown escaped; the file gets them raw)."""
+    the preview holds control characters (shown escaped; the file gets them raw). `folded`
+    (a diff already approved, shown for information): its first FOLD lines, then `... +N lines`."""
     out = Text()
     if has_controls(preview):
         out.append(CONTROL_WARNING + "\n", style="bold yellow")
+    if folded and preview.count("\n") > FOLD + 1:
+        lines = preview.rstrip("\n").split("\n")
+        out.append_text(diff_text("\n".join(lines[:FOLD]) + "\n"))
+        return out.append(f"... +{len(lines) - FOLD} lines\n", style="dim")
     return out.append_text(diff_text(preview))
 
 
@@ -188,15 +188,22 @@ class RichRenderer:
                 self.console.print(Text(f"  (runs: {event.auto_reason})", style="dim"))
             return
         # soft_wrap: a long line is wrapped by the terminal, never split into what looks like two diff lines
-        self.console.print(approval_preview(redact(event.preview, self.secrets)), end="", soft_wrap=True)
+        self.console.print(approval_preview(redact(event.preview, self.secrets), folded=event.auto), end="",
+                           soft_wrap=True)
         if event.auto:
             self.console.print(Text("  (approved: --yes / all)", style="dim"))
 
     def _on_tool_result(self, event: ToolResultEvent) -> None:
-        lines = self._clean(event.content).strip().split("\n") or [""]
-        more = f"  (+{len(lines) - 1} lines)" if len(lines) > 1 else ""
+        lines = result_lines(event.name, event.ok, self._clean(event.content))
         mark, style = ("✓", "green") if event.ok else ("✗", "red")
-        self.console.print(Text.assemble(("  " + mark + " ", style), (_cut(lines[0]), style), (more, "dim")))
+        body = Text(lines[0], style=style)
+        for line in lines[1:]:  # a patch's other files, a board, the rest of an error
+            body.append("\n" + line, style="dim" if line.startswith("... +") else "red" if not event.ok else "")
+        out = Text()  # wrapped here, so a wrapped line stays under the text, not under the mark
+        for n, line in enumerate(body.wrap(self.console, max(20, self.console.width - 4))):
+            line.rstrip()
+            out.append_text(Text.assemble("\n" if n else "", ("  " + mark + " ", style) if not n else "    ", line))
+        self.console.print(out, soft_wrap=True)
         self._spinner()
 
     def _on_compaction(self, event: Compaction) -> None:

@@ -4,7 +4,7 @@ The prompt is `ctxagent/tools/prompts/plan.md`. The model always answers in JSON
 is validated with pydantic (`Plan`); a reply that is not a valid plan gets one retry
 carrying the validation error (`plan_retry.md`), then a clear LLMError. The validated
 plan is shown as Markdown (default) or JSON (`format`), and with `load_to_todo` its
-steps go onto the todo board in one write. Any object with
+steps go onto the todo board in one write (the result then ends with the board). Any object with
 `chat(messages, tools=None) -> reply-with-.content` serves as the client
 (`ctxagent.llm.client.LLMClient` in the agent).
 
@@ -25,7 +25,7 @@ from ctxagent.errors import ConfigError, LLMError, ToolInputError
 from ctxagent.templates import render
 from ctxagent.todo.board import TodoBoard
 from ctxagent.tools.base import Tool, ToolResult
-from ctxagent.tools.todo import board_path
+from ctxagent.tools.todo import board_path, render_board
 
 #: Step bounds from issue 3 ("an executable plan of 5 to 12 steps").
 MIN_STEPS = 5
@@ -153,7 +153,8 @@ class PlanTool(Tool):
         if load:
             ids = self._load(plan)
             data["todo_ids"] = ids
-            text += f"\n\nLoaded {len(ids)} steps onto the todo board as items {ids[0]}-{ids[-1]}."
+            text += (f"\n\nLoaded {len(ids)} steps onto the todo board as items {ids[0]}-{ids[-1]}.\n"
+                     + render_board(self.board.items()))  # type: ignore[union-attr]
         return ToolResult(True, text, data)
 
     def _load(self, plan: Plan) -> list[int]:
