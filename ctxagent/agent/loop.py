@@ -16,7 +16,8 @@ in a row end the turn with a ProtocolError. A server that refuses the `tools` pa
 session remembers it (`Session.record_protocol`).
 Ctrl-C (KeyboardInterrupt, LLMCancelledError or the `cancel` event) ends the turn as
 "interrupted"; the session survives, and every tool call still gets exactly one result
-(case C02). Model failures (and any other CtxAgentError, such as a request that cannot
+(case C02). A reply cut off by Ctrl-C is kept as the assistant's message: the text streamed
+so far, then "[interrupted by the user]" (`_keep_interrupted_reply`, issue 15 item 3). Model failures (and any other CtxAgentError, such as a request that cannot
 fit) end the turn as "error". The loop never prints: it emits
 events to its sinks (docs/architecture.md). Like mini-swe-agent's, it stays thin: tool
 calls live in `toolcalls.py`, compaction in `compaction.py`, limits in `limits.py`.
@@ -46,6 +47,7 @@ from ctxagent.agent.events import (
     UsageEvent,
 )
 from ctxagent.agent.limits import TurnStop, check_limits, limits_dict
+from ctxagent.agent.prompts import feedback
 from ctxagent.agent.replies import protocol_name, read_reply, shown_events, switch_notice, violation_text
 from ctxagent.agent.session import Session
 from ctxagent.agent.toolcalls import Outcome, ToolRunner
@@ -101,6 +103,7 @@ class Agent:
         self.model_calls = 0
         self.protocol = get_protocol(protocol_name(settings, session))
         self.layer = layer  # the harness's SystemLayer (profile files, AGENTS.md chain, skills; /memory reads it)
+        self._partial: list[str] = []  # text of the reply being streamed (kept if Ctrl-C cuts it off)
 
     def emit(self, event: Event) -> None:
         """Send `event` to every sink; a failing sink is skipped, never fatal."""
@@ -123,6 +126,7 @@ class Agent:
         except TurnStop as stop:
             end = TurnEnd(reason=stop.reason, message=stop.message)
         except (KeyboardInterrupt, LLMCancelledError):
+            self._keep_interrupted_reply()
             end = TurnEnd(reason="interrupted", message="interrupted; the session is kept, send a new message to go on")
         except CtxAgentError as exc:  # model failures, and e.g. a request that cannot fit (ContextOverflowError)
             self.emit(ErrorEvent(message=str(exc), kind=type(exc).__name__))
@@ -169,6 +173,7 @@ class Agent:
 
     def _chat(self, turn: TurnState, tools: list[dict[str, Any]], cancel: threading.Event | None) -> Any:
         self.model_calls += 1
+        self._partial = []
         request = self.assembler.assemble(self._messages(), tools, self._state(turn))
         self._emit_built(request)
         messages, wire_tools = self.protocol.encode(request.messages, tools)
@@ -234,6 +239,8 @@ class Agent:
         self.emit(_usage_event(extra, turn.usage if turn is not None else extra))
 
     def _on_delta(self, delta: Any) -> None:
+        if delta.kind == "text":
+            self._partial.append(delta.text)
         if delta.kind == "text" and not self.protocol.native:
             return  # raw protocol text: shown once decoded (`_show`)
         if delta.kind == "text":
@@ -285,6 +292,19 @@ class Agent:
         self.session.add_message(tool_message(call_id, outcome.content))
         self.emit(ToolResultEvent(call_id=call_id, name=name, ok=outcome.ok, content=outcome.content,
                                   status=outcome.status))
+
+    def _keep_interrupted_reply(self) -> None:
+        """After Ctrl-C while the model was answering: record the text it had streamed (a text
+        protocol's raw reply is left out), then the "[interrupted by the user]" mark, as its
+        message, so the next request says what happened (not the bridging "Ok." of
+        `context.fitting.alternate`). Nothing after an assistant message (its calls get results)."""
+        history = self.session.history
+        last = history[-1].get("role") if history else None
+        partial = "".join(self._partial).strip() if self.protocol.native else ""
+        self._partial = []
+        if last == "user" or (last == "tool" and partial):
+            mark = feedback("interrupted_reply")
+            self.session.add_message({"role": "assistant", "content": f"{partial}\n\n{mark}" if partial else mark})
 
     def _close_open_calls(self) -> None:
         """Give every call still without a result the synthetic "not executed: interrupted" one (C02)."""
