@@ -1,9 +1,11 @@
 """The terminal renderer: a sink that shows loop events with rich.
 
 Colours per role: the model's answer in the default colour, its reasoning dim italic,
-tool calls cyan (one line: name + short arguments), results green (ok) or red, diffs
-for approval coloured by line, warnings yellow. A spinner runs while the model thinks,
-until its first streamed output. After each turn, one line of token usage.
+tool calls cyan (one line: name + short arguments), results green (ok) or red (what a
+result shows: `ctxagent.cli.results`), diffs for approval coloured by line, warnings
+yellow. On a terminal the answer is drawn as Markdown while it streams (`cli.live`),
+and a spinner with the seconds elapsed runs while the model thinks and while a tool
+runs; elsewhere the answer is the plain streamed text. After each turn, one line of usage.
 
 Everything shown that came from the model, a tool or a file goes through
 `ctxagent.cli.safe_text` (control characters made visible, never read as rich markup)
@@ -36,6 +38,7 @@ from ctxagent.agent.events import (
     TurnEnd,
     TurnStart,
 )
+from ctxagent.cli.live import Elapsed, MarkdownStream
 from ctxagent.cli.results import FOLD, cut, result_lines
 from ctxagent.cli.safe_text import CONTROL_WARNING, has_controls, plain, visible
 from ctxagent.redaction import StreamRedactor, redact
@@ -112,6 +115,8 @@ class RichRenderer:
         self._status: Status | None = None
         self._midline = False
         self._in_reasoning = False
+        self._answer = ""  # the answer streamed so far, drawn by `_markdown` (terminal only)
+        self._markdown: MarkdownStream | None = None
         self.session_id = ""
 
     def __call__(self, event: Event) -> None:
@@ -120,21 +125,23 @@ class RichRenderer:
             self._stop_spinner()
         if event.type not in ("text_delta", "reasoning_delta", "usage"):
             self._flush_stream()
+            self._end_answer()
         if handler is not None:
             handler(event)
 
     def close(self) -> None:
         """Show any held-back streamed text and stop the spinner (call when the turn is abandoned)."""
         self._flush_stream()
+        self._end_answer()
         self._stop_spinner()
 
     def _clean(self, text: str) -> str:
         """Text from outside ctxagent, ready to print: secrets redacted, controls visible."""
         return visible(redact(text, self.secrets))
 
-    def _spinner(self) -> None:
-        if self._status is None and self.console.is_terminal:
-            self._status = self.console.status("thinking…", spinner="dots")
+    def _spinner(self, label: str = "thinking…") -> None:
+        if self._status is None and self._markdown is None and self.console.is_terminal:
+            self._status = self.console.status(Elapsed(label), spinner="dots")
             self._status.start()
 
     def _stop_spinner(self) -> None:
@@ -162,6 +169,7 @@ class RichRenderer:
         if self.show_reasoning:
             if not self._in_reasoning:
                 self._flush_stream()
+                self._end_answer()
             self._in_reasoning = True
             self._print_streamed(self._stream.feed(event.text), "dim italic")
 
@@ -169,14 +177,28 @@ class RichRenderer:
         self._print_streamed(self._stream.flush(), "dim italic" if self._in_reasoning else "")
 
     def _print_streamed(self, text: str, style: str) -> None:
-        if text:
+        if text and not style and self.console.is_terminal:  # the answer: drawn as Markdown
+            self._answer += text
+            if self._markdown is None:
+                self._newline()
+                self._markdown = MarkdownStream(self.console)
+            self._markdown.update(visible(self._answer))
+        elif text:
             self.console.print(plain(text, style), end="", soft_wrap=True)
             self._midline = not text.endswith("\n")
+
+    def _end_answer(self) -> None:
+        """The answer is complete (another event came): draw its last lines for good."""
+        if self._markdown is not None:
+            self._markdown.close()
+            self._markdown = None
+        self._answer = ""
 
     def _on_tool_call(self, event: ToolCallEvent) -> None:
         self._newline()
         self.console.print(Text.assemble(("▸ ", "cyan"), (event.name, "bold cyan"), "  ",
                                          (short_args(event.name, redact(event.arguments, self.secrets)), "cyan")))
+        self._spinner(f"running {event.name}…")  # stopped by its approval request or its result
 
     def _on_approval_request(self, event: ApprovalRequest) -> None:
         self._newline()
