@@ -5,7 +5,8 @@ answer streamed as rendered Markdown.
 console's width (so words are never cut at the edge); the lines above the last WINDOW
 ones are final and printed once, the last WINDOW lines stay in a `rich.live.Live` region
 that is redrawn, and `close()` prints the rest. A region no taller than WINDOW never
-scrolls off the screen, so nothing is printed twice. Used only on a terminal.
+scrolls off the screen, so nothing is printed twice. The reasoning streams the same way,
+as dim text. Used only on a terminal.
 """
 
 from __future__ import annotations
@@ -37,10 +38,12 @@ class Elapsed:
 
 class MarkdownStream:
     """The answer's Markdown, drawn as it grows: `update(text)` with the whole text so far,
-    `close()` when it is complete (prints what is left; safe to call twice)."""
+    `close()` when it is complete (prints what is left; safe to call twice). `style`: draw
+    the text as plain text in that style instead (the model's reasoning: "dim italic")."""
 
-    def __init__(self, console: Console) -> None:
+    def __init__(self, console: Console, *, style: str | None = None) -> None:
         self.console = console
+        self.style = style
         self.text = ""
         self.printed = 0  # lines already printed above the live region, for good
         self.live: Live | None = None
@@ -75,7 +78,8 @@ class MarkdownStream:
 
     def _lines(self) -> list[Text]:
         """The answer rendered at the console's width, one Text per line (trailing blank lines dropped)."""
-        rendered = self.console.render_lines(Markdown(self.text), self.console.options, pad=False)
+        shown = Text(self.text, style=self.style) if self.style else Markdown(self.text)
+        rendered = self.console.render_lines(shown, self.console.options, pad=False)
         lines = [Text.assemble(*((s.text, s.style) for s in line if not s.control)) for line in rendered]
         for line in lines:
             line.rstrip()

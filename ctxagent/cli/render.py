@@ -161,6 +161,7 @@ class RichRenderer:
     def _on_text_delta(self, event: TextDelta) -> None:
         if self._in_reasoning:
             self._flush_stream()
+            self._end_answer()
             self._newline()
             self._in_reasoning = False
         self._print_streamed(self._stream.feed(event.text), "")
@@ -177,18 +178,18 @@ class RichRenderer:
         self._print_streamed(self._stream.flush(), "dim italic" if self._in_reasoning else "")
 
     def _print_streamed(self, text: str, style: str) -> None:
-        if text and not style and self.console.is_terminal:  # the answer: drawn as Markdown
+        if text and self.console.is_terminal:  # the answer as Markdown, reasoning as dim text: wrapped at words
             self._answer += text
             if self._markdown is None:
                 self._newline()
-                self._markdown = MarkdownStream(self.console)
+                self._markdown = MarkdownStream(self.console, style=style or None)
             self._markdown.update(visible(self._answer))
         elif text:
             self.console.print(plain(text, style), end="", soft_wrap=True)
             self._midline = not text.endswith("\n")
 
     def _end_answer(self) -> None:
-        """The answer is complete (another event came): draw its last lines for good."""
+        """The answer (or reasoning) is complete, another event came: draw its last lines for good."""
         if self._markdown is not None:
             self._markdown.close()
             self._markdown = None

@@ -85,3 +85,14 @@ def test_off_a_terminal_the_answer_is_the_plain_streamed_text() -> None:
     console = Console(file=io.StringIO(), width=40, force_terminal=False)
     feed(console, *deltas(ANSWER), TurnEnd(reason="finished", steps=1, tokens=5, elapsed_s=1.0))
     assert console.file.getvalue().startswith(ANSWER)
+
+
+def test_reasoning_is_wrapped_at_words_then_the_answer_follows() -> None:
+    from ctxagent.agent.events import ReasoningDelta
+
+    thought = "considering " * 9 + "**not markdown**"
+    lines = feed(terminal(), *[ReasoningDelta(text=thought[i:i + 4]) for i in range(0, len(thought), 4)],
+                 *deltas("Done."), TurnEnd(reason="finished", steps=1, tokens=5, elapsed_s=1.0))
+    assert sum(line.split().count("considering") for line in lines) == 9
+    assert "**not markdown**" in "\n".join(lines)  # reasoning is shown as written
+    assert "Done." in lines and all(len(line) <= 40 for line in lines)
