@@ -1,12 +1,10 @@
-"""Live parts of the terminal display: a spinner label with elapsed time, and the model's
-answer streamed as rendered Markdown.
+"""On a terminal: spinner labels with elapsed time, and streamed text drawn as it grows.
 
-`MarkdownStream` re-renders the whole answer with rich's Markdown at each delta, at the
-console's width (so words are never cut at the edge); the lines above the last WINDOW
-ones are final and printed once, the last WINDOW lines stay in a `rich.live.Live` region
-that is redrawn, and `close()` prints the rest. A region no taller than WINDOW never
-scrolls off the screen, so nothing is printed twice. The reasoning streams the same way,
-as dim text. Used only on a terminal.
+`MarkdownStream` re-renders the whole answer (rich's Markdown; the reasoning as dim text)
+at the console's width at each delta, so words are never cut at the edge. Lines above the
+last WINDOW are final and printed once; the last WINDOW stay in a `rich.live.Live` region
+that is redrawn (never taller than the screen, so nothing is printed twice); `close()`
+prints the rest.
 """
 
 from __future__ import annotations

@@ -1,17 +1,11 @@
-"""The terminal renderer: a sink that shows loop events with rich.
+"""The terminal renderer: a sink that shows loop events with rich (docs/cli.md, "How a turn looks").
 
-Colours per role: the model's answer in the default colour, its reasoning dim italic,
-tool calls cyan (one line: name + short arguments), results green (ok) or red (what a
-result shows: `ctxagent.cli.results`), diffs for approval coloured by line, warnings
-yellow. On a terminal the answer is drawn as Markdown while it streams (`cli.live`),
-and a spinner with the seconds elapsed runs while the model thinks and while a tool
-runs; elsewhere the answer is the plain streamed text. After each turn, one line of usage.
-
-Everything shown that came from the model, a tool or a file goes through
-`ctxagent.cli.safe_text` (control characters made visible, never read as rich markup)
-and `ctxagent.redaction` (the configured `secrets` and key-shaped strings replaced;
-streamed text through a `StreamRedactor`, so a key split across deltas is caught too).
-An approval preview that holds control characters gets a warning line above it.
+Answer in the default colour (Markdown drawn live on a terminal, `cli.live`; plain text
+elsewhere), reasoning dim italic, tool calls cyan on one line, results green or red
+(`cli.results`), approval diffs coloured by line, spinners with elapsed seconds, one usage
+line per turn. All text from the model, a tool or a file goes through `cli.safe_text`
+(controls made visible, never markup) and `ctxagent.redaction` (secrets replaced; streamed
+text through a `StreamRedactor`); a preview with control characters gets a warning line.
 """
 
 from __future__ import annotations
