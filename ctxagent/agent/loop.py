@@ -304,6 +304,7 @@ class Agent:
 
     def _on_retry(self, notice: Any) -> None:
         """Tell the sinks that the model call is sent again after a wait (a `RetryNotice`)."""
+        self._partial = []  # the call starts its reply again
         self.emit(Retry(attempt=notice.attempt, attempts=notice.attempts, wait_s=round(notice.wait_s, 3),
                         message=str(notice), kind=type(notice.error).__name__, status=notice.error.status))
 
