@@ -27,6 +27,7 @@ from ctxagent.shell.commands.git import check_git
 from ctxagent.shell.commands.jq import check_jq
 from ctxagent.shell.commands.rg import rg_ignore_flags
 from ctxagent.shell.commands.sed import check_sed_script
+from ctxagent.shell.commands.xargs import parse_xargs
 from ctxagent.shell.flags import Scan, scan
 from ctxagent.shell.hide_state import hidden_note, hiding_flags
 from ctxagent.shell.parse import Word
@@ -34,7 +35,7 @@ from ctxagent.shell.paths import PathContext
 from ctxagent.shell.process import SAFE_PATH
 from ctxagent.shell.specs import SPECS, Spec
 
-COMMANDS = tuple(sorted([*SPECS, "find", "git", "jq", "cd"]))
+COMMANDS = tuple(sorted([*SPECS, "find", "git", "jq", "xargs", "cd"]))
 """Every command name the terminal tool accepts."""
 
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
@@ -49,7 +50,14 @@ def check_pipeline(stages: list[list[Word]], ctx: PathContext, notes: list[str] 
     """
     if len(stages) > 1 and any(stage[0].text == "cd" for stage in stages):
         raise ToolRefusedError("terminal: cd cannot be part of a pipeline; run `cd DIR` on its own first")
-    return [check_stage(stage, ctx, notes) for stage in stages]
+    feeders = [n for n, stage in enumerate(stages) if stage[0].text == "xargs"]
+    if len(feeders) > 1:
+        raise ToolRefusedError("terminal: one xargs per command line is allowed; run the first part on its own")
+    argvs = [check_stage(stage, ctx, notes) for stage in stages]
+    if feeders and feeders[0] > 0 and parse_xargs(stages[feeders[0]][1:], ctx).arg_file:
+        raise ToolRefusedError("xargs: -a FILE is not allowed after a `|` (its items come from the file, "
+                               "so the pipe would feed nothing); run `xargs -a FILE ...` on its own")
+    return argvs
 
 
 def check_stage(words: list[Word], ctx: PathContext, notes: list[str] | None = None) -> list[str]:
@@ -61,6 +69,8 @@ def check_stage(words: list[Word], ctx: PathContext, notes: list[str] | None = N
         return check_git(words[1:], ctx, notes)
     if name == "jq":
         return check_jq(words[1:], ctx)
+    if name == "xargs":
+        return check_xargs(words, ctx)
     spec = SPECS.get(name)
     if spec is None:
         raise _unknown_command(name)
@@ -83,6 +93,21 @@ def check_stage(words: list[Word], ctx: PathContext, notes: list[str] | None = N
         if note and notes is not None:
             notes.append(note)
     return argv
+
+
+def check_xargs(words: list[Word], ctx: PathContext) -> list[str]:
+    """Check `xargs FLAGS COMMAND ARGS` as far as it can be before its input is known: its
+    flags, and the command and its own words as if typed (a refusal there stands whatever
+    the input). Returns the words as typed; the terminal runs the batches itself."""
+    plan = parse_xargs(words[1:], ctx)
+    name = plan.command[0].text
+    if name not in COMMANDS:
+        raise _unknown_command(name)
+    try:
+        check_stage(plan.command, ctx)
+    except ToolInputError:
+        pass  # an operand the input will give (`xargs grep -l` without its pattern yet)
+    return [w.text for w in words]
 
 
 def _unknown_command(name: str) -> ToolRefusedError:
