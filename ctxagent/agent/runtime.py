@@ -15,7 +15,8 @@ from typing import Any, Callable, Iterator, Sequence
 
 from ctxagent.agent.approval import ApprovalPolicy
 from ctxagent.agent.episodic import EpisodeRecorder
-from ctxagent.agent.events import Sink
+from ctxagent.agent.events import Notice, Sink
+from ctxagent.agent.hooks import session_hooks
 from ctxagent.agent.loop import Agent
 from ctxagent.agent.prompts import system_prompt
 from ctxagent.agent.rules import NestedRules, open_layer
@@ -66,13 +67,20 @@ def open_agent(repo: Path, settings: Settings, *, resume: str | None = None, sin
         if settings.agent.episodic_memory and memory is not None and getattr(memory, "available", True):
             extra.append(EpisodeRecorder(memory, session.id, secrets=session.secrets))  # one episodic memory per turn
         layer = open_layer(repo, settings)  # profile files, AGENTS.md chain, skill catalog
+        hooks, hook_warnings = session_hooks(repo, settings, session)
         agent = Agent(client=client, registry=registry, session=session, settings=settings,
                       system=system_prompt(repo, registry.names(), layer), assembler=assembler,
                       approval=ApprovalPolicy(auto_approve=settings.agent.auto_approve, ask=ask,
                                               allow_exec=settings.agent.approval == "never"),
-                      sinks=[*sinks, *extra], side_usage=side_usage, layer=layer)
+                      sinks=[*sinks, *extra], side_usage=side_usage, layer=layer, hooks=hooks)
         agent.sinks.append(NestedRules(agent, layer, settings).on_event)  # nested AGENTS.md, on first read (it re-renders agent.system)
-        yield agent
+        for text in hook_warnings:
+            agent.emit(Notice(message=text))
+        agent.start_session("resume" if resume else "startup")
+        try:
+            yield agent
+        finally:
+            agent.end_session("exit")
 
 
 @contextlib.contextmanager
