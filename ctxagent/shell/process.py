@@ -94,14 +94,11 @@ def run_pipeline(argvs: list[list[str]], *, cwd: str, env: dict[str, str], timeo
                  max_output: int, prefix: list[str] | None = None, limits: ResourceLimits | None = None,
                  scratch: str | None = None, pass_fds: list[list[int]] | None = None,
                  stdin_path: str | None = None, capture: int | None = None) -> RunResult:
-    """Run `argvs` as a pipeline in `cwd` (timeout in seconds, output cap in bytes).
-
-    `prefix` (e.g. a bwrap jail ending in `--`) goes before each program; all are resolved on SAFE_PATH first
-    (ToolInputError if one is missing; then nothing starts). `limits`: each process's rlimits; with `scratch`,
-    the watchdog's bound too. `pass_fds`: per stage, inherited descriptors (the caller closes them).
-    `stdin_path`: the file the first stage reads (default /dev/null); `capture`: keep up to this many bytes
-    of stdout as written (`RunResult.captured`).
-    """
+    """Run `argvs` as a pipeline in `cwd` (timeout s, output cap bytes); `prefix` (a bwrap jail ending in `--`)
+    goes before each program, all resolved on SAFE_PATH first (ToolInputError if one is missing: nothing starts).
+    `limits`: rlimits (and, with `scratch`, the watchdog's bound); `pass_fds`: per stage, inherited descriptors
+    (the caller closes them); `stdin_path`: what the first stage reads (default /dev/null); `capture`: keep up
+    to this many bytes of stdout as written (`RunResult.captured`)."""
     paths = [resolve_program(argv[0]) for argv in argvs]
     if prefix:
         # inside the jail bwrap looks the bare name up on SAFE_PATH; a program found
