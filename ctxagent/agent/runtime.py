@@ -15,9 +15,10 @@ from typing import Any, Callable, Iterator, Sequence
 
 from ctxagent.agent.approval import ApprovalPolicy
 from ctxagent.agent.episodic import EpisodeRecorder
-from ctxagent.agent.events import Sink
+from ctxagent.agent.events import Sink, TurnEnd
 from ctxagent.agent.loop import Agent
 from ctxagent.agent.prompts import system_prompt
+from ctxagent.agent.retention import retention_notice
 from ctxagent.agent.rules import NestedRules, open_layer
 from ctxagent.agent.session import Session
 from ctxagent.agent.toolset import build_registry
@@ -50,6 +51,8 @@ def open_agent(repo: Path, settings: Settings, *, resume: str | None = None, sin
         meta = {"provider": model.provider, "model": model.model}
         session = (Session.resume(repo, resume, secrets=settings.secrets(), meta=meta) if resume
                    else Session.create(repo, secrets=settings.secrets(), meta=meta))
+        if not resume:
+            _say(notice, retention_notice(repo, settings.state, exclude=session.id))  # `[state]` retention
         side_usage = UsageMeter()  # the plan tool's and compaction's own model calls count in the turn's limits
         side_client = MeteredClient(client, side_usage)
         recorder = make_recorder(settings, repo, session, client=side_client)
@@ -59,7 +62,8 @@ def open_agent(repo: Path, settings: Settings, *, resume: str | None = None, sin
         memory = registry.get("memory")
         assembler = (assembler_factory or default_assembler)(settings, repo, session, side_client,
                                                              recorder=recorder, memory=memory)
-        extra: list[Sink] = [side_calls.on_event]
+        stack.callback(recorder.flush)  # the last snapshots' batch is fsynced on the way out
+        extra: list[Sink] = [side_calls.on_event, _flush_at_turn_end(recorder)]
         follower = turn_follower(registry)  # commands and python_exec checkpoint with the running turn's number
         if follower is not None:
             extra.append(follower)
@@ -73,6 +77,20 @@ def open_agent(repo: Path, settings: Settings, *, resume: str | None = None, sin
                       sinks=[*sinks, *extra], side_usage=side_usage, layer=layer)
         agent.sinks.append(NestedRules(agent, layer, settings).on_event)  # nested AGENTS.md, on first read (it re-renders agent.system)
         yield agent
+
+
+def _say(notice: Callable[[str], None] | None, text: str | None) -> None:
+    if notice is not None and text:
+        notice(text)
+
+
+def _flush_at_turn_end(recorder: SnapshotRecorder) -> Sink:
+    """A sink fsyncing the turn's snapshots when it ends (they are with the OS already)."""
+    def on_event(event: Any) -> None:
+        if isinstance(event, TurnEnd):
+            recorder.flush()
+
+    return on_event
 
 
 @contextlib.contextmanager

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ctxagent.config import toml as tomllib
 from ctxagent.config.check import allowed_range, check_context, context_keys, shown_value, unknown_key_message
 from ctxagent.config.exec_settings import ExecSettings
+from ctxagent.config.state_settings import StateSettings
 from ctxagent.config.trust import TRUSTED_REPOS_KEY, RepoConfigTrust, RepoTrust
 from ctxagent.errors import ConfigError, StorageError
 from ctxagent.exec.gate import ExecPolicy
@@ -136,6 +137,8 @@ class Settings(BaseModel):
     """Approved commands and python_exec: rules, sandbox, limits."""
     harness: HarnessSettings = Field(default_factory=HarnessSettings)
     """Profile files, the AGENTS.md chain, skills."""
+    state: StateSettings = Field(default_factory=StateSettings)
+    """Session retention and what a new session carries over (`[state]`)."""
     sources: dict[str, str] = Field(default_factory=dict)
     """Where each non-default value came from: "flag --model", "env CTXAGENT_MODEL", a file path, "preset deepseek"."""
     files: list[str] = Field(default_factory=list)
@@ -154,7 +157,7 @@ class Settings(BaseModel):
 
 
 _SECTIONS = {"model": ModelSettings, "agent": AgentSettings, "tools": ToolSettings, "context": ContextSettings,
-             "exec": ExecSettings, "harness": HarnessSettings}
+             "exec": ExecSettings, "harness": HarnessSettings, "state": StateSettings}
 _LOADER_KEYS = {"model.api_key_env"}
 _ENV = {"CTXAGENT_PROVIDER": "model.provider", "CTXAGENT_MODEL": "model.model",
         "CTXAGENT_BASE_URL": "model.base_url", "CTXAGENT_API_KEY": "model.api_key"}
