@@ -68,7 +68,7 @@ def open_agent(repo: Path, settings: Settings, *, resume: str | None = None, sin
         if follower is not None:
             extra.append(follower)
         if settings.agent.episodic_memory and memory is not None and getattr(memory, "available", True):
-            extra.append(EpisodeRecorder(memory, session.id, secrets=session.secrets))  # one episodic memory per turn
+            extra.append(EpisodeRecorder(memory, session.id, secrets=session.secrets, repo=repo))  # one episodic memory per turn
         layer = open_layer(repo, settings)  # profile files, AGENTS.md chain, skill catalog
         agent = Agent(client=client, registry=registry, session=session, settings=settings,
                       system=system_prompt(repo, registry.names(), layer), assembler=assembler,

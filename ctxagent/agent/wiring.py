@@ -27,8 +27,9 @@ def memory_search(tool: Any, *, limit: int = MEMORY_HITS, min_importance: float 
                   session_id: str | None = None) -> Callable[[str], list]:
     """`query -> [hit dicts]` over a MemoryTool (the textbook's `run({"action": "search"})`), for
     `ContextAssembler(memory_search=...)`. `session_id`: its own memories are left out of the
-    search, so they take no place of earlier sessions' ones (the assembler drops any left)."""
-    args = {"action": "search", "limit": limit, "min_importance": min_importance}
+    search, so they take no place of earlier sessions' ones (the assembler drops any left).
+    Stale memories (their files changed since: `ctxagent.memory.stale`) are left out."""
+    args = {"action": "search", "limit": limit, "min_importance": min_importance, "exclude_stale": True}
     if session_id:
         args["exclude_session_id"] = session_id
 
