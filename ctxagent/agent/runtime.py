@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 from ctxagent.agent.approval import ApprovalPolicy
+from ctxagent.agent.carryover import carry_over, cutoff_of, notice_text, session_started
 from ctxagent.agent.episodic import EpisodeRecorder
 from ctxagent.agent.events import Sink, TurnEnd
 from ctxagent.agent.loop import Agent
@@ -38,11 +39,12 @@ AssemblerFactory = Callable[..., ContextAssembler | None]
 def open_agent(repo: Path, settings: Settings, *, resume: str | None = None, sinks: Sequence[Sink] = (),
                ask: Callable[[str], str | None] | None = None,
                assembler_factory: AssemblerFactory | None = None,
-               notice: Callable[[str], None] | None = None) -> Iterator[Agent]:
+               notice: Callable[[str], None] | None = None, fresh: bool = False) -> Iterator[Agent]:
     """Yield a ready Agent for `repo`; the model server (local provider) stops on exit. `resume`:
     a session id or "last" (NotFoundError if absent); `ask`: the approval prompt (None: refuse
     unless auto_approve); `assembler_factory`: default `default_assembler`; `notice`: shows a
-    one-off message. Raises ConfigError / LLMError."""
+    one-off message (what is carried over from earlier sessions is one); `fresh`: none of
+    the earlier sessions' todo items and notes are injected. Raises ConfigError / LLMError."""
     repo = Path(repo).resolve()
     with contextlib.ExitStack() as stack:
         client = stack.enter_context(_model_client(settings, notice))
@@ -53,6 +55,7 @@ def open_agent(repo: Path, settings: Settings, *, resume: str | None = None, sin
                    else Session.create(repo, secrets=settings.secrets(), meta=meta))
         if not resume:
             _say(notice, retention_notice(repo, settings.state, exclude=session.id))  # `[state]` retention
+        _say(notice, _carry_over(repo, session, settings, fresh))
         side_usage = UsageMeter()  # the plan tool's and compaction's own model calls count in the turn's limits
         side_client = MeteredClient(client, side_usage)
         recorder = make_recorder(settings, repo, session, client=side_client)
@@ -77,6 +80,18 @@ def open_agent(repo: Path, settings: Settings, *, resume: str | None = None, sin
                       sinks=[*sinks, *extra], side_usage=side_usage, layer=layer)
         agent.sinks.append(NestedRules(agent, layer, settings).on_event)  # nested AGENTS.md, on first read (it re-renders agent.system)
         yield agent
+
+
+def _carry_over(repo: Path, session: Session, settings: Settings, fresh: bool) -> str | None:
+    """Set the session's carry-over cutoff; the line saying what it carries (None: nothing)."""
+    age = settings.state.carry_over_max_age_days
+    started = session_started(session.path)
+    session.carry_cutoff = cutoff_of(started, age, fresh)
+    try:
+        found = carry_over(repo, started, max_age_days=age, fresh=fresh)
+    except Exception:  # an unreadable board or note is reported by the request's own state problems
+        return None
+    return notice_text(found, max_age_days=age, fresh=fresh)
 
 
 def _say(notice: Callable[[str], None] | None, text: str | None) -> None:

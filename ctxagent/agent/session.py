@@ -70,6 +70,8 @@ class Session:
     secrets: list[str] = field(default_factory=list, repr=False)
     compaction_view: dict[str, Any] | None = field(default=None, repr=False)
     protocol: str | None = None
+    carry_cutoff: float | None = field(default=None, repr=False)
+    """Todo items and notes changed before this (Unix s) are not injected (`ctxagent.agent.carryover`)."""
 
     @property
     def path(self) -> Path:
