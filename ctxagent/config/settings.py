@@ -59,7 +59,7 @@ class AgentSettings(BaseModel):
     approval: Literal["ask", "never"] = "ask"
     """"never": run commands and python_exec without asking, for headless runs (same as --allow-exec; trusted config only)."""
     episodic_memory: bool = True
-    """Write a short episodic memory (task, outcome, files changed, tokens) to memory.db when a turn ends."""
+    """Write a short episodic memory (task, outcome, files changed, tokens) to memory.db when a turn that changed files or found something ends."""
     tools: list[str] | Literal["all"] | None = None
     """Tools offered to the model, by name (e.g. ["terminal", "apply_patch"]), or "all"; unset: all of them, except for provider local (the bundled offline model), which gets only terminal and apply_patch."""
 
