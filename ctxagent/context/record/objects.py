@@ -58,6 +58,8 @@ class ObjectStore:
         self._unsynced: list[Path] = []
         self._first_unsynced = 0.0
         self._cache: dict[tuple, tuple[str, bool]] = {}  # (secrets, raw id) -> (stored id, redacted)
+        #: Held from `begin` to `write` by a writer (`snapshot._write_packed`): one snapshot at a time.
+        self.lock = threading.RLock()
 
     def put(self, value: Any, scrub: Callable[[Any], Any] | None = None, key: tuple = ()) -> tuple[str, bool]:
         """(ref, redacted) for `value`, stored scrubbed by `scrub`; a value seen before (same

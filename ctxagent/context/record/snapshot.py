@@ -66,12 +66,13 @@ def _write_packed(folder: Path, n: int, record: dict, secrets: Iterable[str]) ->
     them, then write the call's file; both are fsynced with the next batch."""
     _make_folder(folder)
     store = store_for(folder)
-    store.begin()
-    packed, changed = pack(record, store, secrets)
-    packed["redacted"] = changed
-    store.write()
-    path = _write_new(folder, n, packed)
-    store.mark_written(path)
+    with store.lock:
+        store.begin()
+        packed, changed = pack(record, store, secrets)
+        packed["redacted"] = changed
+        store.write()
+        path = _write_new(folder, n, packed)
+        store.mark_written(path)
     return path
 
 
