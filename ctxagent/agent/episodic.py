@@ -1,11 +1,9 @@
 """The episodic memory of a turn that did something: what was asked, how it ended, what changed.
 
-`EpisodeRecorder` is an event sink: it follows a turn through its events and, at
-`TurnEnd`, adds one `episodic` memory through the memory tool (text: `prompts/episode.md`)
-only for a turn that changed files (an applied patch) or found something (finished with
-an answer after a successful tool call that looks or acts, not only todo/memory/plan).
-An interrupted or failed turn, and a bare reply, leave none (issue 15 item 4). Each
-changed file's digest before and after goes in the metadata (`ctxagent.memory.stale`).
+`EpisodeRecorder`, an event sink, adds one `episodic` memory at `TurnEnd` (rendered from
+`prompts/episode.md`) only for a turn that changed files or found something; never for an
+interrupted, failed or trivial turn (issue 15 item 4). Changed files' digests before and
+after go in its metadata (`ctxagent.memory.stale`). Details: docs/memory-rag.md.
 """
 
 from __future__ import annotations

@@ -120,7 +120,8 @@ class UsageEvent(Event):
 
 @dataclass
 class TurnEnd(Event):
-    """A turn ended. `reason`: finished, max_steps, max_tokens, max_cost, wall_time, interrupted, error;
+    """A turn ended. `reason`: finished, max_steps, max_tokens, max_cost, wall_time, interrupted, error,
+    blocked (a hook);
     `answer` (None unless finished), `message` (one line when not finished), `steps` (model
     calls), `elapsed_s`, `tokens` (prompt + completion), `cost_usd` (None: prices unknown),
     `limits` (max_steps, max_task_tokens, max_cost_usd, wall_time_s)."""

@@ -1,25 +1,9 @@
 """The agent loop: the model calls tools until it answers without one, or a limit stops it.
 
-One turn (`Agent.run_turn`): record the user's message, then repeat
-  check limits -> assembler.assemble(history) -> client.chat(messages, tools)
-  -> record the assistant message -> no tool calls? finished : run each call, record results.
-Limits (Settings.agent): max_steps model calls, max_task_tokens, max_cost_usd (when
-prices are known) and wall_time_s, each checked before every model call and reported
-as the TurnEnd reason. Tokens and cost include the model calls that tools and
-compaction make beside the loop's own (`side_usage`, see `ctxagent.llm.meter`).
-A ContextLengthError compacts the history and retries once.
-Protocols (`ctxagent.protocols`, docs/protocols.md): the history is native form whatever
-the protocol; the protocol encodes each request and `replies.read_reply` decodes each reply.
-A text protocol's reply that breaks it is answered with a correction, and MAX_VIOLATIONS
-in a row end the turn with a ProtocolError. A server that refuses the `tools` parameter
-(ToolsUnsupportedError) switches a native session to FALLBACK once, with a notice, and the
-session remembers it (`Session.record_protocol`).
-Ctrl-C (KeyboardInterrupt, LLMCancelledError or the `cancel` event) ends the turn as
-"interrupted"; the session survives, and every tool call still gets exactly one result
-(case C02). Model failures (and any other CtxAgentError, such as a request that cannot
-fit) end the turn as "error". The loop never prints: it emits
-events to its sinks (docs/architecture.md). Like mini-swe-agent's, it stays thin: tool
-calls live in `toolcalls.py`, compaction in `compaction.py`, limits in `limits.py`.
+`Agent.run_turn`: limits -> assemble -> chat -> record -> run tool calls, repeat. It never
+prints: it emits events to its sinks. Tool calls live in `toolcalls.py`, compaction in
+`compaction.py`, limits in `limits.py`. The turn, its limits, protocols and Ctrl-C:
+docs/architecture.md ("The loop in detail").
 """
 
 from __future__ import annotations
@@ -53,11 +37,15 @@ from ctxagent.config.settings import Settings
 from ctxagent.context.messages import INTERRUPTED_RESULT, tool_message, unanswered_calls
 from ctxagent.context.request import ChatModel, ContextAssembler, PassthroughAssembler
 from ctxagent.errors import CtxAgentError, ProtocolError
+from ctxagent.harness.hooks import NO_HOOKS, HookResult, Hooks
 from ctxagent.llm.errors import ContextLengthError, LLMCancelledError, ToolsUnsupportedError
 from ctxagent.llm.meter import UsageMeter
 from ctxagent.llm.usage import Usage
 from ctxagent.protocols import FALLBACK, MAX_VIOLATIONS, Decoded, get_protocol
 from ctxagent.tools.base import ToolRegistry
+
+MAX_STOP_BLOCKS = 3
+"""Stop-hook blocks honoured per turn; then the turn ends anyway (Claude Code's `stop_hook_active` guard)."""
 
 
 @dataclass
@@ -70,6 +58,8 @@ class TurnState:
     usage: Usage = field(default_factory=Usage)
     violations: int = 0
     """Replies in a row that broke the text protocol."""
+    stop_blocks: int = 0
+    """Times a Stop hook sent the model back to work this turn (at most MAX_STOP_BLOCKS)."""
 
     @property
     def elapsed_s(self) -> float:
@@ -80,12 +70,13 @@ class Agent:
     """Runs turns of one session; collaborators are injected (protocols, not classes): `client` (a
     ChatModel), `registry`, `session`, `settings`, `system` (prompt text), `assembler` (default
     PassthroughAssembler), `approval`, `sinks` (the transcript is always one), `side_usage` (the
-    meter of tools' and compaction's model calls, counted in the turn's limits). The protocol:
-    `settings.model.protocol`, or the one the session switched to, unless `--protocol` names one."""
+    meter of tools' and compaction's model calls, counted in the turn's limits), `hooks` (docs/hooks.md).
+    The protocol: `settings.model.protocol`, or the session's, unless `--protocol` names one."""
 
     def __init__(self, *, client: ChatModel, registry: ToolRegistry, session: Session, settings: Settings,
                  system: str, assembler: ContextAssembler | None = None, approval: ApprovalPolicy | None = None,
-                 sinks: Sequence[Sink] = (), side_usage: UsageMeter | None = None, layer: Any = None) -> None:
+                 sinks: Sequence[Sink] = (), side_usage: UsageMeter | None = None, layer: Any = None,
+                 hooks: Hooks = NO_HOOKS) -> None:
         self.client = client
         self.side_usage = side_usage
         self._turn: TurnState | None = None
@@ -96,8 +87,10 @@ class Agent:
         self.assembler = assembler or PassthroughAssembler()
         self.approval = approval or ApprovalPolicy(auto_approve=settings.agent.auto_approve)
         self.sinks: list[Sink] = [session.record_event, *sinks]
+        self.hooks = hooks
+        self.pending_context: list[str] = []  # SessionStart hooks' context, sent with the next prompt
         self.runner = ToolRunner(registry, self.approval, self.emit, max_result_chars=settings.tools.max_result_chars,
-                                 secrets=session.secrets)
+                                 secrets=session.secrets, hooks=hooks)
         self.model_calls = 0
         self.protocol = get_protocol(protocol_name(settings, session))
         self.layer = layer  # the harness's SystemLayer (profile files, AGENTS.md chain, skills; /memory reads it)
@@ -117,7 +110,7 @@ class Agent:
         self.emit(TurnStart(session_id=self.session.id, turn=self.session.turns, task=task))
         end = TurnEnd(reason="error", message="the turn ended unexpectedly")
         try:
-            self.session.add_message({"role": "user", "content": task})
+            self.session.add_message({"role": "user", "content": self._submitted(task)})
             answer = self._steps(turn, cancel)
             end = TurnEnd(reason="finished", answer=answer)
         except TurnStop as stop:
@@ -156,8 +149,50 @@ class Agent:
                 continue
             turn.violations = 0
             if not response.tool_calls:
+                if self._stop_blocked(turn, response.content or ""):
+                    continue
                 return response.content or ""
             self._run_tools(response, turn, cancel)
+
+    def start_session(self, source: str) -> None:
+        """Fire SessionStart (`source`: "startup" or "resume"); its context goes with the next prompt."""
+        self.pending_context += self._hook("SessionStart", source, source=source).context
+
+    def end_session(self, reason: str = "exit") -> None:
+        """Fire SessionEnd (`reason`: "exit", "clear"...); its verdict cannot stop anything."""
+        self._hook("SessionEnd", None, reason=reason)
+
+    def _hook(self, event: str, subject: str | None, **fields: Any) -> HookResult:
+        """Fire `event`'s hooks; their warnings become notices."""
+        result = self.hooks.fire(event, subject, **fields)
+        if result.warning:
+            self.emit(Notice(message=result.warning))
+        return result
+
+    def _submitted(self, task: str) -> str:
+        """The user message for `task` after UserPromptSubmit hooks (their context, and pending
+        SessionStart context, after the prompt). Raises TurnStop("blocked") when a hook blocks it."""
+        result = self._hook("UserPromptSubmit", None, prompt=task)
+        if result.blocked or result.stop:
+            raise TurnStop("blocked", f"a UserPromptSubmit hook blocked this prompt: {result.reason}")
+        context, self.pending_context = [*self.pending_context, *result.context], []
+        if not context:
+            return task
+        return task + "\n\n[Context from the user's hooks]\n" + "\n\n".join(context)
+
+    def _stop_blocked(self, turn: TurnState, answer: str) -> bool:
+        """Fire Stop; True when a hook sends the model back to work (its reason is the next user
+        message), at most MAX_STOP_BLOCKS times a turn."""
+        result = self._hook("Stop", None, stop_hook_active=turn.stop_blocks > 0, last_assistant_message=answer)
+        if not result.blocked or result.stop:
+            return False
+        if turn.stop_blocks >= MAX_STOP_BLOCKS:
+            self.emit(Notice(message=f"Stop hooks blocked the end of this turn {MAX_STOP_BLOCKS} times; it ends now"))
+            return False
+        turn.stop_blocks += 1
+        self.emit(Notice(message=f"a Stop hook asked the model to go on: {result.reason}"))
+        self.session.add_message({"role": "user", "content": f"[Stop hook] {result.reason}"})
+        return True
 
     def _call_model(self, turn: TurnState, cancel: threading.Event | None) -> Any:
         tools = self.registry.schemas()
@@ -247,6 +282,10 @@ class Agent:
         With the context engine's assembler the event's `details` is its CompactionRecord
         (what was masked, dropped and summarised), so the transcript records it.
         """
+        pre = self._hook("PreCompact", "manual" if manual else "auto", trigger="manual" if manual else "auto",
+                         custom_instructions=focus or "")
+        if pre.blocked:
+            self.emit(Notice(message=f"a PreCompact hook objected (compacting anyway): {pre.reason}"))
         before = self._messages()
         after, method = compact_history(self.assembler, before, manual=manual, focus=focus)
         if after and after[0].get("role") == "system":

@@ -16,7 +16,8 @@ from typing import Any, Callable, Iterator, Sequence
 from ctxagent.agent.approval import ApprovalPolicy
 from ctxagent.agent.carryover import carry_over, cutoff_of, notice_text, session_started
 from ctxagent.agent.episodic import EpisodeRecorder
-from ctxagent.agent.events import Sink, TurnEnd
+from ctxagent.agent.events import Notice, Sink, TurnEnd
+from ctxagent.agent.hooks import session_hooks
 from ctxagent.agent.loop import Agent
 from ctxagent.agent.prompts import system_prompt
 from ctxagent.agent.retention import retention_notice
@@ -73,13 +74,20 @@ def open_agent(repo: Path, settings: Settings, *, resume: str | None = None, sin
         if settings.agent.episodic_memory and memory is not None and getattr(memory, "available", True):
             extra.append(EpisodeRecorder(memory, session.id, secrets=session.secrets, repo=repo))  # one episodic memory per turn
         layer = open_layer(repo, settings)  # profile files, AGENTS.md chain, skill catalog
+        hooks, hook_warnings = session_hooks(repo, settings, session)
         agent = Agent(client=client, registry=registry, session=session, settings=settings,
                       system=system_prompt(repo, registry.names(), layer), assembler=assembler,
                       approval=ApprovalPolicy(auto_approve=settings.agent.auto_approve, ask=ask,
                                               allow_exec=settings.agent.approval == "never"),
-                      sinks=[*sinks, *extra], side_usage=side_usage, layer=layer)
+                      sinks=[*sinks, *extra], side_usage=side_usage, layer=layer, hooks=hooks)
         agent.sinks.append(NestedRules(agent, layer, settings).on_event)  # nested AGENTS.md, on first read (it re-renders agent.system)
-        yield agent
+        for text in hook_warnings:
+            agent.emit(Notice(message=text))
+        agent.start_session("resume" if resume else "startup")
+        try:
+            yield agent
+        finally:
+            agent.end_session("exit")
 
 
 def _carry_over(repo: Path, session: Session, settings: Settings, fresh: bool) -> str | None:

@@ -1,17 +1,8 @@
 """`ctxagent context QUERY` and `ctxagent inspect SESSION`: see what a model call sees, and why.
 
-`context` builds a context for a query from the repository (AGENTS.md, todo board,
-notes, memory when available) without calling a model. `inspect` reads the snapshot
-of a past model call (`.ctxagent/snapshots/<session>/<n>.json`) and draws its layers as
-a budget bar chart and every packet's decision in a table, after one line each for the
-request's parameters, a redaction, the compaction-summary calls made for it and the
-side calls made after it (plan calls for its reply's tool calls, the summary call of a
-`/compact` or of a context-length error). A side call's own snapshot (no layers, no
-packets) shows who made it, for which call, its usage and one line per message. `--grep
-TEXT` answers "why did the model not see TEXT?" in one command, and names the session's
-plan and summary calls that were sent TEXT, with the command that shows each. A damaged
-snapshot asked for by number is an error; for the last call, the newest readable one is
-shown, with a warning naming the damaged file.
+`context` builds a context without calling a model; `inspect` draws a past call's
+snapshot (`.ctxagent/snapshots/<session>/<n>.json`): layers, packet decisions, side
+calls; `--grep TEXT` says why TEXT was or was not seen (docs/context.md, "Seeing a context").
 """
 
 from __future__ import annotations

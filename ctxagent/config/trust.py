@@ -1,29 +1,9 @@
 """Which settings a repository's own `.ctxagent/config.toml` may set (breaker report F0).
 
-A cloned repository is not trusted: its committed config file must not choose where
-requests go, which secret is sent, or how much the agent may do without asking. So the
-repository layer goes through an explicit ALLOW-LIST (a key not listed below is
-trusted-only, new settings included):
-
-- FREE keys choose how to talk to the endpoint the user chose: the model name,
-  temperature, token limits, protocol quirks, and every `[context]` key.
-- AT_MOST / AT_LEAST keys are limits a repository may only tighten: its value is taken
-  when it is at most (at least, for prices: a higher price reaches `max_cost_usd` sooner)
-  the value it would replace (the user file's, else the default).
-- ONLY keys may be set to one value: `agent.auto_approve = false`, `exec.network = false`.
-- UNION keys add to what lower levels set: `exec.deny` (a repository may forbid more
-  commands; it can never allow one, switch the mode or turn approval off).
-
-Everything else (`model.provider`, `base_url`, `api_key`, `api_key_env`, `extra_body`,
-`agent.auto_approve = true`, a loosened limit, `trusted_repos`) is ignored, and one
-`UntrustedConfigWarning` names the keys and how to trust the repository (the CLI shows
-it as one `warning:` line per run). Ignoring rather than refusing keeps the agent usable
-on a repository that ships a config for its own maintainers; the warning makes it loud.
-
-A repository is trusted when the user file lists its resolved real path in
-`trusted_repos = ["/abs/path", ...]`, or with `--trust-repo-config`; then its file is
-read whole. Environment variables and flags are always trusted. Reference:
-docs/configuration.md ("Repository config files are not trusted").
+An allow-list: FREE, AT_MOST / AT_LEAST, ONLY and UNION keys; anything else is ignored
+with one `UntrustedConfigWarning`. Trusted repositories (`trusted_repos`,
+`--trust-repo-config`) are read whole. Reference: docs/configuration.md
+("Repository config files are not trusted", "Module notes").
 """
 
 from __future__ import annotations

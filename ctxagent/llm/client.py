@@ -1,20 +1,9 @@
 """`LLMClient`: one streaming chat-completions call, with our retries, cancel and typed errors.
 
-Built on the official `openai` SDK with the SDK's own retries off (`max_retries=0`):
-backoff, jitter and Retry-After are ours (`ctxagent.llm.retry`), and every SDK
-exception is mapped through the one table in `ctxagent.llm.errors`.
-
-A call always streams (`stream=True`, `stream_options={"include_usage": True}`; a server
-that rejects stream_options with a 400 naming it is asked again without, once, and the
-client remembers). The HTTP request and the stream run in a daemon thread that feeds a
-queue; the caller's thread assembles the chunks (`ctxagent.llm.stream`), calls
-`on_delta`, and checks the `cancel` event between chunks and every 50 ms while waiting,
-so a cancel or Ctrl-C is honoured at once even when the server stalls: the stream is
-closed and the request in flight abandoned.
-
-Retried: 429, 5xx, 409, timeouts and connection errors raised before the first chunk.
-An error after chunks have arrived (a dropped connection) is a StreamInterruptedError
-and is not retried here, because deltas were already shown; the session survives it.
+On the `openai` SDK with its retries off: backoff is `ctxagent.llm.retry`, errors map
+through `ctxagent.llm.errors`. The stream runs in a daemon thread; the caller's thread
+assembles chunks and honours `cancel` at once. An error after the first chunk is a
+StreamInterruptedError, not retried (docs/providers.md, "Streaming, retries and errors").
 """
 
 from __future__ import annotations

@@ -1,21 +1,9 @@
 """Typed model-endpoint errors and the ONE table that maps SDK exceptions onto them.
 
-Every error here subclasses `ctxagent.errors.LLMError` (through `ProviderError`) and
-carries `status` (HTTP status or None), `headers` (lower-case names), `body` (the
-response text or None), `retryable` and `hint` (what the user can do).
-
-`ERROR_TABLE` maps each `openai` SDK exception class to (our class, retryable, hint),
-in the manner of Aider's `exceptions.py` (one table, not checks scattered over the client). `classify_exception`
-walks the exception's MRO to its rule, so an SDK subclass we do not list inherits its
-parent's rule; `sdk_errors_missing_from_table()` lists SDK HTTP errors without an
-explicit row, and a test fails when an SDK upgrade adds one.
-
-Three refinements come on top of the table: a 400/413/422 (or an error event inside the
-stream) whose text says the context is too long is a `ContextLengthError` (the loop
-compacts and retries once, case L02); a 400/422/500 whose text says the server cannot
-take the `tools` parameter is a `ToolsUnsupportedError` (not retried: the loop switches
-to a text protocol); and
-a 429 for an exhausted quota is not retryable (waiting will not bring credit back).
+Each error (an `ctxagent.errors.LLMError`) carries `status`, `headers`, `body`,
+`retryable` and `hint`. `ERROR_TABLE` (after Aider's `exceptions.py`) maps SDK classes;
+`classify_exception` walks the MRO; text refinements give `ContextLengthError` and
+`ToolsUnsupportedError`. Table: docs/providers.md ("Streaming, retries and errors").
 """
 
 from __future__ import annotations

@@ -1,20 +1,9 @@
 """Provider presets, settings built from them, and the endpoint check behind `ctxagent doctor`.
 
-`PRESETS[name]` is a plain dict:
-  base_url        OpenAI-compatible root (ends in /v1)
-  model           default model name
-  key_env         environment variables that may hold the API key, first found wins
-  base_url_env    environment variables that may override base_url
-  needs_key       False for local servers (a placeholder key is sent instead)
-  context_window  tokens, for the default model
-  max_output_tokens, send_reasoning_content, empty_content: ModelSettings defaults
-  docs            where the numbers come from
-
-Sources (checked 2026): OpenAI API reference; DeepSeek "Thinking Mode" guide
-(https://api-docs.deepseek.com/guides/thinking_mode: in thinking mode, the
-`reasoning_content` of assistant messages that made tool calls must be sent back in
-every later request, or the API answers 400; elsewhere it is ignored, so sending it is
-always safe); DashScope OpenAI-compatible mode docs; Ollama, vLLM and llama.cpp server docs.
+`PRESETS[name]` is a plain dict (base_url, model, key_env, base_url_env, needs_key,
+context_window, ModelSettings defaults, docs). Sources (checked 2026): the OpenAI API
+reference, DeepSeek "Thinking Mode", DashScope, Ollama, vLLM and llama.cpp docs
+(docs/providers.md, "Presets", "Module notes").
 """
 
 from __future__ import annotations

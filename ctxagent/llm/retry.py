@@ -1,15 +1,9 @@
 """Retry policy for model calls: exponential backoff with full jitter, honouring Retry-After.
 
-The schedule (case L02): before retry n (0-based) wait `uniform(0, min(cap, base * factor**n))`
-seconds ("full jitter", AWS Architecture Blog, "Exponential Backoff And Jitter", 2015),
-with base 0.5 s, factor 2, cap 30 s. When the server says how long to wait
-(`retry-after-ms`, or `Retry-After` in seconds or as an HTTP date, RFC 9110 section
-10.2.3) that wait is used instead, without jitter. A wait longer than
-`max_retry_after_s` is not attempted: the error is raised so the user can decide.
-
-Only errors whose `retryable` flag is set (the table in `ctxagent.llm.errors`: 429,
-5xx, 409, timeouts, connection errors) are retried; 400/401/403/404/422 never are.
-The sleep and the jitter are parameters so tests can record the schedule.
+Before retry n wait `uniform(0, min(cap, base * factor**n))` s, base 0.5, factor 2, cap 30
+("full jitter", AWS Architecture Blog 2015; case L02); a server's `retry-after-ms` /
+`Retry-After` (RFC 9110 10.2.3) wins, up to `max_retry_after_s`. Only `retryable` errors
+are retried; sleep and jitter are parameters for tests (docs/providers.md).
 """
 
 from __future__ import annotations

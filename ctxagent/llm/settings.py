@@ -1,12 +1,8 @@
 """Settings of one model endpoint (`ModelSettings`) and the `mask` helper for API keys.
 
-Provider defaults
-(base URL, key variable, context window) live in `ctxagent.llm.presets`; config loading
-(`ctxagent.config.settings`) fills a `ModelSettings` from files, environment and flags.
-
-The API key is a `pydantic.SecretStr`: `repr`, `str`, `model_dump()` and
-`model_dump_json()` show `**********`, never the key. Only the client reads it, with
-`get_secret_value()`, to build the `Authorization` header.
+Provider defaults live in `ctxagent.llm.presets`; `ctxagent.config.settings` fills a
+`ModelSettings`. The key is a `pydantic.SecretStr` (`**********` in repr and dumps); only
+the client reads it, for the `Authorization` header.
 """
 
 from __future__ import annotations

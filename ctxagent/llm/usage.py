@@ -1,13 +1,8 @@
 """Token usage of model calls and its cost.
 
-Read from the `usage` object of a chat completion (the last stream chunk when
-`stream_options.include_usage` is set). Fields, all in tokens:
-  prompt_tokens, completion_tokens  as the server counts them
-  cached_tokens     `prompt_tokens_details.cached_tokens` (OpenAI, Qwen, vLLM) or
-                    `prompt_cache_hit_tokens` (DeepSeek); part of prompt_tokens
-  reasoning_tokens  `completion_tokens_details.reasoning_tokens`; part of completion_tokens
-A server that sends no usage gives zeros. Cost is in USD from the per-million prices in
-`ModelSettings` (None when no price is configured).
+`Usage` (tokens): prompt_tokens, completion_tokens, cached_tokens (part of prompt),
+reasoning_tokens (part of completion), read from a completion's `usage`; none gives
+zeros. Cost in USD from `ModelSettings`' per-million prices, None without a price.
 """
 
 from __future__ import annotations
