@@ -2,17 +2,9 @@
 
 Usage: python benchmarks/snapshot_size.py [--calls 100] [--modules 30]
 
-Runs `ctxagent run` (the real CLI, in a subprocess) against the fake OpenAI server of
-tests/support on a repository of `--modules` Python files of about 2.5 KB, with a script
-of calls-1 tool calls (cat, grep, ls, todo) and a final answer. Then, from the same
-snapshots read back whole (`load_snapshot_file`, which is what `inspect` reads):
-
-- *old bytes*: what version 1 wrote, each call's whole record (`json_bytes(indent=1)`);
-- *new bytes*: the session's snapshot folder as written (call files + objects.jsonl);
-- *write time*: the same records written again in-process, with the old writer (scrub,
-  JSON of the whole request, one fsynced file per call) and with the new one.
-
-Target (issue 15 item 18): new bytes under 10% of old bytes.
+A real `ctxagent run` against the fake server; old bytes computed from the same snapshots
+as version 1 wrote them, write times from replaying them with both writers. Target
+(issue 15 item 18): new bytes under 10% of old. Method: docs/benchmarks.md ("Snapshot size").
 """
 
 from __future__ import annotations
@@ -123,6 +115,8 @@ def main() -> int:
         records = {n: load_snapshot_file(files[n]) for n in sorted(files)}
         old_bytes = sum(len(json_bytes({**r, "version": 1}, indent=1, default=str)) for r in records.values())
         new_bytes = sum(p.stat().st_size for p in folder.iterdir())
+        if not (folder / "objects.jsonl").exists():
+            raise SystemExit(f"no objects.jsonl in {folder}: {sorted(p.name for p in folder.iterdir())[:5]}")
         objects_bytes = (folder / "objects.jsonl").stat().st_size
         old_dir, new_root = Path(tmp) / "old", Path(tmp) / "new"
         old_dir.mkdir()

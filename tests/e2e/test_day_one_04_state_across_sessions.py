@@ -104,3 +104,13 @@ def test_a_trivial_turn_leaves_no_memory_and_a_reverted_change_is_stale(ctxagent
     proc = ctxagent("run", "does greet say bonjour?", "--repo", str(repo), extra_env=model_env(later))
     assert proc.returncode == 0, proc.stderr
     assert "greet says bonjour now" not in _last_request_text(later), "a reverted change is not served as fact"
+
+
+def test_a_change_undone_with_ctxagent_undo_is_stale_too(ctxagent, fake_server, repo: Path) -> None:
+    work = fake_server([tool_calls([("apply_patch", json.dumps({"patch": PATCH}))]), text("greet says bonjour now.")])
+    assert ctxagent("run", "make greet French", "--repo", str(repo), "--yes", extra_env=model_env(work)).returncode == 0
+    undone = ctxagent("undo", "--repo", str(repo))
+    assert undone.returncode == 0, undone.stderr
+    assert "bonjour" not in (repo / "src" / "app.py").read_text(encoding="utf-8")
+    [episode] = json.loads(ctxagent("memory", "list", "--repo", str(repo), "--json").stdout)
+    assert episode["stale"] == "reverted: src/app.py"
