@@ -109,3 +109,22 @@ def test_the_fsync_batch_is_flushed_every_few_calls_and_on_demand(tmp_path) -> N
     _write(tmp_path, objects.SYNC_EVERY + 1, _history(2))
     objects.flush_all()
     assert store._unsynced == [] and read_objects(store.path)
+
+
+def test_a_change_near_the_start_costs_one_link_not_one_per_message(tmp_path) -> None:
+    history = _history(60)
+    _write(tmp_path, 1, history)
+    path = tmp_path / "snapshots" / "s1" / OBJECTS_FILE
+    before = path.read_text().splitlines()
+    changed = [history[0], {"role": "user", "content": "[State] board changed"}, *history[2:]]
+    _write(tmp_path, 2, changed)
+    new = path.read_text().splitlines()[len(before):]
+    links = [json.loads(line)["value"] for line in new if '"prev"' in line]
+    assert len(links) == 1 and len(links[0]["items"]) == 61, "one link with the ids (not one per message)"
+    assert read_snapshot(tmp_path, "s1", 2)["request"]["messages"] == changed
+    assert read_snapshot(tmp_path, "s1", 1)["request"]["messages"] == history
+
+
+def test_single_item_links_still_resolve() -> None:
+    stored = {"i1": "a", "i2": "b", "l1": {"prev": None, "item": "i1"}, "l2": {"prev": "l1", "items": ["i2"]}}
+    assert resolve("@l2", stored, chain=True) == ["a", "b"]

@@ -2,8 +2,8 @@
 
 Each line is `{"id": <16 hex>, "value": <JSON>}`, the id the first 16 hex digits of the
 SHA-256 of the value's canonical JSON. A list (the messages, the packet rows) is stored as
-a chain of `{"prev": id|null, "item": id}` links, so a list that grows at its end costs
-one link and its new items per call. Lines are only appended; a torn last line is passed
+a chain of `{"prev": id|null, "items": [id...]}` links, so a list that grows at its end
+costs one link and its new items per call. Lines are only appended; a torn last line is passed
 over. Writes reach the OS at once and are fsynced in batches (`SYNC_EVERY`, `flush_all`).
 The format and the fsync rule: docs/context.md ("Snapshot files").
 """
@@ -58,6 +58,7 @@ class ObjectStore:
         self._unsynced: list[Path] = []
         self._first_unsynced = 0.0
         self._cache: dict[tuple, tuple[str, bool]] = {}  # (secrets, raw id) -> (stored id, redacted)
+        self._lists: dict[str, tuple[list[str], list[tuple[int, str]]]] = {}  # slot -> (ids, [(end, link)])
         #: Held from `begin` to `write` by a writer (`snapshot._write_packed`): one snapshot at a time.
         self.lock = threading.RLock()
 
@@ -74,18 +75,26 @@ class ObjectStore:
             self._cache[(key, raw)] = hit
         return REF + hit[0], hit[1]
 
-    def put_list(self, items: list, scrub: Callable[[Any], Any] | None = None, key: tuple = ()) -> tuple[Any, bool]:
-        """(ref of the chain of `items`, redacted); [] stays []."""
+    def put_list(self, items: list, scrub: Callable[[Any], Any] | None = None, key: tuple = (),
+                 slot: str = "") -> tuple[Any, bool]:
+        """(ref of the chain of `items`, redacted); [] stays []. The chain reuses the links of
+        the last list put in `slot` (e.g. "messages") up to where the two differ, and adds one
+        link holding the ids of the items after that point."""
         if not items:
             return [], False
-        prev, redacted = None, False
-        for item in items:
-            ref, changed = self.put(item, scrub, key)
-            link = {"prev": prev, "item": ref[1:]}
+        refs = [self.put(item, scrub, key) for item in items]
+        ids = [ref[1:] for ref, _ in refs]
+        last_ids, bounds = self._lists.get(slot, ([], []))
+        same = next((i for i, (a, b) in enumerate(zip(ids, last_ids)) if a != b), min(len(ids), len(last_ids)))
+        kept = [(end, node) for end, node in bounds if end <= same]
+        start, prev = kept[-1] if kept else (0, None)
+        if start < len(ids):
+            link = {"prev": prev, "items": ids[start:]}
             prev = object_id(link)
             self._add(prev, link)
-            redacted = redacted or changed
-        return REF + prev, redacted
+            kept.append((len(ids), prev))
+        self._lists[slot] = (ids, kept)
+        return REF + prev, any(changed for _, changed in refs)
 
     def _add(self, oid: str, value: Any) -> None:
         if oid in self.known:
@@ -104,6 +113,7 @@ class ObjectStore:
             return
         if size < self._seen_size:
             self._cache.clear()
+            self._lists.clear()
         self.known = set(read_objects(self.path)) if size else set()
         self._buffer = []
         self._seen_size = size
@@ -129,6 +139,7 @@ class ObjectStore:
         except (OSError, StorageError) as exc:
             self.known.clear()
             self._cache.clear()
+            self._lists.clear()
             self._seen_size = -1
             if isinstance(exc, StorageError):
                 raise
@@ -209,12 +220,12 @@ def resolve(value: Any, objects: dict[str, Any], *, chain: bool) -> Any:
         if oid not in objects:
             raise ValueError(f"object {oid} is missing from {OBJECTS_FILE}")
         return objects[oid]
-    items: list = []
+    runs: list[list] = []
     while oid is not None:
         link = objects.get(oid)
-        if not isinstance(link, dict) or "item" not in link or link["item"] not in objects:
+        ids = (link.get("items") if "items" in link else [link.get("item")]) if isinstance(link, dict) else None
+        if not isinstance(ids, list) or not all(isinstance(i, str) and i in objects for i in ids):
             raise ValueError(f"object {oid} is missing from {OBJECTS_FILE}")
-        items.append(objects[link["item"]])
+        runs.append([objects[i] for i in ids])
         oid = link.get("prev")
-    items.reverse()
-    return items
+    return [item for run in reversed(runs) for item in run]

@@ -37,7 +37,8 @@ def pack(record: dict, store: ObjectStore, secrets: Iterable[str] = ()) -> tuple
     out: dict = {}
     for name, value in record.items():
         if name == "request" and isinstance(value, dict):
-            out[name], was = _pack_request(value, store, clean, key)
+            kind = record.get("kind")  # a tool's calls do not break the chains of the main calls
+            out[name], was = _pack_request(value, store, clean, key, slot=f"{kind}:" if kind else "")
         elif name == "report" and isinstance(value, dict):
             out[name], was = _pack_report(value, store, clean, key)
         elif name == "summary_calls" and isinstance(value, list):
@@ -51,13 +52,15 @@ def pack(record: dict, store: ObjectStore, secrets: Iterable[str] = ()) -> tuple
     return out, changed
 
 
-def _pack_request(request: dict, store: ObjectStore, clean: Any, key: tuple) -> tuple[dict, bool]:
+def _pack_request(request: dict, store: ObjectStore, clean: Any, key: tuple, slot: str = "") -> tuple[dict, bool]:
     out, changed = {}, False
     chains = dict(_REQUEST_PARTS)
     for name, value in request.items():
         if name in chains and isinstance(value, list) and value:
-            put = store.put_list if chains[name] else store.put
-            out[name], was = put(value, clean, key)
+            if chains[name]:
+                out[name], was = store.put_list(value, clean, key, slot=slot + name)
+            else:
+                out[name], was = store.put(value, clean, key)
         else:
             out[name] = clean(value)
             was = _changed(value, out[name])
@@ -69,7 +72,7 @@ def _pack_report(report: dict, store: ObjectStore, clean: Any, key: tuple) -> tu
     out, changed = {}, False
     for name, value in report.items():
         if name == "packets" and isinstance(value, list):
-            out[name], was = store.put_list(value, clean, key)
+            out[name], was = store.put_list(value, clean, key, slot="packets")
         else:
             out[name] = clean(value)
             was = _changed(value, out[name])
@@ -84,7 +87,7 @@ def _pack_summary(entry: Any, store: ObjectStore, clean: Any, key: tuple) -> tup
     out, changed = {}, False
     for name, value in entry.items():
         if name == "request" and isinstance(value, dict):
-            out[name], was = _pack_request(value, store, clean, key)
+            out[name], was = _pack_request(value, store, clean, key, slot="summary:")
         else:
             out[name] = clean(value)
             was = _changed(value, out[name])
