@@ -49,6 +49,9 @@ def stored_sessions(repo: Path) -> list[StoredSession]:
     found: dict[str, list[Path]] = {}
     for path in sorted((root / "sessions").glob("*.jsonl")) if (root / "sessions").is_dir() else []:
         found.setdefault(path.stem, []).append(path)
+    for path in sorted((root / "sessions").iterdir()) if (root / "sessions").is_dir() else []:
+        if path.is_dir() and not path.is_symlink() and path.name in found:
+            found[path.name].append(path)  # its sub-agents' transcripts
     snaps = root / "snapshots"
     for path in sorted(snaps.iterdir()) if snaps.is_dir() else []:
         if path.is_dir() and not path.is_symlink():
