@@ -14,11 +14,13 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 from ctxagent.agent.approval import ApprovalPolicy
+from ctxagent.agent.carryover import carry_over, cutoff_of, notice_text, session_started
 from ctxagent.agent.episodic import EpisodeRecorder
-from ctxagent.agent.events import Notice, Sink
+from ctxagent.agent.events import Notice, Sink, TurnEnd
 from ctxagent.agent.hooks import session_hooks
 from ctxagent.agent.loop import Agent
 from ctxagent.agent.prompts import system_prompt
+from ctxagent.agent.retention import retention_notice
 from ctxagent.agent.rules import NestedRules, open_layer
 from ctxagent.agent.session import Session
 from ctxagent.agent.subagents import AskRelay, Subagents
@@ -40,11 +42,12 @@ AssemblerFactory = Callable[..., ContextAssembler | None]
 def open_agent(repo: Path, settings: Settings, *, resume: str | None = None, sinks: Sequence[Sink] = (),
                ask: Callable[[str], str | None] | None = None,
                assembler_factory: AssemblerFactory | None = None,
-               notice: Callable[[str], None] | None = None) -> Iterator[Agent]:
+               notice: Callable[[str], None] | None = None, fresh: bool = False) -> Iterator[Agent]:
     """Yield a ready Agent for `repo`; the model server (local provider) stops on exit. `resume`:
     a session id or "last" (NotFoundError if absent); `ask`: the approval prompt (None: refuse
     unless auto_approve); `assembler_factory`: default `default_assembler`; `notice`: shows a
-    one-off message. Raises ConfigError / LLMError."""
+    one-off message (what is carried over from earlier sessions is one); `fresh`: none of
+    the earlier sessions' todo items and notes are injected. Raises ConfigError / LLMError."""
     repo = Path(repo).resolve()
     with contextlib.ExitStack() as stack:
         client = stack.enter_context(_model_client(settings, notice))
@@ -53,6 +56,9 @@ def open_agent(repo: Path, settings: Settings, *, resume: str | None = None, sin
         meta = {"provider": model.provider, "model": model.model}
         session = (Session.resume(repo, resume, secrets=settings.secrets(), meta=meta) if resume
                    else Session.create(repo, secrets=settings.secrets(), meta=meta))
+        if not resume:
+            _say(notice, retention_notice(repo, settings.state, exclude=session.id))  # `[state]` retention
+        _say(notice, _carry_over(repo, session, settings, fresh))
         side_usage = UsageMeter()  # the plan tool's and compaction's own model calls count in the turn's limits
         side_client = MeteredClient(client, side_usage)
         recorder = make_recorder(settings, repo, session, client=side_client)
@@ -62,12 +68,13 @@ def open_agent(repo: Path, settings: Settings, *, resume: str | None = None, sin
         memory = registry.get("memory")
         assembler = (assembler_factory or default_assembler)(settings, repo, session, side_client,
                                                              recorder=recorder, memory=memory)
-        extra: list[Sink] = [side_calls.on_event]
+        stack.callback(recorder.flush)  # the last snapshots' batch is fsynced on the way out
+        extra: list[Sink] = [side_calls.on_event, _flush_at_turn_end(recorder)]
         follower = turn_follower(registry)  # commands and python_exec checkpoint with the running turn's number
         if follower is not None:
             extra.append(follower)
         if settings.agent.episodic_memory and memory is not None and getattr(memory, "available", True):
-            extra.append(EpisodeRecorder(memory, session.id, secrets=session.secrets))  # one episodic memory per turn
+            extra.append(EpisodeRecorder(memory, session.id, secrets=session.secrets, repo=repo))  # one episodic memory per turn
         layer = open_layer(repo, settings)  # profile files, AGENTS.md chain, skill catalog
         hooks, warned = session_hooks(repo, settings, session)
         relay = AskRelay(ask)  # sub-agents ask the user through the main thread
@@ -93,6 +100,32 @@ def open_agent(repo: Path, settings: Settings, *, resume: str | None = None, sin
             yield agent
         finally:
             agent.end_session("exit")
+
+
+def _carry_over(repo: Path, session: Session, settings: Settings, fresh: bool) -> str | None:
+    """Set the session's carry-over cutoff; the line saying what it carries (None: nothing)."""
+    age = settings.state.carry_over_max_age_days
+    started = session_started(session.path)
+    session.carry_cutoff = cutoff_of(started, age, fresh)
+    try:
+        found = carry_over(repo, started, max_age_days=age, fresh=fresh)
+    except Exception:  # an unreadable board or note is reported by the request's own state problems
+        return None
+    return notice_text(found, max_age_days=age, fresh=fresh)
+
+
+def _say(notice: Callable[[str], None] | None, text: str | None) -> None:
+    if notice is not None and text:
+        notice(text)
+
+
+def _flush_at_turn_end(recorder: SnapshotRecorder) -> Sink:
+    """A sink fsyncing the turn's snapshots when it ends (they are with the OS already)."""
+    def on_event(event: Any) -> None:
+        if isinstance(event, TurnEnd):
+            recorder.flush()
+
+    return on_event
 
 
 @contextlib.contextmanager

@@ -52,6 +52,8 @@ class Session:
     compaction_view: dict[str, Any] | None = field(default=None, repr=False)
     protocol: str | None = None
     parent: str | None = None
+    carry_cutoff: float | None = field(default=None, repr=False)
+    """Todo items and notes changed before this (Unix s) are not injected (`ctxagent.agent.carryover`)."""
 
     @property
     def path(self) -> Path:

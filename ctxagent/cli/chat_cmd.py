@@ -41,11 +41,12 @@ def register(cli: click.Group) -> None:
 @repo_option
 @click.option("--resume", metavar="ID|last", help="continue a previous session (see `ctxagent sessions`)")
 @click.option("--yes", "-y", is_flag=True, help="approve every patch without asking")
+@click.option("--fresh", is_flag=True, help="leave earlier sessions' todo items and notes out of the model's view")
 @exec_options
 @model_options
 @protocol_option
 @trust_option
-def chat_command(repo: Path, resume: str | None, yes: bool, mode: str | None, allow_exec: bool | None,
+def chat_command(repo: Path, resume: str | None, yes: bool, fresh: bool, mode: str | None, allow_exec: bool | None,
                  model: str | None, base_url: str | None, provider: str | None, protocol: str | None,
                  trust_repo: bool) -> int:
     """Talk with the agent about the repository, turn after turn."""
@@ -57,7 +58,7 @@ def chat_command(repo: Path, resume: str | None, yes: bool, mode: str | None, al
     console = Console(highlight=False)
     renderer = RichRenderer(console, secrets=settings.secrets())
     read, ask = _input_functions(Path(repo), console, settings.secrets())
-    with open_agent(repo, settings, resume=resume, sinks=[renderer], ask=ask,
+    with open_agent(repo, settings, resume=resume, sinks=[renderer], ask=ask, fresh=fresh,
                     notice=lambda text: console.print(text, style="yellow", markup=False)) as agent:
         _banner(agent, console, resumed=bool(resume))
         repl(agent, read, console, renderer)

@@ -75,11 +75,12 @@ def model_options(func: Callable) -> Callable:
 @click.option("--yes", "-y", is_flag=True, help="approve every patch without asking")
 @click.option("--max-steps", type=int, help="most model calls for this task")
 @click.option("--resume", metavar="ID|last", help="continue a previous session")
+@click.option("--fresh", is_flag=True, help="leave earlier sessions' todo items and notes out of the model's view")
 @exec_options
 @model_options
 @protocol_option
 @trust_option
-def run_command(task: str, repo: Path, as_json: bool, yes: bool, max_steps: int | None, resume: str | None,
+def run_command(task: str, repo: Path, as_json: bool, yes: bool, max_steps: int | None, resume: str | None, fresh: bool,
                 mode: str | None, allow_exec: bool | None, model: str | None, base_url: str | None,
                 provider: str | None, protocol: str | None, trust_repo: bool) -> int:
     """Run TASK in the repository until the model answers, then exit."""
@@ -95,7 +96,7 @@ def run_command(task: str, repo: Path, as_json: bool, yes: bool, max_steps: int 
     json_sink = JsonLinesSink(secrets=settings.secrets()) if as_json else None
     renderer = None if as_json else RichRenderer(console, secrets=settings.secrets())
     sinks = [json_sink or renderer]
-    with open_agent(repo, settings, resume=resume, sinks=sinks, ask=stdin_asker(console),
+    with open_agent(repo, settings, resume=resume, sinks=sinks, ask=stdin_asker(console), fresh=fresh,
                     notice=lambda text: click.echo(text, err=True)) as agent:
         if renderer is not None:  # stderr: `ctxagent run ... > answer.md` keeps only the answer
             Console(stderr=True, highlight=False).print(Text(run_header(agent, resumed=bool(resume)), style="dim"),

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ctxagent.config import toml as tomllib
 from ctxagent.config.check import allowed_range, check_context, context_keys, shown_value, unknown_key_message
 from ctxagent.config.exec_settings import ExecSettings
+from ctxagent.config.state_settings import StateSettings
 from ctxagent.config.trust import TRUSTED_REPOS_KEY, IgnoredSetting, RepoConfigTrust, RepoTrust
 from ctxagent.errors import ConfigError, StorageError
 from ctxagent.exec.gate import ExecPolicy
@@ -54,7 +55,7 @@ class AgentSettings(BaseModel):
     approval: Literal["ask", "never"] = "ask"
     """"never": run commands and python_exec without asking, for headless runs (same as --allow-exec; trusted config only)."""
     episodic_memory: bool = True
-    """Write a short episodic memory (task, outcome, files changed, tokens) to memory.db when a turn ends."""
+    """Write a short episodic memory (task, outcome, files changed, tokens) to memory.db when a turn that changed files or found something ends."""
     max_concurrent_subagents: int = Field(3, gt=0, le=16)
     """Sub-agents (`delegate` calls of one reply) run at the same time; 1 to 16."""
     subagent_max_steps: int = Field(20, gt=0, le=1_000)
@@ -138,6 +139,8 @@ class Settings(BaseModel):
     """Approved commands and python_exec: rules, sandbox, limits."""
     harness: HarnessSettings = Field(default_factory=HarnessSettings)
     """Profile files, the AGENTS.md chain, skills."""
+    state: StateSettings = Field(default_factory=StateSettings)
+    """Session retention and what a new session carries over (`[state]`)."""
     sources: dict[str, str] = Field(default_factory=dict)
     """Where each non-default value came from: "flag --model", "env CTXAGENT_MODEL", a file path, "preset deepseek"."""
     files: list[str] = Field(default_factory=list)
@@ -158,7 +161,7 @@ class Settings(BaseModel):
 
 
 _SECTIONS = {"model": ModelSettings, "agent": AgentSettings, "tools": ToolSettings, "context": ContextSettings,
-             "exec": ExecSettings, "harness": HarnessSettings}
+             "exec": ExecSettings, "harness": HarnessSettings, "state": StateSettings}
 _LOADER_KEYS = {"model.api_key_env"}
 HOOKS_KEY = "hooks"
 """The top-level table of hook rules (Claude Code's events table), kept whole in `Settings.hook_tables`."""

@@ -31,17 +31,18 @@ STATE_DIR_NAME = ".ctxagent"
 TMP_PREFIX = ".ctxtmp-"
 
 
-def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None, replace: bool = True) -> bool:
+def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None, replace: bool = True,
+                       sync: bool = True) -> bool:
     """Write `data` to `path` atomically (temp file + fsync + rename); True when written.
     `mode`: permission bits (default: the old file's, 0o644 new). `replace=False`: take the name
-    only if free (False when another writer has it). Raises StorageError if it cannot be
-    written or is refused (`guard_state_path`). Reference: docs/state.md ("Writes")."""
+    only if free (False when another writer has it). `sync=False`: no fsync (the caller syncs
+    later). Raises StorageError if it cannot be written or is refused (`guard_state_path`)."""
     path = Path(path)
     guard_state_path(path)
-    return _atomic_write(path, data, mode, replace)
+    return _atomic_write(path, data, mode, replace, sync)
 
 
-def _atomic_write(path: Path, data: bytes, mode: int | None, replace: bool = True) -> bool:
+def _atomic_write(path: Path, data: bytes, mode: int | None, replace: bool = True, sync: bool = True) -> bool:
     """The one write primitive (issue 10): temp file, fsync, chmod, rename or link, fsync the folder."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -54,7 +55,8 @@ def _atomic_write(path: Path, data: bytes, mode: int | None, replace: bool = Tru
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
-            os.fsync(handle.fileno())
+            if sync:
+                os.fsync(handle.fileno())
         os.chmod(tmp, mode)
         if replace:
             os.replace(tmp, path)
@@ -67,7 +69,8 @@ def _atomic_write(path: Path, data: bytes, mode: int | None, replace: bool = Tru
             os.unlink(tmp)
         except FileNotFoundError:
             pass
-    fsync_dir(path.parent)
+    if sync:
+        fsync_dir(path.parent)
     return True
 
 

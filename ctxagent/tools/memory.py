@@ -18,6 +18,7 @@ from ctxagent.memory import upkeep
 from ctxagent.memory.embeddings import detect_embedder
 from ctxagent.memory.model import MEMORY_TYPES, check_type
 from ctxagent.memory.render import render_item_rows, render_stats, render_summary, short
+from ctxagent.memory.stale import staleness
 from ctxagent.memory.store import DEFAULT_USER, MemoryStore
 from ctxagent.storage.files import ensure_state_dir
 from ctxagent.tools.base import Tool, ToolResult
@@ -63,6 +64,9 @@ class MemoryParams(BaseModel):
     #: the session they are for (`ctxagent.agent.wiring.memory_search`).
     exclude_session_id: SkipJsonSchema[str | None] = Field(
         None, description="search: leave out memories recorded with this session_id")
+    #: Not in the model's schema: the context engine's searches leave out stale memories
+    #: (files changed since: `ctxagent.memory.stale`); others show them marked.
+    exclude_stale: SkipJsonSchema[bool | None] = Field(None, description="search: leave out stale memories")
     memory_id: str | None = Field(None, description="id or unique id prefix (update, remove)")
     strategy: Literal["importance_based", "time_based", "capacity_based"] | None = Field(
         None, description="forget: importance_based (default) | time_based | capacity_based")
@@ -95,6 +99,10 @@ class MemoryTool(TextbookExecute, Tool):
                  max_capacity: int = 10_000, embedder: Any = "auto", session_id: str | None = None) -> None:
         if db_path is None:
             db_path = ensure_state_dir(Path(workspace if workspace is not None else ".")) / "memory.db"
+        folder = Path(db_path).parent
+        #: The workspace whose files stale memories are checked against (None: not checked).
+        self.workspace = Path(workspace) if workspace is not None else (
+            folder.parent if folder.name == ".ctxagent" else None)
         self.user_id = user_id
         self.memory_types = tuple(check_type(t) for t in (memory_types or MEMORY_TYPES))
         self.max_capacity = max_capacity
@@ -124,10 +132,19 @@ class MemoryTool(TextbookExecute, Tool):
 
     def _search(self, p: MemoryParams) -> ToolResult:
         types = p.memory_types or p.types or ([p.memory_type] if p.memory_type else None)
+        limit = p.limit or 5
         hits = self.store.search(p.query or "", memory_types=[self._enabled(t) for t in types or []] or None,
                                  min_importance=0.1 if p.min_importance is None else p.min_importance,
-                                 limit=p.limit or 5, exclude_session=p.exclude_session_id)
-        rows = [item.to_dict(score) for item, score in hits]
+                                 limit=limit * 2 if p.exclude_stale else limit, exclude_session=p.exclude_session_id)
+        rows = []
+        for item, score in hits:
+            row, why = item.to_dict(score), staleness(item.metadata, self.workspace)
+            if why and p.exclude_stale:
+                continue
+            if why:
+                row["stale"], row["content"] = why, f"[stale: {why}] {row['content']}"
+            rows.append(row)
+        rows = rows[:limit]
         return ToolResult(True, render_item_rows(rows, f"no memories match {p.query!r}"), rows)
 
     def _summary(self, p: MemoryParams) -> ToolResult:
