@@ -20,13 +20,13 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 from ctxagent.agent.approval import ApprovalPolicy
-from ctxagent.agent.arguments import parse_arguments
+from ctxagent.agent.arguments import parse_arguments, redacted_arguments  # noqa: F401 - re-exported
 from ctxagent.agent.events import ApprovalRequest, Event
 from ctxagent.agent.prompts import feedback
 from ctxagent.context.messages import truncate_tool_result
 from ctxagent.errors import CtxAgentError
 from ctxagent.exec.gate import Gate
-from ctxagent.redaction import redact, redact_known
+from ctxagent.redaction import redact_known
 from ctxagent.tools.base import Tool, ToolRegistry
 
 
@@ -118,14 +118,6 @@ class ToolRunner:
             gate.approved = True
             return None
         return Outcome(False, feedback("refused", name=tool.name, reason=decision.reason), "refused")
-
-
-def redacted_arguments(tool: Tool, args: dict[str, Any], secrets: Iterable[str]) -> dict[str, Any]:
-    """`args` as `tool` should get them: for a tool with `writes_state` (it stores what it is
-    given under `.ctxagent/`), a copy with `secrets` and key-shaped strings replaced by
-    `[REDACTED]` (`ctxagent.redaction.redact`); other tools get `args` unchanged (a patch
-    or a command must stay exactly what was approved)."""
-    return redact(args, secrets) if getattr(tool, "writes_state", False) else args
 
 
 def _preview(tool: Tool, args: dict[str, Any]) -> str:
