@@ -7,23 +7,33 @@ save), the index re-reads the changed files and the result LRU is emptied. `inva
 does the same on demand (the patch tool's success path may call it, so a result can
 never outlive a patch even within one clock tick).
 
-Indexes are kept for the MAX_WORKSPACES most recently used workspaces (process-wide,
-shared by every ContextFetchTool on the same folder).
+Where the index lives: `.ctxagent/index/fetch.db` when the workspace has a `.ctxagent/`
+folder (an agent session made it), shared by every process on the workspace; otherwise
+in memory, so looking (`ctxagent tool context_fetch`, a library call) creates no state
+folder (issue 16). A workspace whose `.ctxagent/` appears later moves to disk at its next
+call. Indexes are kept for the MAX_WORKSPACES most recently used workspaces
+(process-wide, shared by every ContextFetchTool on the same folder).
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import threading
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Hashable, Iterable
 
+from ctxagent.errors import StorageError
 from ctxagent.fetch.rank import WorkspaceIndex
+from ctxagent.fetch.store import IndexStore
 from ctxagent.fetch.walk import FileEntry
+from ctxagent.storage.files import STATE_DIR_NAME, state_dir
 
 MAX_RESULTS = 32
 MAX_WORKSPACES = 8
+#: The on-disk index, inside the workspace's state folder (docs/context-fetch.md).
+INDEX_PATH = Path("index", "fetch.db")
 
 
 class LRU:
@@ -50,6 +60,10 @@ class LRU:
             while len(self._items) > self.maxsize:
                 self._items.popitem(last=False)
 
+    def __contains__(self, key: Hashable) -> bool:
+        with self._lock:
+            return key in self._items
+
     def clear(self) -> None:
         with self._lock:
             self._items.clear()
@@ -71,7 +85,7 @@ class WorkspaceCache:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.index = WorkspaceIndex()
+        self.index = WorkspaceIndex(open_store(root))
         self.results = LRU()
         self._fingerprint: str | None = None
         self._lock = threading.Lock()
@@ -80,6 +94,8 @@ class WorkspaceCache:
         """Update the index to `entries` if they changed; returns their fingerprint."""
         stamp = fingerprint(entries)
         with self._lock:
+            if self.index.store.path is None and os.path.isdir(self.root / STATE_DIR_NAME):
+                self.index, self._fingerprint = WorkspaceIndex(open_store(self.root)), None
             if stamp != self._fingerprint:
                 self.index.refresh(entries)
                 self.results.clear()
@@ -93,6 +109,17 @@ class WorkspaceCache:
             self.index.forget(None if paths is None else [_rel(p) for p in paths])
             self.results.clear()
             self._fingerprint = None
+
+
+def open_store(root: Path) -> IndexStore:
+    """The index store of workspace `root`: on disk when `root/.ctxagent/` exists, else in
+    memory (also when the state folder is refused, e.g. a symbolic link, or unwritable)."""
+    if os.path.isdir(root / STATE_DIR_NAME):
+        try:
+            return IndexStore(state_dir(root) / INDEX_PATH)
+        except StorageError:
+            pass
+    return IndexStore(None)
 
 
 _REGISTRY: OrderedDict[Path, WorkspaceCache] = OrderedDict()

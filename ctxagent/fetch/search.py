@@ -1,8 +1,9 @@
 """The files source: rank the workspace for a query and show the best lines, in budget.
 
-Steps: list files (`walk`) -> refresh the cached index (`cache`) -> literal search
-(`files`, ripgrep or Python) -> rank (`rank`: BM25 files + chunks, literal bonus) ->
-pick lines with context (`hits`) -> fit the source's token budget (`budget`).
+Steps: start the literal search (`files`: ripgrep runs meanwhile, or Python later) -> list
+files (`walk`) -> refresh the index (`cache`) -> BM25 of files and chunks (`rank`) -> the
+literal hits' bonus -> pick lines with context (`hits`) -> fit the source's token budget
+(`budget`).
 """
 
 from __future__ import annotations
@@ -14,10 +15,10 @@ from typing import Any
 
 from ctxagent.fetch.budget import count_tokens, fair_shares
 from ctxagent.fetch.cache import workspace_cache
-from ctxagent.fetch.files import search_literal
+from ctxagent.fetch.files import LiteralSearch
 from ctxagent.fetch.hits import hit_tokens, make_hit, select_lines, trim_hit
 from ctxagent.fetch.rank import RankedFile
-from ctxagent.fetch.walk import list_files, read_text
+from ctxagent.fetch.walk import glob_match, list_files, read_text
 
 
 @dataclass(frozen=True)
@@ -41,18 +42,24 @@ def fetch_files(root: Path, request: FileQuery) -> dict[str, Any]:
     """{"files": [{"path", "score", "hits": [...]}], "engine": "rg"|"python",
     "indexed": n files, "cached": bool} for `request` over workspace `root`."""
     cache = workspace_cache(root)
+    key = (request.query, request.glob, request.max_files, request.budget, request.rg)
+    # a new query starts rg at once, to run while the files are listed and ranked
+    search = None if key in cache.results else LiteralSearch(cache.root, request.query, glob=request.glob, rg=request.rg)
     entries = list_files(cache.root)
     cache.sync(entries)
-    key = (request.query, request.glob, request.max_files, request.budget, request.rg)
     hit = cache.results.get(key)
     if hit is not None:
+        if search is not None:
+            search.cancel()
         return {**copy.deepcopy(hit), "cached": True}
-    literal = search_literal(cache.root, request.query, glob=request.glob, rg=request.rg)
-    allowed = {e.rel for e in entries} if request.glob is None else {e.rel for e in list_files(cache.root, request.glob)}
-    ranked = cache.index.rank(request.query, allowed=allowed, literal=set(literal.lines), limit=request.max_files)
+    search = search or LiteralSearch(cache.root, request.query, glob=request.glob, rg=request.rg)
+    allowed = None if request.glob is None else {e.rel for e in entries if glob_match(e.rel, request.glob)}
+    scores = cache.index.scores(request.query, allowed=allowed)
+    literal = search.result()
+    ranked = scores.ranked(literal=set(literal.lines), limit=request.max_files)
     groups = [_group(cache.root, item, request.query, literal.lines.get(item.rel, [])) for item in ranked]
     result = {"files": fit_groups(groups, request.budget), "engine": literal.engine,
-              "indexed": len(cache.index.docs), "cached": False}
+              "indexed": len(cache.index), "cached": False}
     cache.results.put(key, copy.deepcopy(result))
     return result
 
