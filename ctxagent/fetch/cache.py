@@ -90,17 +90,19 @@ class WorkspaceCache:
         self._fingerprint: str | None = None
         self._lock = threading.Lock()
 
-    def sync(self, entries: list[FileEntry]) -> str:
-        """Update the index to `entries` if they changed; returns their fingerprint."""
+    def sync(self, entries: list[FileEntry]) -> int:
+        """Update the index to `entries` if they changed; returns how many files this call
+        (re-)indexed or dropped (0 also when another process sharing the index had)."""
         stamp = fingerprint(entries)
+        updated = 0
         with self._lock:
             if self.index.store.path is None and os.path.isdir(self.root / STATE_DIR_NAME):
                 self.index, self._fingerprint = WorkspaceIndex(open_store(self.root)), None
             if stamp != self._fingerprint:
-                self.index.refresh(entries)
+                updated = self.index.refresh(entries)
                 self.results.clear()
                 self._fingerprint = stamp
-        return stamp
+        return updated
 
     def invalidate(self, paths: Iterable[str] | None = None) -> None:
         """Forget cached results and the index entries of `paths` (workspace-relative

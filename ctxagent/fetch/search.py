@@ -40,18 +40,19 @@ def file_header(group: dict[str, Any]) -> str:
 
 def fetch_files(root: Path, request: FileQuery) -> dict[str, Any]:
     """{"files": [{"path", "score", "hits": [...]}], "engine": "rg"|"python",
-    "indexed": n files, "cached": bool} for `request` over workspace `root`."""
+    "indexed": n files, "cached": bool, "updated": files this call (re-)indexed} for
+    `request` over workspace `root`."""
     cache = workspace_cache(root)
     key = (request.query, request.glob, request.max_files, request.budget, request.rg)
     # a new query starts rg at once, to run while the files are listed and ranked
     search = None if key in cache.results else LiteralSearch(cache.root, request.query, glob=request.glob, rg=request.rg)
     entries = list_files(cache.root)
-    cache.sync(entries)
+    updated = cache.sync(entries)
     hit = cache.results.get(key)
     if hit is not None:
         if search is not None:
             search.cancel()
-        return {**copy.deepcopy(hit), "cached": True}
+        return {**copy.deepcopy(hit), "cached": True, "updated": updated}
     search = search or LiteralSearch(cache.root, request.query, glob=request.glob, rg=request.rg)
     allowed = None if request.glob is None else {e.rel for e in entries if glob_match(e.rel, request.glob)}
     scores = cache.index.scores(request.query, allowed=allowed)
@@ -61,7 +62,7 @@ def fetch_files(root: Path, request: FileQuery) -> dict[str, Any]:
     result = {"files": fit_groups(groups, request.budget), "engine": literal.engine,
               "indexed": len(cache.index), "cached": False}
     cache.results.put(key, copy.deepcopy(result))
-    return result
+    return {**result, "updated": updated}
 
 
 def _group(root: Path, item: RankedFile, query: str, literal: list[tuple[int, str]]) -> dict[str, Any]:
