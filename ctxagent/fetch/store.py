@@ -22,13 +22,17 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from ctxagent.fetch.chunks import Chunk
-from ctxagent.memory.fts import TOKENIZE, doc_frequencies, match_expression, signature
+from ctxagent.memory.fts import TOKENIZE, doc_frequencies, focus_terms, match_expression, signature
 from ctxagent.storage.migrations import Migrations
 from ctxagent.storage.sqlite import immediate_transaction, open_sqlite
 from ctxagent.text.scoring import bm25_from_tfs, bm25_term
 
 #: Chunk rowids per file: a 1 MB file (walk.MAX_FILE_BYTES) has far fewer chunks.
 CHUNK_SLOTS = 1 << 20
+#: Chunk rows a query's MATCH may touch: its rarest terms up to this many postings pick the
+#: candidates (`ctxagent.memory.fts.focus_terms`; bm25() costs per matching row), which are
+#: then scored with every query term. Small workspaces stay under it (all terms match).
+MATCH_BUDGET = 2000
 INDEX = Migrations("context_fetch index")
 Sig = tuple[int, int, int]
 
@@ -75,6 +79,8 @@ class IndexStore:
     def __init__(self, path: Path | None) -> None:
         self.path = path
         self._lock = threading.RLock()
+        self._writes = 0
+        self._memo: dict[str, tuple[tuple[int, int], list]] = {}
         if path is None:
             self._conn = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
             _setup(self._conn)
@@ -112,6 +118,7 @@ class IndexStore:
                 _delete(conn, rel)
             for doc in todo:
                 _insert(conn, doc)
+            self._writes += 1
         return len(todo) + len(gone)
 
     def file_scores(self, q_terms: Sequence[str]) -> dict[str, float]:
@@ -121,7 +128,7 @@ class IndexStore:
         if not counts:
             return {}
         with self._lock:
-            files = self._conn.execute("SELECT id, rel, length FROM files").fetchall()
+            files = self._files()
             rows = self._conn.execute("SELECT term, file, tf FROM file_terms WHERE term IN (SELECT value FROM "
                                       "json_each(?))", (json.dumps(list(counts)),)).fetchall()
         position = {file_id: i for i, (file_id, _, _) in enumerate(files)}
@@ -137,7 +144,12 @@ class IndexStore:
         """{(rel, chunk number): raw BM25} of the best `limit` chunks by FTS5's bm25() (of the
         files `only`, if given), scored as `file_scores` scores files."""
         counts = Counter(q_terms)
-        match = match_expression(counts)
+        if not counts:
+            return {}
+        with self._lock:
+            df = doc_frequencies(self._conn, "chunk_fts", list(counts))
+            n_docs, total = self._totals()
+        match = match_expression(focus_terms(list(counts), df, budget=MATCH_BUDGET))
         if match is None:
             return {}
         where, args = "chunk_fts MATCH ?", [match]
@@ -149,8 +161,6 @@ class IndexStore:
             rows = self._conn.execute(f"SELECT c.rowid, c.terms, f.rel FROM (SELECT rowid, terms FROM chunk_fts WHERE "
                                       f"{where} ORDER BY rank LIMIT {int(limit)}) c JOIN files f ON f.id = c.rowid / "
                                       f"{CHUNK_SLOTS}", args).fetchall()
-            n_docs, total = self._conn.execute("SELECT sum(n_chunks), sum(chunk_length) FROM files").fetchone()
-            df = doc_frequencies(self._conn, "chunk_fts", list(counts))
         avg = (total or 0) / (n_docs or 1)
         out = {}
         for rowid, text, rel in rows:
@@ -159,6 +169,23 @@ class IndexStore:
             out[(rel, rowid % CHUNK_SLOTS)] = sum(bm25_term(found[t], len(words), q, df.get(t, 0), n_docs, avg)
                                                   for t, q in counts.items() if found[t])
         return out
+
+    def _files(self) -> list[tuple[int, str, int]]:
+        """(id, rel, document length) of every file, cached while the database is unchanged."""
+        return self._cached("files", "SELECT id, rel, length FROM files")
+
+    def _totals(self) -> tuple[int, int]:
+        """(chunk documents, their total length in terms), cached like `_files`."""
+        n_docs, total = self._cached("totals", "SELECT sum(n_chunks), sum(chunk_length) FROM files")[0]
+        return n_docs or 0, total or 0
+
+    def _cached(self, name: str, sql: str) -> list:
+        # PRAGMA data_version changes when another connection commits; our own writes count in _writes
+        version = (self._conn.execute("PRAGMA data_version").fetchone()[0], self._writes)
+        hit = self._memo.get(name)
+        if hit is None or hit[0] != version:
+            hit = self._memo[name] = (version, self._conn.execute(sql).fetchall())
+        return hit[1]
 
     def chunks(self, rels: Iterable[str]) -> dict[str, list[Chunk]]:
         """{rel: its chunks} for the indexed files among `rels`."""
