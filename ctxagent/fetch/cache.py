@@ -74,10 +74,8 @@ class LRU:
 
 def fingerprint(entries: list[FileEntry]) -> str:
     """A digest of every file's path and signature: changes when any file changes."""
-    digest = hashlib.blake2b(digest_size=16)
-    for entry in entries:
-        digest.update(f"{entry.rel}\0{entry.sig}\n".encode("utf-8", errors="surrogatepass"))
-    return digest.hexdigest()
+    text = "".join([f"{rel}\0{sig}\n" for rel, _, sig in entries])
+    return hashlib.blake2b(text.encode("utf-8", errors="surrogatepass"), digest_size=16).hexdigest()
 
 
 class WorkspaceCache:
