@@ -1,12 +1,8 @@
 """`ctxagent run "TASK"`: run one task to its end, non-interactively.
 
-Exit codes: 0 finished; 2 configuration error; 3 a limit stopped the task (steps,
-tokens, cost, wall time); 4 the model failed; 130 interrupted (Ctrl-C).
-Approval of patches: `--yes` approves all; otherwise, on a terminal you are asked; when
-stdin is not a terminal, one answer line is read from stdin per approval (`y`, `n
-reason`, `a`), and end of input means no. Commands and python_exec (`--mode
-workspace-write`) are asked the same way; `--yes` never approves them, `--allow-exec` does. With `--json`, stdout carries only JSON lines
-(one per event, then a final `{"type": "result", ...}`); questions go to stderr.
+Exit codes 0 finished, 2 config, 3 limit, 4 model, 130 interrupted; approvals from the
+terminal or one stdin line each; `--json` puts only JSON lines on stdout.
+Reference: docs/cli.md ("`ctxagent run`", "Module notes").
 """
 
 from __future__ import annotations
@@ -26,7 +22,7 @@ if TYPE_CHECKING:  # rich and the sinks are imported when a task runs: `tool` an
 
 #: TurnEnd reason -> exit code (docs/cli.md).
 EXIT_BY_REASON = {"finished": 0, "max_steps": 3, "max_tokens": 3, "max_cost": 3, "wall_time": 3,
-                  "error": 4, "interrupted": 130}
+                  "error": 4, "interrupted": 130, "blocked": 5}
 
 
 def register(cli: click.Group) -> None:
@@ -90,6 +86,7 @@ def run_command(task: str, repo: Path, as_json: bool, yes: bool, max_steps: int 
         raise click.BadParameter("the task is empty; say what to do, e.g. ctxagent run \"add a --verbose flag\"",
                                  param_hint="TASK")
     from rich.console import Console
+    from rich.text import Text
 
     from ctxagent.agent.runtime import open_agent  # imports the model client: only when running
     from ctxagent.cli.jsonout import JsonLinesSink
@@ -104,6 +101,9 @@ def run_command(task: str, repo: Path, as_json: bool, yes: bool, max_steps: int 
     sinks = [json_sink or renderer]
     with open_agent(repo, settings, resume=resume, sinks=sinks, ask=stdin_asker(console),
                     notice=lambda text: click.echo(text, err=True)) as agent:
+        if renderer is not None:  # stderr: `ctxagent run ... > answer.md` keeps only the answer
+            Console(stderr=True, highlight=False).print(Text(run_header(agent, resumed=bool(resume)), style="dim"),
+                                                        soft_wrap=True)
         end = agent.run_turn(task)
     code = EXIT_BY_REASON.get(end.reason, 1)
     if json_sink is not None:
@@ -113,6 +113,19 @@ def run_command(task: str, repo: Path, as_json: bool, yes: bool, max_steps: int 
     if code != 0 and not (renderer is not None and console.is_terminal and sys.stderr.isatty()):
         click.echo(f"ctxagent: {end.reason}: {visible(redact(end.message, settings.secrets()))}", err=True)
     return code
+
+
+def run_header(agent: Any, *, resumed: bool) -> str:
+    """`ctxagent run · provider/model · session ID (new) · read-only, patches asked` (control
+    characters of the configured names shown escaped)."""
+    model, limits = agent.settings.model, agent.settings.agent
+    protocol = "" if agent.protocol.native else f" · {agent.protocol.name} protocol"
+    patches = "patches approved (--yes)" if limits.auto_approve else "patches asked"
+    commands = ", commands asked" if limits.mode == "workspace-write" and limits.approval == "ask" else \
+        ", commands run without asking" if limits.mode == "workspace-write" else ""
+    what = "resumed" if resumed else "new"
+    return visible(f"ctxagent run · {model.provider}/{model.model}{protocol} · session {agent.session.id} ({what}) · "
+                   f"{limits.mode}, {patches}{commands}")
 
 
 def _summary(end: Any) -> dict[str, Any]:

@@ -1,18 +1,10 @@
 """Per-workspace ranking index and a small LRU of file results, invalidated on change.
 
-Each context_fetch call lists the workspace's files with their (mtime, size, inode)
-signatures (`ctxagent.fetch.walk`); the fingerprint of that listing is the cache key's
-validity: when any file is added, removed or rewritten (a patch applied, an editor
-save), the index re-reads the changed files and the result LRU is emptied. `invalidate`
-does the same on demand (the patch tool's success path may call it, so a result can
-never outlive a patch even within one clock tick).
-
-Where the index lives: `.ctxagent/index/fetch.db` when the workspace has a `.ctxagent/`
-folder (an agent session made it), shared by every process on the workspace; otherwise
-in memory, so looking (`ctxagent tool context_fetch`, a library call) creates no state
-folder (issue 16). A workspace whose `.ctxagent/` appears later moves to disk at its next
-call. Indexes are kept for the MAX_WORKSPACES most recently used workspaces
-(process-wide, shared by every ContextFetchTool on the same folder).
+The fingerprint of the workspace listing ((mtime, size, inode) per file) keeps the
+index and the LRU valid; `invalidate` forces a refresh. MAX_WORKSPACES indexes are kept
+process-wide (docs/context-fetch.md, "Cache").
+The index is on disk in `.ctxagent/index/fetch.db` when `.ctxagent/` exists, else in memory
+(looking creates no state folder; docs/context-fetch.md, "Cache and the on-disk index").
 """
 
 from __future__ import annotations
@@ -87,6 +79,11 @@ class WorkspaceCache:
         self.results = LRU()
         self._fingerprint: str | None = None
         self._lock = threading.Lock()
+
+    @property
+    def stamp(self) -> str | None:
+        """The fingerprint the index was last refreshed to (None before the first refresh)."""
+        return self._fingerprint
 
     def sync(self, entries: list[FileEntry]) -> int:
         """Update the index to `entries` if they changed; returns how many files this call

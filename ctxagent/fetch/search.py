@@ -48,7 +48,7 @@ def fetch_files(root: Path, request: FileQuery) -> dict[str, Any]:
     # a new query starts rg at once, to run while the files are listed and ranked
     fresh = key not in cache.results
     search = LiteralSearch(cache.root, request.query, glob=request.glob, rg=request.rg) if fresh else None
-    index = cache.index
+    index, stamp = cache.index, cache.stamp
     early = Background(lambda: index.scores(request.query)) if fresh and request.glob is None else None
     entries = list_files(cache.root)
     updated = cache.sync(entries)
@@ -59,7 +59,7 @@ def fetch_files(root: Path, request: FileQuery) -> dict[str, Any]:
         return {**copy.deepcopy(hit), "cached": True, "updated": updated}
     search = search or LiteralSearch(cache.root, request.query, glob=request.glob, rg=request.rg)
     allowed = None if request.glob is None else {e.rel for e in entries if glob_match(e.rel, request.glob)}
-    if early is not None and updated == 0 and index is cache.index:  # the index the early scores read is current
+    if early is not None and stamp is not None and stamp == cache.stamp and index is cache.index:  # no refresh
         scores = early.result()
     else:
         scores = cache.index.scores(request.query, allowed=allowed)
