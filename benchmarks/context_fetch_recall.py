@@ -66,7 +66,7 @@ def measure(root: Path) -> dict:
         index.rank(q["query"], limit=10)
     rank_ms = (time.perf_counter() - start) * 1000 / len(queries)
     n = len(queries)
-    return {"n": n, "files": len(index.docs), "r1": r1 / n, "r5": r5 / n, "mrr": mrr / n,
+    return {"n": n, "files": len(index), "r1": r1 / n, "r5": r5 / n, "mrr": mrr / n,
             "tool_ms": tool_ms, "rank_ms": rank_ms}
 
 

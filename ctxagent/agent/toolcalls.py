@@ -13,14 +13,14 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 from ctxagent.agent.approval import ApprovalPolicy
-from ctxagent.agent.arguments import parse_arguments
+from ctxagent.agent.arguments import parse_arguments, redacted_arguments  # noqa: F401 - re-exported
 from ctxagent.agent.events import ApprovalRequest, Event, Notice
 from ctxagent.agent.prompts import feedback
 from ctxagent.context.messages import truncate_tool_result
 from ctxagent.errors import CtxAgentError
 from ctxagent.exec.gate import Gate
 from ctxagent.harness.hooks import NO_HOOKS, HookResult, Hooks
-from ctxagent.redaction import redact, redact_known
+from ctxagent.redaction import redact_known
 from ctxagent.tools.base import Tool, ToolRegistry
 
 
@@ -144,14 +144,6 @@ def _post_note(post: HookResult) -> str:
     parts = [f"[PostToolUse hook] {post.reason}"] if (post.blocked or post.stop) and post.reason else []
     parts += [f"[PostToolUse hook context] {text}" for text in post.context]
     return "".join(f"\n\n{part}" for part in parts)
-
-
-def redacted_arguments(tool: Tool, args: dict[str, Any], secrets: Iterable[str]) -> dict[str, Any]:
-    """`args` as `tool` should get them: for a tool with `writes_state` (it stores what it is
-    given under `.ctxagent/`), a copy with `secrets` and key-shaped strings replaced by
-    `[REDACTED]` (`ctxagent.redaction.redact`); other tools get `args` unchanged (a patch
-    or a command must stay exactly what was approved)."""
-    return redact(args, secrets) if getattr(tool, "writes_state", False) else args
 
 
 def _preview(tool: Tool, args: dict[str, Any]) -> str:

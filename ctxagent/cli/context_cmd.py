@@ -41,8 +41,12 @@ def register(cli: click.Group) -> None:
 
 
 def _open_memory_tool(repo: Path) -> object:
-    """The memory source of `ctxagent context` (imported here: an optional part)."""
+    """The memory source of `ctxagent context` (imported here: an optional part). Looking creates
+    no `.ctxagent/` (issue 16): without a memory.db the source is reported as absent."""
     from ctxagent.tools.memory import MemoryTool
+
+    if not (state_dir(repo) / "memory.db").is_file():
+        raise FileNotFoundError("no memory yet (.ctxagent/memory.db)")
 
     return MemoryTool.for_repo(repo)
 

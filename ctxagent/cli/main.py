@@ -11,7 +11,6 @@ import importlib
 import os
 import sys
 import time
-import traceback
 from pathlib import Path
 
 import click
@@ -21,28 +20,50 @@ from ctxagent.cli.safe_text import visible
 from ctxagent.cli.warn import cli_warnings
 from ctxagent.errors import ConfigError, CtxAgentError, LLMError
 
-COMMAND_MODULES: tuple[str, ...] = (
-    "ctxagent.cli.run_cmd",
-    "ctxagent.cli.chat_cmd",
-    "ctxagent.cli.sessions_cmd",
-    "ctxagent.cli.tool_cmd",
-    "ctxagent.cli.doctor_cmd",
-    "ctxagent.cli.apply_cmd",
-    "ctxagent.cli.notes_cmd",
-    "ctxagent.cli.todo_cmd",
-    "ctxagent.cli.context_cmd",
-    "ctxagent.cli.memory_cmd",
-    "ctxagent.cli.checkpoints_cmd",
-    "ctxagent.cli.init_cmd",
-)
+#: Every command: name -> (its module, the one-line help `ctxagent --help` shows). The group
+#: imports a command's module only when that command runs (or its own --help is asked), so
+#: `ctxagent --help` and the commands that need no model stay fast (issue 16, "Start-up");
+#: tests/cli/test_lazy_commands.py checks this table against the commands themselves.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "run": ("ctxagent.cli.run_cmd", "Run TASK in the repository until the model answers, then exit."),
+    "chat": ("ctxagent.cli.chat_cmd", "Talk with the agent about the repository, turn after turn."),
+    "sessions": ("ctxagent.cli.sessions_cmd", "List the sessions recorded in REPO/.ctxagent/sessions (resume one "
+                 "with `ctxagent chat --resume ID`)."),
+    "tool": ("ctxagent.cli.tool_cmd", "Run tool NAME with JSON_ARGS (a JSON object), e.g. ctxagent tool terminal "
+             "'{\"command\": \"ls\"}'."),
+    "doctor": ("ctxagent.cli.doctor_cmd", "Show the settings ctxagent would use, where each came from, and whether "
+               "the model endpoint answers."),
+    "apply": ("ctxagent.cli.apply_cmd", "Show PATCH_FILE (a '*** Begin Patch' patch, '-' for stdin) as a diff and "
+              "apply it."),
+    "notes": ("ctxagent.cli.notes_cmd", "Structured notes the agent keeps in .ctxagent/notes (Markdown files you "
+              "can edit)."),
+    "todo": ("ctxagent.cli.todo_cmd", "The todo board the agent works through (.ctxagent/todos.json)."),
+    "context": ("ctxagent.cli.context_cmd", "Build and print the context for QUERY, with its budget and packet "
+                "decisions (no model call)."),
+    "inspect": ("ctxagent.cli.context_cmd", 'Show what model call N of SESSION ("last" = newest) was sent: layers, '
+                "budget, packet decisions."),
+    "memory": ("ctxagent.cli.memory_cmd", "Long-term memory the agent keeps in .ctxagent/memory.db (SQLite, "
+               "searchable in any language)."),
+    "undo": ("ctxagent.cli.checkpoints_cmd", "Restore the files of the last change (patch, command, python_exec): "
+             "modified files back, created files removed, deleted files restored."),
+    "checkpoints": ("ctxagent.cli.checkpoints_cmd", "List the checkpoints recorded before each change (turn, "
+                    "tool, files), or restore one."),
+    "init": ("ctxagent.cli.init_cmd", "Write commented starting profile files (never over an existing one)."),
+}
+#: The command modules, in the order `register_commands` imports them.
+COMMAND_MODULES: tuple[str, ...] = tuple(dict.fromkeys(module for module, _ in COMMANDS.values()))
+
+#: Where a patch journal waits (`ctxagent.storage.journal`: STATE_DIR_NAME / JOURNAL_DIR).
+JOURNAL_PATH = Path(".ctxagent", "journal")
 
 #: Exit codes shared by every command (docs/cli.md).
 EXIT_OK, EXIT_FAILURE, EXIT_CONFIG, EXIT_LIMIT, EXIT_MODEL, EXIT_INTERRUPTED, EXIT_CRASH = 0, 1, 2, 3, 4, 130, 70
 
 
 class CtxAgentGroup(click.Group):
-    """A click group that turns a `CtxAgentError` from any command into `error: <message>` on
-    stderr and its exit code (so `CliRunner` tests and the console script behave alike)."""
+    """A click group that loads each command's module on first use (`COMMANDS`) and turns a
+    `CtxAgentError` from any command into `error: <message>` on stderr and its exit code (so
+    `CliRunner` tests and the console script behave alike)."""
 
     def invoke(self, ctx: click.Context) -> object:
         try:
@@ -50,6 +71,37 @@ class CtxAgentGroup(click.Group):
         except CtxAgentError as exc:
             click.echo(f"error: {visible(str(exc))}", err=True)
             raise click.exceptions.Exit(exit_code_for(exc)) from None
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(self.commands) | set(COMMANDS))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            _load(self, COMMANDS[cmd_name][0])
+        return self.commands.get(cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The commands' table from `COMMANDS` (no module imported), as click would print it."""
+        names = self.list_commands(ctx)
+        rows = [(name, self.commands[name].get_short_help_str(formatter.width) if name in self.commands
+                 else COMMANDS[name][1]) for name in names
+                if name not in self.commands or not self.commands[name].hidden]
+        if rows:
+            limit = formatter.width - 6 - max(len(name) for name, _ in rows)
+            with formatter.section("Commands"):
+                formatter.write_dl([(name, click.Command(name, help=text).get_short_help_str(limit)) for name, text in rows])
+
+
+def _load(group: click.Group, dotted: str) -> None:
+    """Import command module `dotted` and call its `register(group)`; a module that fails to
+    import becomes a command that explains the failure (one broken command never takes the
+    whole CLI down)."""
+    try:
+        importlib.import_module(dotted).register(group)
+    except Exception as exc:  # noqa: BLE001 - reported through the placeholder commands
+        names = [name for name, (module, _) in COMMANDS.items() if module == dotted]
+        for name in names or [dotted.rsplit(".", 1)[-1].removesuffix("_cmd")]:
+            group.add_command(_broken_command(name, exc))
 
 
 @click.group(cls=CtxAgentGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -60,23 +112,17 @@ def cli() -> None:
 
 def register_commands(group: click.Group = cli) -> click.Group:
     """Import every module in COMMAND_MODULES and call its `register(group)`; idempotent.
-
-    A module that fails to import becomes a command that explains the failure, so one
-    broken command never takes the whole CLI down.
-    """
+    The CLI itself loads them one at a time (`CtxAgentGroup.get_command`); this is for
+    callers that want every command object at once (tests, docs generation)."""
     if getattr(group, "_ctxagent_registered", False):
         return group
     for dotted in COMMAND_MODULES:
-        try:
-            importlib.import_module(dotted).register(group)
-        except Exception as exc:  # noqa: BLE001 - reported through the placeholder command
-            group.add_command(_broken_command(dotted, exc))
+        _load(group, dotted)
     group._ctxagent_registered = True  # type: ignore[attr-defined]
     return group
 
 
-def _broken_command(dotted: str, exc: Exception) -> click.Command:
-    name = dotted.rsplit(".", 1)[-1].removesuffix("_cmd")
+def _broken_command(name: str, exc: Exception) -> click.Command:
 
     @click.command(name, hidden=True, context_settings={"ignore_unknown_options": True})
     @click.argument("args", nargs=-1, type=click.UNPROCESSED)
@@ -105,7 +151,6 @@ def main(argv: list[str] | None = None) -> None:
 
 def run_cli(argv: list[str] | None = None) -> int:
     """Run the CLI on `argv` (default sys.argv[1:]) and return the exit code; never raises."""
-    register_commands()
     with cli_warnings():
         return _run(argv)
 
@@ -120,6 +165,8 @@ def _finish_a_dead_patch(argv: list[str] | None) -> None:
             repo = args[i + 1]
         elif word.startswith("--repo="):
             repo = word.split("=", 1)[1]
+    if not (Path(repo) / JOURNAL_PATH).is_dir():  # the usual case, without importing the journal code
+        return
     from ctxagent.storage.journal import recover_pending
 
     try:
@@ -184,6 +231,8 @@ def crash_dir(env: dict[str, str] | None = None) -> Path:
 
 def write_crash_log(exc: BaseException) -> Path:
     """Write the traceback of `exc` (API keys from the environment redacted) and return its path."""
+    import traceback
+
     from ctxagent.redaction import redact
 
     text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))

@@ -9,17 +9,16 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import click
-from rich.console import Console
-from rich.text import Text
 
-from ctxagent.cli.jsonout import JsonLinesSink
-from ctxagent.cli.render import RichRenderer
 from ctxagent.cli.safe_text import visible
 from ctxagent.config.settings import load_settings
 from ctxagent.redaction import redact
+
+if TYPE_CHECKING:  # rich and the sinks are imported when a task runs: `tool` and `--help` need neither
+    from rich.console import Console
 
 #: TurnEnd reason -> exit code (docs/cli.md).
 EXIT_BY_REASON = {"finished": 0, "max_steps": 3, "max_tokens": 3, "max_cost": 3, "wall_time": 3,
@@ -87,7 +86,12 @@ def run_command(task: str, repo: Path, as_json: bool, yes: bool, max_steps: int 
     if not task.strip():
         raise click.BadParameter("the task is empty; say what to do, e.g. ctxagent run \"add a --verbose flag\"",
                                  param_hint="TASK")
+    from rich.console import Console
+    from rich.text import Text
+
     from ctxagent.agent.runtime import open_agent  # imports the model client: only when running
+    from ctxagent.cli.jsonout import JsonLinesSink
+    from ctxagent.cli.render import RichRenderer
 
     flags = {"model": model, "base_url": base_url, "provider": provider, "protocol": protocol, "max_steps": max_steps,
              "yes": yes, "mode": mode, "allow_exec": allow_exec}
@@ -132,6 +136,8 @@ def _summary(end: Any) -> dict[str, Any]:
 
 def stdin_asker(console: Console) -> Callable[[str], str | None]:
     """The approval prompt: interactive on a terminal, else one line of stdin per question (EOF = None)."""
+
+    from rich.text import Text
 
     def ask(question: str) -> str | None:
         if sys.stdin is None:

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.markup import escape
-from rich.text import Text
+if TYPE_CHECKING:  # rich is imported by the two functions that use it: `ctxagent --help` needs none
+    from rich.text import Text
 
 #: C0 controls except \t \n \r, DEL, C1 controls, bidi marks/embeddings/overrides/isolates,
 #: Unicode line and paragraph separators; plus a \r that does not end a CRLF line.
@@ -52,6 +52,8 @@ def has_controls(text: str) -> bool:
 
 def plain(text: str, style: str = "") -> Text:
     """`text` as a rich Text: control characters made visible, never parsed as markup."""
+    from rich.text import Text
+
     return Text(visible(text), style=style)
 
 
@@ -59,6 +61,8 @@ def markup(text: str) -> str:
     """`text` for use inside a rich markup string: control characters made visible and
     square brackets escaped, so `[bold]` or `[link=...]` in it is shown, not obeyed.
     (Rich still turns emoji codes such as `:smile:` into emoji there; `plain` does not.)"""
+    from rich.markup import escape
+
     return escape(visible(text))
 
 

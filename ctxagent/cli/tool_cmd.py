@@ -2,7 +2,8 @@
 
 The tool is opened as the agent opens it (`ctxagent.agent.toolset.open_tool`: its
 `for_repo(repo, settings)`, the agent's limits); only that tool is opened. No approval is
-asked: you are the one running it. `--json` prints `{"ok", "content", "data"}`. The
+asked: you are the one running it. A tool that only looks (terminal, context_fetch) creates
+no `.ctxagent/`; one that stores state creates it with its `.gitignore` (case F5). `--json` prints `{"ok", "content", "data"}`. The
 configured API key is redacted from what is printed, and control characters in the
 output are shown escaped (`ctxagent.cli.safe_text`).
 Exit code 0 when the tool reports ok, 1 when not, 2 for an unknown tool or bad JSON.
@@ -14,14 +15,13 @@ from pathlib import Path
 
 import click
 
-from ctxagent.agent.arguments import parse_arguments
-from ctxagent.agent.toolcalls import redacted_arguments
+from ctxagent.agent.arguments import parse_arguments, redacted_arguments
 from ctxagent.agent.toolset import open_tool
 from ctxagent.cli.run_cmd import repo_option
 from ctxagent.cli.safe_text import safe_json, visible
 from ctxagent.config.settings import load_settings
 from ctxagent.redaction import redact
-from ctxagent.storage.files import ensure_state_dir
+from ctxagent.storage.files import state_dir
 from ctxagent.tools import TOOLS
 
 
@@ -43,7 +43,7 @@ def tool_command(name: str, json_args: str, repo: Path, as_json: bool) -> int:
     parsed = parse_arguments(json_args)
     if not parsed.ok:
         raise click.BadParameter(f"not a JSON object: {parsed.problem}", param_hint="'JSON_ARGS'")
-    ensure_state_dir(repo)  # as before: every command that runs a tool sets up `.ctxagent/` (case F5)
+    state_dir(repo)  # a linked `.ctxagent` is refused (F16); a tool that stores state creates it (F5), looking does not
     tool = open_tool(name, repo.resolve(), settings)
     result = tool.execute(redacted_arguments(tool, parsed.args, settings.secrets()))
     if as_json:

@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 import re
 import stat
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import NamedTuple
 
 MAX_FILE_BYTES = 1_000_000
 #: Files listed at most (in sorted walk order): bounds the first index build of a huge tree.
@@ -22,11 +22,10 @@ EXCLUDED_DIRS = ("node_modules", "__pycache__", "venv", "env", "site-packages", 
 BINARY_PROBE_BYTES = 8192
 
 
-@dataclass(frozen=True)
-class FileEntry:
+class FileEntry(NamedTuple):
     """A candidate file: `rel` is its workspace-relative POSIX path, `abspath` its
     absolute path; `sig` is (mtime in ns, size in bytes, inode), which changes whenever
-    the file is rewritten."""
+    the file is rewritten. (A named tuple: a listing makes one per file, on every call.)"""
 
     rel: str
     abspath: str

@@ -16,11 +16,12 @@ import tempfile
 import time
 import warnings
 from pathlib import Path
-from typing import Any, Callable
-
-from filelock import FileLock
+from typing import TYPE_CHECKING, Any, Callable
 
 from ctxagent.errors import StorageError
+
+if TYPE_CHECKING:  # filelock is imported by `file_lock`: commands that only look never take a lock
+    from filelock import FileLock
 
 #: Seconds a writer waits for a file lock or a busy SQLite database before giving up.
 LOCK_TIMEOUT_S = 30.0
@@ -281,6 +282,8 @@ def file_lock(path: Path, timeout: float = LOCK_TIMEOUT_S) -> FileLock:
     guard_state_path(lock)
     refuse_link(lock)
     path.parent.mkdir(parents=True, exist_ok=True)
+    from filelock import FileLock
+
     return FileLock(str(lock), timeout=timeout)
 
 

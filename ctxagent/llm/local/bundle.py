@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Callable, Mapping
 
 from ctxagent.errors import ConfigError
-from ctxagent.llm.local.format import render_template
 from ctxagent.llm.settings import ModelSettings
 
 ENV_MODEL = "CTXAGENT_LOCAL_MODEL"
@@ -155,6 +154,8 @@ def local_available(*, env: Mapping[str, str] | None = None) -> bool:
 
 def no_model_error(*, env: Mapping[str, str] | None = None) -> ConfigError:
     """The error for "no provider configured and no offline model": how to get either."""
+    from ctxagent.llm.local.format import render_template  # Jinja2: only when a message is shown
+
     reason = local_unavailable_reason(env=env) or "the offline model is available"
     return ConfigError(render_template("local_missing.md", reason=reason, install=INSTALL_HINT),
                        setting="model.provider")
@@ -183,6 +184,8 @@ def local_model_settings(base_url: str, *, model: str = "smollm2-135m-instruct",
 def startup_notice(model: LocalModel) -> str:
     """The text to show when a session starts on the offline model (prompt file
     llm/local/prompts/local_notice.md): demo grade, and how to configure a real model."""
+    from ctxagent.llm.local.format import render_template
+
     size = model.spec.size if model.spec else f"{model.path.name}, user-supplied"
     return render_template("local_notice.md", model=model.alias, size=size, env_model=ENV_MODEL)
 
