@@ -1,12 +1,9 @@
 """`ctxagent tool NAME 'JSON_ARGS'`: run one agent tool directly, as the model would.
 
-The tool is opened as the agent opens it (`ctxagent.agent.toolset.open_tool`: its
-`for_repo(repo, settings)`, the agent's limits); only that tool is opened. No approval is
-asked: you are the one running it. A tool that only looks (terminal, context_fetch) creates
-no `.ctxagent/`; one that stores state creates it with its `.gitignore` (case F5). `--json` prints `{"ok", "content", "data"}`. The
-configured API key is redacted from what is printed, and control characters in the
-output are shown escaped (`ctxagent.cli.safe_text`).
-Exit code 0 when the tool reports ok, 1 when not, 2 for an unknown tool or bad JSON.
+Opened as the agent opens it (`ctxagent.agent.toolset.open_tool`), without approval (you run
+it); a tool that only looks creates no `.ctxagent/` (case F5). `--json` prints `{"ok",
+"content", "data"}`, the API key redacted and control characters escaped. Exit 0 when the
+tool reports ok, 1 when not, 2 for an unknown tool or bad JSON.
 """
 
 from __future__ import annotations

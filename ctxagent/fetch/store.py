@@ -1,15 +1,10 @@
 """context_fetch's search index in SQLite FTS5: on disk in `.ctxagent/index/`, or in memory.
 
-Files: `file_terms` holds each file document's term counts (term, file id, tf), which
-`file_scores` turns into the project's BM25 (`ctxagent.text.scoring`, k1 1.5, idf with the +1
-floor: FTS5's idf is 0 for a term in half the files, which cost recall@5 on small packages).
-Chunks, many and short: an FTS5 table of pre-tokenized terms (`ctxagent.memory.fts`: the
-project's own `terms()`, so CJK unigrams and bigrams score as everywhere else), rowid = file
-id x CHUNK_SLOTS + chunk number; FTS5's `bm25()` picks the candidates in C, which are then
-scored with the same BM25 as files. `files` holds each file's (mtime ns, size, inode), its
-document lengths and its chunks' line spans.
-Every write is one `BEGIN IMMEDIATE` transaction that re-checks signatures, so processes
-sharing a workspace (WAL, busy timeout) never index a file twice nor see half a file.
+`file_terms` holds file documents' term counts (scored with the project's BM25,
+`ctxagent.text.scoring`); chunks sit in an FTS5 table of the project's own terms (CJK scores
+as everywhere), whose `bm25()` picks candidates re-scored the same way; `files` holds each
+file's signature (mtime ns, size, inode). Writes are `BEGIN IMMEDIATE` transactions that
+re-check signatures (WAL, busy timeout). Details: docs/context-fetch.md (`fetch/store.py`).
 """
 
 from __future__ import annotations
