@@ -37,11 +37,12 @@ AssemblerFactory = Callable[..., ContextAssembler | None]
 def open_agent(repo: Path, settings: Settings, *, resume: str | None = None, sinks: Sequence[Sink] = (),
                ask: Callable[[str], str | None] | None = None,
                assembler_factory: AssemblerFactory | None = None,
-               notice: Callable[[str], None] | None = None) -> Iterator[Agent]:
+               notice: Callable[[str], None] | None = None, cwd: Path | None = None) -> Iterator[Agent]:
     """Yield a ready Agent for `repo`; the model server (local provider) stops on exit. `resume`:
     a session id or "last" (NotFoundError if absent); `ask`: the approval prompt (None: refuse
     unless auto_approve); `assembler_factory`: default `default_assembler`; `notice`: shows a
-    one-off message. Raises ConfigError / LLMError."""
+    one-off message; `cwd`: the user's working directory (the AGENTS.md chain runs down to it).
+    Raises ConfigError / LLMError."""
     repo = Path(repo).resolve()
     with contextlib.ExitStack() as stack:
         client = stack.enter_context(_model_client(settings, notice))
@@ -65,7 +66,7 @@ def open_agent(repo: Path, settings: Settings, *, resume: str | None = None, sin
             extra.append(follower)
         if settings.agent.episodic_memory and memory is not None and getattr(memory, "available", True):
             extra.append(EpisodeRecorder(memory, session.id, secrets=session.secrets))  # one episodic memory per turn
-        layer = open_layer(repo, settings)  # profile files, AGENTS.md chain, skill catalog
+        layer = open_layer(repo, settings, cwd)  # profile files, AGENTS.md chain, skill catalog
         agent = Agent(client=client, registry=registry, session=session, settings=settings,
                       system=system_prompt(repo, registry.names(), layer), assembler=assembler,
                       approval=ApprovalPolicy(auto_approve=settings.agent.auto_approve, ask=ask,

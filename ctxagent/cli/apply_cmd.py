@@ -19,6 +19,7 @@ from rich.console import Console
 
 from ctxagent.cli.render import approval_preview
 from ctxagent.cli.safe_text import markup, visible
+from ctxagent.cli.workspace import repo_option
 from ctxagent.config.settings import ToolSettings, load_settings
 from ctxagent.errors import ConfigError, CtxAgentError
 from ctxagent.exec.guard import CheckpointGuard
@@ -34,10 +35,9 @@ def register(cli: click.Group) -> None:
 
 @click.command("apply")
 @click.argument("patch_file", type=click.Path(dir_okay=False, allow_dash=True))
-@click.option("--repo", type=click.Path(file_okay=False), default=".", show_default=True,
-              help="workspace the patch paths are relative to")
+@repo_option
 @click.option("--yes", "-y", is_flag=True, help="apply without asking")
-def apply_command(patch_file: str, repo: str, yes: bool) -> None:
+def apply_command(patch_file: str, repo: Path, yes: bool) -> None:
     """Show PATCH_FILE (a '*** Begin Patch' patch, '-' for stdin) as a diff and apply it."""
     err = Console(stderr=True, highlight=False)
     try:

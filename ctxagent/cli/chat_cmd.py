@@ -19,9 +19,10 @@ from rich.markup import escape
 
 from ctxagent.cli.main import write_crash_log
 from ctxagent.cli.render import RichRenderer
-from ctxagent.cli.run_cmd import exec_options, model_options, protocol_option, repo_option, stdin_asker, trust_option
+from ctxagent.cli.run_cmd import exec_options, model_options, protocol_option, stdin_asker, trust_option
 from ctxagent.cli.safe_text import markup
 from ctxagent.cli.slash import ChatContext, dispatch, is_command
+from ctxagent.cli.workspace import repo_option, workspace_of
 from ctxagent.config.settings import load_settings
 from ctxagent.storage.files import ensure_state_dir
 
@@ -58,7 +59,8 @@ def chat_command(repo: Path, resume: str | None, yes: bool, mode: str | None, al
     renderer = RichRenderer(console, secrets=settings.secrets())
     read, ask = _input_functions(Path(repo), console, settings.secrets())
     with open_agent(repo, settings, resume=resume, sinks=[renderer], ask=ask,
-                    notice=lambda text: console.print(text, style="yellow", markup=False)) as agent:
+                    notice=lambda text: console.print(text, style="yellow", markup=False),
+                    cwd=workspace_of().cwd) as agent:
         _banner(agent, console, resumed=bool(resume))
         repl(agent, read, console, renderer)
     return 0

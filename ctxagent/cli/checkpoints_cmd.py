@@ -14,8 +14,8 @@ import click
 from rich.console import Console
 
 from ctxagent.cli.restore_flow import checkpoint_table, describe, run_restore, show_plan
-from ctxagent.cli.run_cmd import repo_option
 from ctxagent.cli.safe_text import markup, safe_json
+from ctxagent.cli.workspace import repo_option
 from ctxagent.errors import NotFoundError
 from ctxagent.exec.checkpoints import CheckpointStore
 from ctxagent.exec.legacy import backup_files, backup_folders, restore_backup

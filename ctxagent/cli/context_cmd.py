@@ -26,6 +26,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ctxagent.cli.safe_text import markup
+from ctxagent.cli.workspace import repo_option
 from ctxagent.context import ContextBuilder, ContextConfig, TokenCounter
 from ctxagent.context.gather import repo_sources
 from ctxagent.context.messages import content_text
@@ -62,7 +63,7 @@ def _open_memory_tool(repo: Path) -> object:
 
 @click.command("context")
 @click.argument("query")
-@click.option("--repo", type=click.Path(file_okay=False, exists=True), default=".", show_default=True, help="repository to gather from")
+@repo_option
 @click.option("--max-tokens", type=click.IntRange(64, 10**8), default=None, help="window size in tokens (default: configured context_window, else 8000)")
 @click.option("--model", default=None, help="model whose tokenizer counts (default: the configured model)")
 @click.option("--messages", "as_messages", is_flag=True, help="show the chat messages instead of the sectioned text")
@@ -104,7 +105,7 @@ def _model_and_window(repo: Path, model: str | None, max_tokens: int | None) -> 
 @click.command("inspect")
 @click.argument("session", default="last")
 @click.option("--call", "call", type=click.IntRange(0), default=None, help="model call number (default: the last)")
-@click.option("--repo", type=click.Path(file_okay=False), default=".", show_default=True, help="repository whose snapshots to read")
+@repo_option
 @click.option("--grep", "grep", default=None, help="show only packets mentioning TEXT, whether the request contains it, and the plan and summary calls sent it")
 @click.option("--json", "as_json", is_flag=True, help="print the snapshot as JSON")
 def inspect_command(session: str, call: int | None, repo: str, grep: str | None, as_json: bool) -> None:

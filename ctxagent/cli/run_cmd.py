@@ -22,6 +22,7 @@ from rich.text import Text
 from ctxagent.cli.jsonout import JsonLinesSink
 from ctxagent.cli.render import RichRenderer
 from ctxagent.cli.safe_text import visible
+from ctxagent.cli.workspace import repo_option, workspace_of
 from ctxagent.config.settings import load_settings
 from ctxagent.redaction import redact
 
@@ -33,12 +34,6 @@ EXIT_BY_REASON = {"finished": 0, "max_steps": 3, "max_tokens": 3, "max_cost": 3,
 def register(cli: click.Group) -> None:
     """Add `run` to the CLI."""
     cli.add_command(run_command)
-
-
-def repo_option(func: Callable) -> Callable:
-    """`--repo PATH` (default: the current directory), shared by the agent commands."""
-    return click.option("--repo", type=click.Path(exists=True, file_okay=False, path_type=Path), default=".",
-                        show_default=True, help="repository (workspace) to work in")(func)
 
 
 def trust_option(func: Callable) -> Callable:
@@ -100,7 +95,7 @@ def run_command(task: str, repo: Path, as_json: bool, yes: bool, max_steps: int 
     renderer = None if as_json else RichRenderer(console, secrets=settings.secrets())
     sinks = [json_sink or renderer]
     with open_agent(repo, settings, resume=resume, sinks=sinks, ask=stdin_asker(console),
-                    notice=lambda text: click.echo(text, err=True)) as agent:
+                    notice=lambda text: click.echo(text, err=True), cwd=workspace_of().cwd) as agent:
         end = agent.run_turn(task)
     code = EXIT_BY_REASON.get(end.reason, 1)
     if json_sink is not None:
