@@ -82,7 +82,9 @@ def _limits(repo: Path, err: Console) -> PatchLimits:
     try:
         tools = load_settings(repo, require_key=False, require_model=False).tools  # no model needed (S15)
     except ConfigError as exc:
-        err.print(f"warning: settings not loaded ({markup(str(exc))}); using default patch limits", soft_wrap=True)
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        err.print(f"warning: default patch limits used: the settings do not load ({markup(first)}; "
+                  "`ctxagent doctor` shows it all)", soft_wrap=True)
         tools = ToolSettings()
     return PatchLimits(max_files=tools.patch_max_files, max_changed_lines=tools.patch_max_changed_lines)
 

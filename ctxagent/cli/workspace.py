@@ -75,8 +75,8 @@ def repo_option(func: Callable[..., Any]) -> Callable[..., Any]:
     """`--repo PATH`: the workspace (default: the enclosing git repository, else the working
     directory); the command receives the resolved root as a Path."""
     return click.option("--repo", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
-                        callback=_resolve, help="repository (workspace) to work in  [default: the enclosing git "
-                                                "repository, else .]")(func)
+                        callback=_resolve, show_default="the enclosing git repository, else .",
+                        help="repository (workspace) to work in")(func)
 
 
 def workspace_of(ctx: click.Context | None = None) -> Workspace:
