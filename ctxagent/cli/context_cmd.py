@@ -1,7 +1,8 @@
 """`ctxagent context QUERY` and `ctxagent inspect SESSION`: see what a model call sees, and why.
 
 `context` builds a context for a query from the repository (AGENTS.md, todo board,
-notes, memory when available) without calling a model. `inspect` reads the snapshot
+notes, memory when available, and the files context_fetch ranks for it:
+`ctxagent.cli.context_files`) without calling a model. `inspect` reads the snapshot
 of a past model call (`.ctxagent/snapshots/<session>/<n>.json`) and draws its layers as
 a budget bar chart and every packet's decision in a table, after one line each for the
 request's parameters, a redaction, the compaction-summary calls made for it and the
@@ -25,6 +26,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from ctxagent.cli.context_files import SOURCE, file_packets
 from ctxagent.cli.safe_text import markup
 from ctxagent.cli.workspace import repo_option
 from ctxagent.context import ContextBuilder, ContextConfig, TokenCounter
@@ -75,6 +77,8 @@ def context_command(query: str, repo: str, max_tokens: int | None, model: str | 
                                  "ctxagent context \"how is the config parsed?\"", param_hint="QUERY")
     model, window = _model_and_window(Path(repo), model, max_tokens)
     found = repo_sources(Path(repo), query, memory_tool=_open_memory_tool)
+    files, found.sources[SOURCE] = file_packets(Path(repo), query)  # the code context_fetch would show
+    found.packets.extend(files)
     builder = ContextBuilder(memory_tool=found.memory_tool, config=ContextConfig(max_tokens=window), counter=TokenCounter(model))
     args = dict(user_query=query, system_instructions=found.instructions, custom_packets=found.packets)
     if as_messages:
