@@ -2,13 +2,14 @@
 
 On a terminal: a prompt_toolkit prompt with history in `<repo>/.ctxagent/chat_history`,
 Esc+Enter (or a line ending in `\\`) for a new line, Ctrl-C cancels the running turn
-(or clears the prompt), Ctrl-D exits; slash commands in `ctxagent.cli.slash`. When
+(or clears the prompt), Ctrl-D exits (saying the session id and how to resume it); slash commands in `ctxagent.cli.slash`. When
 stdin is not a terminal, lines are read from it (one message per line, `\\` continues),
 so a chat can be scripted; approvals then read an answer line too.
 """
 
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
@@ -22,7 +23,7 @@ from ctxagent.cli.render import RichRenderer
 from ctxagent.cli.run_cmd import exec_options, model_options, protocol_option, stdin_asker, trust_option
 from ctxagent.cli.safe_text import markup
 from ctxagent.cli.slash import ChatContext, dispatch, is_command
-from ctxagent.cli.workspace import repo_option, workspace_of
+from ctxagent.cli.workspace import find_workspace, repo_option, workspace_of
 from ctxagent.config.settings import load_settings
 from ctxagent.storage.files import ensure_state_dir
 
@@ -84,14 +85,26 @@ def repl(agent: "Agent", read: ReadLine, console: Console, renderer: RichRendere
             continue
         except EOFError:
             console.print()
+            _farewell(agent, console)
             return
         if not text.strip():
             continue
         if is_command(text, context):
             if _dispatch(text, context, console, renderer):
+                _farewell(agent, console)
                 return
             continue
         run_turn(agent, text, console, renderer)
+
+
+def _farewell(agent: "Agent", console: Console) -> None:
+    """The session id and the command that resumes it (with `--repo` when the working
+    directory would not find this workspace again)."""
+    session = agent.session
+    repo = Path(session.repo).resolve()
+    where = "" if find_workspace(None).root == repo else f" --repo {shlex.quote(str(repo))}"
+    console.print(f"session {session.id} ({session.turns} turn(s)) is saved; resume it with: "
+                  f"ctxagent chat --resume {session.id}{markup(where)}", soft_wrap=True, highlight=False)
 
 
 def _dispatch(text: str, context: ChatContext, console: Console, renderer: RichRenderer) -> bool:
