@@ -6,19 +6,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 import pytest
 
-from tests.support.extras import LOCAL_PACKAGES, LOCAL_REASON, installed
 from tests.support.fake_openai import FakeOpenAI
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Tests marked `local` (they need the `local` extra) are skipped, saying how to install it,
-    where the extra is missing: the suite passes with `[dev]` alone."""
-    if installed(*LOCAL_PACKAGES):
-        return
-    skip = pytest.mark.skip(reason=LOCAL_REASON)
-    for item in items:
-        if item.get_closest_marker("local") is not None:
-            item.add_marker(skip)
 
 
 @pytest.fixture

