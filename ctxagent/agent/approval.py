@@ -1,20 +1,8 @@
 """Approval of tool calls that change things (apply_patch, commands, python_exec).
 
-The loop shows the user a preview (a plain diff, the command, the code) and asks an
-`ApprovalPolicy`. Answers (case-insensitive): `y`/`yes`; `n`/`no`, optionally followed
-by a reason (`n use a dataclass instead`, `no: wrong file`) that is sent to the model as
-the tool result; `a`/`all` (yes now and for the rest of the session). `--yes` and the
-config setting `agent.auto_approve = true` pre-approve patches.
-
-Commands and python_exec come with a `ctxagent.exec.gate.Gate` and are decided by
-`decide_gate`: `--yes` never approves them; `allow_exec` (--allow-exec, `[agent]
-approval = "never"`) does. There `a` means "always" for the gate's key (a program and
-its subcommand, `git commit`; or python_exec) for this session: the grants are listed by
-`/permissions` and can be revoked.
-
-Where the answer comes from is the caller's business: `ask` is any callable that takes
-a question and returns one line (a prompt_toolkit prompt in `chat`, a line of stdin in
-`run`). `ask` returning None (no input left: stdin closed) refuses.
+`ApprovalPolicy` asks `ask` (a callable: question -> one line, None refuses) about a
+preview; `decide_gate` decides commands and python_exec from their `exec.gate.Gate`.
+Answers and the `--yes` / `allow_exec` rules: docs/architecture.md ("The loop in detail").
 """
 
 from __future__ import annotations
@@ -88,14 +76,15 @@ class ApprovalPolicy:
         """True when calls are approved without asking (--yes, or `all` was answered)."""
         return self.approve_all
 
-    def decide(self, tool_name: str, preview: str) -> Decision:
-        """Ask (unless pre-approved) and return the decision. KeyboardInterrupt passes through."""
-        if self.approve_all:
+    def decide(self, tool_name: str, preview: str, *, force_ask: bool = False) -> Decision:
+        """Ask (unless pre-approved; `force_ask`: a hook wants the question asked anyway) and return
+        the decision. KeyboardInterrupt passes through."""
+        if self.approve_all and not force_ask:
             return Decision(approved=True)
         if self._ask is None:
             return Decision(approved=False, reason="no way to ask the user for approval (run with --yes to allow changes)")
         decision = self._answer(QUESTION, "no answer (input closed)")
-        if decision.all:
+        if decision.all and not force_ask:
             self.approve_all = True
         return decision
 
@@ -125,10 +114,10 @@ class ApprovalPolicy:
             return f"always for `{gate.key}` this session (/permissions)"
         return ""
 
-    def decide_gate(self, gate: Gate) -> Decision:
-        """Decide a command or python_exec call (refusals in `gate.refusal` are the caller's).
-        KeyboardInterrupt passes through."""
-        if self.gate_pre_approved(gate):
+    def decide_gate(self, gate: Gate, *, force_ask: bool = False) -> Decision:
+        """Decide a command or python_exec call (refusals in `gate.refusal` are the caller's;
+        `force_ask`: ask even when a rule or grant would allow). KeyboardInterrupt passes through."""
+        if not force_ask and self.gate_pre_approved(gate):
             return Decision(approved=True)
         if self._ask is None:
             return Decision(approved=False, reason=_NO_ASK)

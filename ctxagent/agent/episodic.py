@@ -1,12 +1,8 @@
 """The episodic memory of a turn: what was asked, how it ended, which files changed.
 
-`EpisodeRecorder` is an event sink (docs/architecture.md): it follows a turn through
-its events and, at `TurnEnd`, adds one `episodic` memory through the memory tool
-(issue 3, "At the end of a task the agent writes a short episodic memory of what was
-done"). The text comes from `prompts/episode.md`: the task's first line, the outcome
-(the answer's first line, or why the turn stopped), the files changed by applied
-patches and the tokens used. A turn that made no model call leaves no memory. The loop
-knows nothing of this: `open_agent` adds the sink when `[agent] episodic_memory` is on.
+`EpisodeRecorder`, an event sink, adds one `episodic` memory at `TurnEnd` (issue 3),
+rendered from `prompts/episode.md`; `open_agent` adds it when `[agent] episodic_memory`
+is on. Details: docs/memory-rag.md ("Module notes").
 """
 
 from __future__ import annotations

@@ -1,27 +1,8 @@
 """A session: its id, its history, and its transcript on disk.
 
-Transcript: `<repo>/.ctxagent/sessions/<id>.jsonl`, appended (and fsynced) as things
-happen, one JSON record a line (docs/state.md):
-
-- `{"kind": "meta", "ts", "session_id", "repo", "provider", "model", "resumed": bool}`
-- `{"kind": "message", "ts", "message": {OpenAI message}, "usage": {...} | null}`
-- `{"kind": "event", "ts", "event": {"type": ..., ...}}` (streaming deltas are not recorded)
-- `{"kind": "history", "ts", "messages": [...]}`: the loop replaced its history (a `/compact`,
-  or a compaction after a context-length error); the history goes on from these messages
-- `{"kind": "protocol", "ts", "protocol", "reason"}`: the session switched protocol (the
-  server refused native tool calls); a resumed session goes on with the last one
-- `{"kind": "view", "ts", "turn", "method", "covers", "digest", "messages": [...]}`: what an
-  automatic compaction made of the history, written right after its `compaction` event. The
-  history itself stays whole; the model was sent this view of its first `covers` messages
-  (`ctxagent.context.compaction.view`: each entry `{"from": i}`, a history message unchanged, or
-  `{"message": {...}}`, the summary or a masked result, with `"from"` when it stands for one)
-
-Every record passes through `ctxagent.redaction.redact` first, so API keys never reach the disk even if a
-tool or the model echoes one. `resume` rebuilds the history from the last history record
-and the message records after it (so a compacted session resumes compacted, with no new
-summary call) and repairs the pairing, so a session that crashed mid-tool-call resumes validly.
-Its `compaction_view` is the last view record after that history record, which the
-context engine rebuilds instead of compacting again (`view_from_records`).
+Transcript: `<repo>/.ctxagent/sessions/<id>.jsonl`, one redacted JSON record a line
+(meta, message, event, history, protocol, view), appended and fsynced. `resume` rebuilds
+the history and the last compaction view. Record shapes: docs/state.md ("Module notes").
 """
 
 from __future__ import annotations
@@ -71,11 +52,22 @@ class Session:
     secrets: list[str] = field(default_factory=list, repr=False)
     compaction_view: dict[str, Any] | None = field(default=None, repr=False)
     protocol: str | None = None
+    parent: str | None = None
 
     @property
     def path(self) -> Path:
-        """The transcript file."""
-        return sessions_dir(self.repo) / f"{self.id}.jsonl"
+        """The transcript file (a sub-agent's: in its parent's folder, `sessions/<parent>/<id>.jsonl`)."""
+        folder = sessions_dir(self.repo)
+        return (folder / self.parent if self.parent else folder) / f"{self.id}.jsonl"
+
+    @classmethod
+    def child(cls, parent: "Session", child_id: str, *, meta: dict[str, Any] | None = None) -> "Session":
+        """A sub-agent's session `child_id` under `parent` (not listed by `ctxagent sessions`, never
+        resumed on its own); its meta record names the parent."""
+        session = cls(id=child_id, repo=parent.repo, secrets=list(parent.secrets), parent=parent.id)
+        session._append({"kind": "meta", "session_id": child_id, "parent": parent.id, "repo": str(parent.repo),
+                         "resumed": False, **(meta or {})})
+        return session
 
     @classmethod
     def create(cls, repo: Path, *, secrets: Iterable[str] = (), meta: dict[str, Any] | None = None) -> "Session":

@@ -1,12 +1,8 @@
 """`ctxagent apply PATCH_FILE [--repo PATH] [--yes]`: apply a patch file by hand.
 
-Same checks as the agent's `apply_patch` tool (parse, path rules, hunk location, the
-configured `tools.patch_max_*` limits, all or nothing, a checkpoint first that
-`ctxagent undo` restores; none recorded: refused). Shows the diff in
-colour (the agent's approval preview, `ctxagent.cli.render.approval_preview`: control
-characters shown escaped, with a warning line above), asks y/n unless `--yes`, refuses
-to ask when stdin is not a terminal.
-Exit code 0 only when every operation was applied; 1 with a message otherwise.
+The same checks, limits and checkpoint as the agent's `apply_patch` tool; shows the
+approval preview and asks y/n unless `--yes`. Exit 0 only when every operation was
+applied (docs/cli.md, "Module notes").
 """
 
 from __future__ import annotations

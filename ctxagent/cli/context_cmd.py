@@ -1,18 +1,9 @@
 """`ctxagent context QUERY` and `ctxagent inspect SESSION`: see what a model call sees, and why.
 
-`context` builds a context for a query from the repository (AGENTS.md, todo board,
-notes, memory when available, and the files context_fetch ranks for it:
-`ctxagent.cli.context_files`) without calling a model. `inspect` reads the snapshot
-of a past model call (`.ctxagent/snapshots/<session>/<n>.json`) and draws its layers as
-a budget bar chart and every packet's decision in a table, after one line each for the
-request's parameters, a redaction, the compaction-summary calls made for it and the
-side calls made after it (plan calls for its reply's tool calls, the summary call of a
-`/compact` or of a context-length error). A side call's own snapshot (no layers, no
-packets) shows who made it, for which call, its usage and one line per message. `--grep
-TEXT` answers "why did the model not see TEXT?" in one command, and names the session's
-plan and summary calls that were sent TEXT, with the command that shows each. A damaged
-snapshot asked for by number is an error; for the last call, the newest readable one is
-shown, with a warning naming the damaged file.
+`context` builds a context without calling a model (the repository's files ranked by
+context_fetch among its sources: `ctxagent.cli.context_files`); `inspect` draws a past call's
+snapshot (`.ctxagent/snapshots/<session>/<n>.json`): layers, packet decisions, side
+calls; `--grep TEXT` says why TEXT was or was not seen (docs/context.md, "Seeing a context").
 """
 
 from __future__ import annotations
@@ -36,6 +27,7 @@ from ctxagent.context.record.report import layer_rows, message_preview
 from ctxagent.context.record.snapshot import (
     REDACTED,
     list_calls,
+    list_sessions,
     read_snapshot,
     resolve_session,
     side_calls_for,
@@ -131,8 +123,11 @@ def inspect_command(session: str, call: int | None, repo: str, grep: str | None,
                 if c.get("call") != number and request_mentions(c.get("request") or {}, grep)]
         kept = [c for c in summary_calls_in(root, session_id)
                 if isinstance(c.get("request"), dict) and request_mentions(c["request"], grep)]
+    children = [(c, len(list_calls(root, c))) for c in list_sessions(root) if c.startswith(f"{session_id}.")]
     if as_json:
         payload = {**snap} if kind else {**snap, "report": report}
+        if children:
+            payload["subagents"] = [{"session": c, "calls": n} for c, n in children]
         if side:
             payload["side_calls"] = [side_call_summary(c) for c in side]
         if grep:
@@ -161,6 +156,8 @@ def inspect_command(session: str, call: int | None, repo: str, grep: str | None,
     for other in side:
         console.print(markup(side_call_line(other, this_call=True)), soft_wrap=True)
     draw_report(console, report, title=str(report.get("query", ""))[:80])
+    for child, n in children:
+        console.print(f"sub-agent {markup(child)}: {n} call(s); see `ctxagent inspect {markup(child)}`", soft_wrap=True)
     if grep:
         seen = request_mentions(snap.get("request", {}), grep)
         verdict = "[green]appears[/]" if seen else "[red]does not appear[/]"

@@ -17,6 +17,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from ctxagent.agent.limits import cost_cap_line
 from ctxagent.cli.run_cmd import model_options, trust_option
 from ctxagent.cli.safe_text import markup
 from ctxagent.cli.workspace import Workspace, repo_option, workspace_of
@@ -155,6 +156,11 @@ def checkpoints_line(_settings: Settings | None, _workspace: Workspace) -> str:
     return checkpoint_line()
 
 
+def cost_cap(settings: Settings | None, _workspace: Workspace) -> str:
+    """`cost_cap_line` of the loaded settings: whether `agent.max_cost_usd` can act ("" without settings)."""
+    return markup(cost_cap_line(settings.agent, settings.model)) if settings is not None else ""
+
+
 def exec_line(settings: Settings) -> str:
     """`commands: ...` (rich markup): the permission mode and the sandbox approved commands
     and python_exec get (docs/exec.md); red when they would run unsandboxed."""
@@ -213,4 +219,5 @@ def _check(settings: Settings) -> tuple[bool, str]:
 #: ("" to show nothing). Add a check here.
 REPORT_LINES: list[Callable[[Settings | None, Workspace], str]] = [
     workspace_line, state_line, repo_config_line, ripgrep_line, bwrap_line, commands_line, checkpoints_line,
+    cost_cap,
 ]

@@ -1,15 +1,8 @@
 """The `ctxagent` command: the click group, command registration, and the top-level error handler.
 
-Commands live in `ctxagent/cli/<name>_cmd.py`, each exposing `register(cli)`; to add one,
-add its dotted module name to `COMMAND_MODULES`. A command parses arguments, calls the
-library and renders; it returns an exit code (or None for 0).
-
-Errors never reach the user as tracebacks: a `CtxAgentError` prints `error: <message>`
-and exits with `exit_code_for(exc)` (2 config, 4 model, 1 other); Ctrl-C exits 130; any
-other exception prints one line and the path of a crash log holding the traceback.
-Python warnings (a corrupt file set aside, an index rebuilt) are one `warning: ...` line
-each (`ctxagent.cli.warn`). Messages may quote text from files or the model: they are
-printed with control characters made visible (`ctxagent.cli.safe_text`).
+Commands live in `ctxagent/cli/<name>_cmd.py` with `register(cli)`, listed in
+`COMMAND_MODULES`. A `CtxAgentError` prints `error: <message>` and exits with
+`exit_code_for(exc)`; other exceptions write a crash log (docs/cli.md, "Module notes").
 """
 
 from __future__ import annotations

@@ -1,15 +1,8 @@
 """The terminal renderer: a sink that shows loop events with rich.
 
-Colours per role: the model's answer in the default colour, its reasoning dim italic,
-tool calls cyan (one line: name + short arguments), results green (ok) or red, diffs
-for approval coloured by line, warnings yellow. A spinner runs while the model thinks,
-until its first streamed output. After each turn, one line of token usage.
-
-Everything shown that came from the model, a tool or a file goes through
-`ctxagent.cli.safe_text` (control characters made visible, never read as rich markup)
-and `ctxagent.redaction` (the configured `secrets` and key-shaped strings replaced;
-streamed text through a `StreamRedactor`, so a key split across deltas is caught too).
-An approval preview that holds control characters gets a warning line above it.
+Colours per role, a spinner until the first streamed output, one usage line per turn.
+Everything shown passes `ctxagent.cli.safe_text` and `ctxagent.redaction`
+(`StreamRedactor` for streamed text). Details: docs/cli.md ("Module notes").
 """
 
 from __future__ import annotations
@@ -30,6 +23,7 @@ from ctxagent.agent.events import (
     Event,
     Notice,
     ReasoningDelta,
+    Retry,
     TextDelta,
     ToolCallEvent,
     ToolResultEvent,
@@ -221,6 +215,11 @@ class RichRenderer:
     def _on_notice(self, event: Notice) -> None:
         self._newline()
         self.console.print(Text.assemble(("note:", "yellow"), " ", self._clean(event.message)), soft_wrap=True)
+
+    def _on_retry(self, event: Retry) -> None:
+        self._newline()
+        self.console.print(Text.assemble(("model:", "yellow"), " ", self._clean(event.message)), soft_wrap=True)
+        self._spinner()
 
     def _on_error(self, event: ErrorEvent) -> None:
         self._newline()

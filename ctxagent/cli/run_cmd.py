@@ -1,12 +1,8 @@
 """`ctxagent run "TASK"`: run one task to its end, non-interactively.
 
-Exit codes: 0 finished; 2 configuration error; 3 a limit stopped the task (steps,
-tokens, cost, wall time); 4 the model failed; 130 interrupted (Ctrl-C).
-Approval of patches: `--yes` approves all; otherwise, on a terminal you are asked; when
-stdin is not a terminal, one answer line is read from stdin per approval (`y`, `n
-reason`, `a`), and end of input means no. Commands and python_exec (`--mode
-workspace-write`) are asked the same way; `--yes` never approves them, `--allow-exec` does. With `--json`, stdout carries only JSON lines
-(one per event, then a final `{"type": "result", ...}`); questions go to stderr.
+Exit codes 0 finished, 2 config, 3 limit, 4 model, 130 interrupted; approvals from the
+terminal or one stdin line each; `--json` puts only JSON lines on stdout.
+Reference: docs/cli.md ("`ctxagent run`", "Module notes").
 """
 
 from __future__ import annotations
@@ -28,7 +24,7 @@ from ctxagent.redaction import redact
 
 #: TurnEnd reason -> exit code (docs/cli.md).
 EXIT_BY_REASON = {"finished": 0, "max_steps": 3, "max_tokens": 3, "max_cost": 3, "wall_time": 3,
-                  "error": 4, "interrupted": 130}
+                  "error": 4, "interrupted": 130, "blocked": 5}
 
 
 def register(cli: click.Group) -> None:

@@ -1,12 +1,8 @@
 """Helpers shared by the state commands (`ctxagent notes`, `ctxagent todo`).
 
-Each command calls a tool's `run` (the same actions the model has), then renders:
-`--json` prints the returned data as JSON on stdout, otherwise a rich renderer draws
-it for people. Storage warnings (a corrupt file set aside, an index rebuilt) are shown
-on stderr as one `warning: ...` line each by the CLI's handler (`ctxagent.cli.warn`); a
-CtxAgentError goes up to `ctxagent.cli.main`, which prints `error: ...` and exits 1.
-Drawers show stored text (titles, bodies) through `ctxagent.cli.safe_text`: control
-characters visible, never read as rich markup; JSON goes through `safe_json`.
+Each command calls a tool's `run`, then prints JSON (`--json`, through `safe_json`) or a
+rich drawing (stored text through `ctxagent.cli.safe_text`); warnings are one
+`warning: ...` line each (docs/cli.md, "Module notes").
 """
 
 from __future__ import annotations

@@ -1,14 +1,8 @@
 """Per-workspace ranking index and a small LRU of file results, invalidated on change.
 
-Each context_fetch call lists the workspace's files with their (mtime, size, inode)
-signatures (`ctxagent.fetch.walk`); the fingerprint of that listing is the cache key's
-validity: when any file is added, removed or rewritten (a patch applied, an editor
-save), the index re-reads the changed files and the result LRU is emptied. `invalidate`
-does the same on demand (the patch tool's success path may call it, so a result can
-never outlive a patch even within one clock tick).
-
-Indexes are kept for the MAX_WORKSPACES most recently used workspaces (process-wide,
-shared by every ContextFetchTool on the same folder).
+The fingerprint of the workspace listing ((mtime, size, inode) per file) keeps the
+index and the LRU valid; `invalidate` forces a refresh. MAX_WORKSPACES indexes are kept
+process-wide (docs/context-fetch.md, "Cache").
 """
 
 from __future__ import annotations

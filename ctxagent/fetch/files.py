@@ -1,16 +1,8 @@
 """Literal candidate search: which files contain the query text, and on which lines.
 
-ripgrep (`rg`) does it when installed; a pure-Python scan gives the same answer when it
-is not (same files per `ctxagent.fetch.walk`, same lines). The search is a fixed string,
-case-insensitive; a multi-line query is searched by its longest line.
-
-The query is data, never a shell word or an rg option: rg runs from a list argv (no
-shell), with `--fixed-strings` (regex metacharacters are literal), `--no-config` (no
-user config file can add options such as `--pre`), the query after `--` (so `--pre=sh`,
-`-e foo` or `-x` are patterns, not flags) and the glob as one `--glob=<glob>` word.
-`--no-ignore` also keeps rg from opening any ignore file (`.gitignore`, `.ignore`,
-`.rgignore`, `.git/info/exclude`, those of parent directories): rg follows a link there
-and prints lines it cannot parse, and a FIFO would block it (issue 17 S9).
+ripgrep when installed, else a pure-Python scan with the same answer; fixed string,
+case-insensitive, a multi-line query by its longest line. The query is data, never an
+rg option; `--no-ignore` keeps rg off ignore files (issue 17 S9). docs/context-fetch.md.
 """
 
 from __future__ import annotations

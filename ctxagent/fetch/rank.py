@@ -1,25 +1,8 @@
 """Rank workspace files for a question: BM25 at two granularities with field weights.
 
-One ranking in the whole project: `ctxagent.text.scoring.BM25Index` over the terms
-of `ctxagent.text.terms.terms`. context_fetch uses it twice:
-- a *file* index: one document per file = its text + its definition names + its path;
-- a *chunk* index: one document per definition chunk (`ctxagent.fetch.chunks`) =
-  the chunk's text + its name x NAME_WEIGHT + its enclosing class x PARENT_WEIGHT
-  + the file's path terms x PATH_WEIGHT.
-Field weights are applied by repeating a field's terms (the usual BM25F approximation).
-A file scores FILE_WEIGHT x (file score / best file score) + CHUNK_WEIGHT x (its best
-chunk's score / best chunk score): a question about one function is answered by the
-file whose single definition matches best, not by the longest file that mentions most
-words. Files containing the query literally (ripgrep) get LITERAL_BONUS on top.
-
-The weights come from `benchmarks/context_fetch_recall.py` (docstring -> file datasets of
-rich, click, httpx and prompt_toolkit; docs/benchmarks.md): plain file BM25 gives mean
-recall@5 0.84, file + chunk 0.86, with name/class/path fields 0.90, chunk weight 2 0.91;
-the figures were flat (+-0.005) for NAME_WEIGHT 3..5 and PATH_WEIGHT 1..2.
-
-`WorkspaceIndex` keeps the per-file terms keyed by each file's (mtime, size, inode), so
-a refresh re-reads only changed files; the BM25 tables are rebuilt from cached terms
-when anything changed.
+A file index and a chunk index over `ctxagent.text.scoring.BM25Index`, field weights by
+term repetition (BM25F); score = FILE_WEIGHT x file + CHUNK_WEIGHT x best chunk, plus
+LITERAL_BONUS. Weights from `benchmarks/context_fetch_recall.py` (docs/context-fetch.md).
 """
 
 from __future__ import annotations

@@ -1,31 +1,8 @@
 """Parse patch text into a `Patch`. Pure: no filesystem access.
 
-Grammar (the codex `apply_patch` envelope; `<eol>` is LF or CRLF, both accepted)::
-
-    patch      := noise* "*** Begin Patch" eol op+ "*** End Patch" eol? trailer*
-    op         := add | delete | update
-    add        := "*** Add File: " path eol ("+" text eol)*
-    delete     := "*** Delete File: " path eol
-    update     := "*** Update File: " path eol ("*** Move to: " path eol)? body
-    body       := chunk+ | bare_text
-    chunk      := ("@@" | "@@ " anchor) eol hunk_line+ ("*** End of File" eol)?
-    hunk_line  := (" " | "-" | "+") text eol | eol          # an empty line is empty context
-
-Leniencies, each because models produce them:
-- One enclosing Markdown fence (```diff, ```patch or bare ```) is stripped (case P04a).
-- Before `*** Begin Patch` only blank lines and stray `*** End Patch` lines are
-  tolerated (P04b); the end marker is searched *after* the begin marker. Anything else
-  there, a second `*** Begin Patch`, or text after the end marker, is an error that
-  quotes what was found (never silently dropped).
-- The first hunk of an update may omit its `@@` line.
-- A git-style header `@@ -12,7 +12,8 @@ def f():` is accepted; its anchor is `def f():`.
-- Literally empty lines at the end of a hunk are dropped (they are only context).
-- `\\ No newline at end of file` lines (copied from git diffs) are ignored.
-- An update whose body has no `@@`, no `+`/`-` line and at least one line without a
-  hunk prefix is the whole new file (`UpdateFile.replace_lines`), trailing blank lines
-  trimmed. A body containing any `+`/`-` line is always parsed as hunks.
-- Blank lines inside an added file are kept as empty lines when a `+` line follows.
-A patch with no operation is an error (P04c), and so is a hunk that changes nothing.
+The codex `apply_patch` envelope (LF or CRLF), with the leniencies models need (cases
+P04a-c); anything else is an error quoting what was found. Grammar and leniencies:
+docs/patch.md ("The format", "Module notes").
 """
 
 from __future__ import annotations

@@ -1,14 +1,8 @@
-"""Open what was checked: file operands of `cat`, `head` and `tail` handed over as open
-file descriptors (issue 17 S14).
+"""Open what was checked: file operands of `cat`, `head` and `tail` passed as open descriptors (issue 17 S14).
 
-The path check resolves symbolic links, then the program opens the path itself, so a
-local process that swaps a link in between could make `cat x` read an outside file. For
-these reads ctxagent opens each file itself, one path component at a time from the
-workspace root with O_NOFOLLOW (any link that appeared since the check fails the open:
-the command is refused), and gives the program `/dev/fd/N` instead of the name. The
-program then reads the very file that was checked. Only where the name never shows in
-the output: every operand of `cat`, the single operand of `head`/`tail` without `-v`.
-Directories, FIFOs, files we cannot open and operands past MAX_PINNED stay names.
+Each file is opened one component at a time from the workspace root with O_NOFOLLOW and
+given as `/dev/fd/N`, where the name never shows in the output; directories, FIFOs and
+operands past MAX_PINNED stay names (docs/terminal.md, "Limits and lookups").
 """
 
 from __future__ import annotations

@@ -1,15 +1,8 @@
 """The terminal tool's policy: which commands, flags, operands and scripts may run.
 
-`check_pipeline(stages, ctx)` takes the parsed words of each pipeline stage and returns
-the argv of each, or raises `ToolRefusedError` saying which word was refused, why, and
-what is allowed instead. Nothing runs before every stage has passed.
-
-Commands: ls, tree, cat, head, tail, wc, find, grep, rg, sort, uniq, cut, awk, sed,
-file, stat, du, pwd, echo, and git with read-only subcommands (`cd` is handled by the
-tool itself). Flags are checked against per-command allow-lists (terminal_specs,
-terminal_flags); operands that are paths are glob-expanded and must stay inside the
-workspace (terminal_paths); sed scripts and awk programs are analysed (terminal_sed,
-terminal_awk); find and git have their own modules.
+`check_pipeline(stages, ctx)` returns each stage's argv or raises `ToolRefusedError`
+naming the word, the reason and what is allowed; nothing runs before every stage passes.
+Flags: `specs`/`flags`; paths: `paths`; scripts: `commands.sed`/`awk` (docs/terminal.md).
 """
 
 from __future__ import annotations

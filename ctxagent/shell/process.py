@@ -1,22 +1,8 @@
-"""Run a checked pipeline: scrubbed environment, own process groups, one timeout for the
-whole pipeline, capped output.
+"""Run a checked pipeline: scrubbed environment, own process groups, one timeout, capped output.
 
-The stages are connected with OS pipes by us (stdout of one is the stdin of the next);
-no shell is involved. The first stage reads /dev/null. Every stage starts its own
-session and process group (`start_new_session=True`); on timeout every group is killed
-with SIGKILL, so programs a stage started die with it. stdout of the last stage and
-stderr of all stages are read concurrently into bounded head/tail buffers, and rendered
-with control characters escaped (output_cap).
-
-Every process gets the `ResourceLimits` as rlimits (memory, size of a written file, no
-core dumps), and while the pipeline runs a watchdog measures the scratch directory every
-SCRATCH_POLL_S seconds and stops the pipeline when it holds more than the limit: a
-"read-only" `sed ':a;p;ba' f | sort` otherwise spills gigabytes of sort's temporary
-files into it (breaker finding F3). In the bubblewrap jail the scratch directory is also
-a tmpfs of that size, a hard limit.
-
-The environment is built from an allow-list (`safe_env`), never by deleting names from
-ours, so API keys and tokens cannot leak into a command (docs/redaction.md).
+Stages piped by us (no shell), stdin /dev/null, one process group each, SIGKILL on
+timeout; `ResourceLimits` as rlimits and a scratch watchdog every SCRATCH_POLL_S (breaker
+finding F3); the environment from an allow-list (`safe_env`). docs/terminal.md.
 """
 
 from __future__ import annotations

@@ -1,27 +1,8 @@
 """Allow-lists of flags, one table per read-only command of the terminal tool.
 
-These are allow-lists on purpose: the spellings of a forbidden flag are endless
-(`-o`, `-oFILE`, `--output=FILE`, `--out=FILE`...), the spellings of an allowed one are
-few. A flag that is not listed here is refused; long flags must be spelled out in full
-(abbreviations are refused because GNU getopt would resolve them, maybe to a flag we
-never allowed).
-
-Whether a flag takes a value matters as much as whether it is allowed: if we thought a
-flag took a value that the program does not, the "value" would reach the program
-unchecked as a flag or a path. Each table was written from the program's `--help` on
-Debian 12 (coreutils 9.1, findutils 4.9, grep 3.8, ripgrep 13, sed 4.9, file 5.44,
-mawk 1.3.4). Flags that follow symbolic links during traversal (`grep -R`, `rg -L`,
-`du -L`...) are left out: a link inside the workspace may point outside it.
-
-Value kinds: NONE (no value), VALUE (free text: a number, a glob, a pattern), PATH (a
-file name that must stay inside the workspace), OPTIONAL (long flags only: `--x` or
-`--x=VALUE`, never the next word), ATTACHED (long flags only: `--x=VALUE` and nothing
-else, as git's revision parser takes `--format=`; the next word is never its value). Every flag that makes the program open a file or
-directory named by its value is either PATH or left out (refused): the scanner
-(`terminal_flags.scan`) confines PATH values itself and hands the program their
-absolute path, and `tests/shell/test_flag_paths.py` lists the file-taking
-flags of each program's manual and checks each is PATH or refused. VALUE is only for
-values no program opens as a file.
+An unlisted flag is refused; abbreviations too. Value kinds: NONE, VALUE, PATH, OPTIONAL,
+ATTACHED; every flag that opens a file is PATH or left out (`tests/shell/test_flag_paths.py`).
+Tables from `--help` on Debian 12 (docs/terminal.md, "Module notes").
 """
 
 from __future__ import annotations

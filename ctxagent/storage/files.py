@@ -1,15 +1,8 @@
 """Durable state on disk: atomic writes, backups, JSONL append, file locks.
 
-Rules (docs/state.md): every write goes to a temporary file in the same folder,
-is fsynced and then `os.replace`d over the target, so a crash leaves either the old or
-the new bytes, never a mix. Readers survive empty or corrupt files: they fall back to
-the `.bak` copy, and a corrupt file is copied aside (`<name>.corrupt-<stamp>`) before
-anything overwrites it (once: a file that stays corrupt is not copied again).
-
-The per-repository state folder comes from `ensure_state_dir(repo)` (creating it, with a
-`.gitignore` of `*`) or `state_dir(repo)` (reading): both refuse a `.ctxagent` that is a
-symbolic link, resolves outside the repository, or holds a symbolic link, so a cloned
-repository cannot choose where ctxagent writes backups, transcripts or memory.
+Writes go to a fsynced temporary file `os.replace`d over the target; readers fall back
+to `.bak` and copy a corrupt file aside once. `ensure_state_dir` / `state_dir` refuse a
+`.ctxagent` that is or holds a symbolic link or resolves outside (docs/state.md).
 """
 
 from __future__ import annotations

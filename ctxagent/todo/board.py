@@ -1,14 +1,9 @@
 """`TodoBoard`: the task board in `<repo>/.ctxagent/todos.json` (with a `.bak` copy).
 
-Items are {id, content, status, priority, created_at, updated_at}; ids are small
-integers that never repeat on a board (the model and people type them). Status is
-pending, in_progress or completed, and at most one item is in progress at any time
-(case S05): a change that would make two is refused with an error naming both ids and
-the board stays as it was. Every change is a read-modify-write under
-`ctxagent.storage.files.file_lock`, saved with `write_json_with_backup`; reading uses
-`read_json_with_fallback`, so an empty or corrupt file falls back to `.bak` (or an
-empty board) with one warning, after being copied aside once (case S01a); a board the
-`.bak` restores is written back, so the corrupt file does not linger (breaker F12).
+Items {id, content, status, priority, created_at, updated_at}, ids never reused; at most
+one in progress (case S05). Every change is a read-modify-write under `file_lock`; a
+corrupt file falls back to `.bak` with a warning and is rewritten (cases S01a, breaker F12;
+docs/notes-todo-plan.md).
 """
 
 from __future__ import annotations

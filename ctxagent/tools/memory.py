@@ -1,20 +1,8 @@
 """`memory`: long-term memory the agent (or a library user) keeps across sessions.
 
-The Hello-Agents textbook's MemoryTool (chapter 8) with its call conventions, so its
-examples run with only the import changed::
-
-    memory_tool = MemoryTool(user_id="user123")
-    memory_tool.run({"action": "add", "content": "...", "memory_type": "semantic", "importance": 0.8})
-    memory_tool.run({"action": "search", "query": "frontend engineer", "limit": 3})
-    memory_tool.execute("forget", strategy="importance_based", threshold=0.2)
-
-Actions: add, search, summary, stats, update, remove, forget, consolidate, clear_all.
-Extra keys on add/update (event_type, location, concept, session_id...) are kept as the
-memory's metadata, as in the textbook. `run` returns Python data: add -> the new id;
-search -> [{id, content, memory_type, importance, timestamp, score, ...}]; summary and
-stats -> dicts; update -> the memory; remove -> the id; forget -> {strategy, forgotten,
-remaining}; consolidate -> {consolidated, ids, from_type, to_type, threshold}; clear_all
--> {cleared}. The model gets compact text. Storage: `ctxagent.memory` (SQLite + FTS5).
+The Hello-Agents textbook's MemoryTool (chapter 8), same calls: `MemoryTool(user_id=...)`,
+`run({"action": "add"|"search"|"forget"|...})`; extra keys become metadata. Storage:
+`ctxagent.memory`. Actions and results: docs/memory-rag.md ("Memory from Python").
 """
 
 from __future__ import annotations

