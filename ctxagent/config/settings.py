@@ -201,11 +201,10 @@ def repo_config_path(repo: Path) -> Path:
 def load_settings(repo: Path, flags: dict[str, Any] | None = None, env: Mapping[str, str] | None = None,
                   *, require_key: bool = True, require_model: bool = True, trust_repo: bool = False) -> Settings:
     """Resolve the settings for `repo`; `flags`: CLI values (None = not given), `env`: default
-    os.environ. The repository's file is untrusted unless `trust_repo`/`trusted_repos` (one warning,
-    `ctxagent.config.trust`). Raises ConfigError naming the file or variable and the fix: bad TOML,
-    unknown keys, invalid values, unknown or no provider, a hosted provider without an API key
-    (with `require_key`). Without `require_model`, a missing or unusable model is the model
-    "(none)" (its source says why): commands that need no model never fail for it."""
+    os.environ; the repository's file untrusted unless `trust_repo`/`trusted_repos`. Raises
+    ConfigError naming the file or variable and the fix (bad TOML, unknown keys, invalid values, no
+    usable provider, no API key with `require_key`); without `require_model` a missing or unusable
+    provider is the model "(none)", its source saying why (docs/cli.md)."""
     env = os.environ if env is None else env
     values: dict[str, Value] = {}
     files = []
