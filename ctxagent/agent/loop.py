@@ -32,6 +32,7 @@ from ctxagent.agent.events import (
     UsageEvent,
 )
 from ctxagent.agent.limits import TurnStop, check_limits, limits_dict
+from ctxagent.agent.prompts import feedback
 from ctxagent.agent.replies import protocol_name, read_reply, shown_events, switch_notice, violation_text
 from ctxagent.agent.session import Session
 from ctxagent.agent.toolcalls import Outcome, ToolRunner
@@ -100,6 +101,7 @@ class Agent:
         self.model_calls = 0
         self.protocol = get_protocol(protocol_name(settings, session))
         self.layer = layer  # the harness's SystemLayer (profile files, AGENTS.md chain, skills; /memory reads it)
+        self._partial: list[str] = []  # text of the reply being streamed (kept if Ctrl-C cuts it off)
 
     def emit(self, event: Event) -> None:
         """Send `event` to every sink (one event at a time: tool calls may run in threads); a
@@ -124,6 +126,7 @@ class Agent:
         except TurnStop as stop:
             end = TurnEnd(reason=stop.reason, message=stop.message)
         except (KeyboardInterrupt, LLMCancelledError):
+            self._keep_interrupted_reply()
             end = TurnEnd(reason="interrupted", message="interrupted; the session is kept, send a new message to go on")
         except CtxAgentError as exc:  # model failures, and e.g. a request that cannot fit (ContextOverflowError)
             self.emit(ErrorEvent(message=str(exc), kind=type(exc).__name__))
@@ -224,6 +227,7 @@ class Agent:
 
     def _chat(self, turn: TurnState, tools: list[dict[str, Any]], cancel: threading.Event | None) -> Any:
         self.model_calls += 1
+        self._partial = []
         request = self.assembler.assemble(self._messages(), tools, self._state(turn))
         self._emit_built(request)
         messages, wire_tools = self.protocol.encode(request.messages, tools)
@@ -289,6 +293,8 @@ class Agent:
         self.emit(_usage_event(extra, turn.usage if turn is not None else extra))
 
     def _on_delta(self, delta: Any) -> None:
+        if delta.kind == "text":
+            self._partial.append(delta.text)
         if delta.kind == "text" and not self.protocol.native:
             return  # raw protocol text: shown once decoded (`_show`)
         if delta.kind == "text":
@@ -298,6 +304,7 @@ class Agent:
 
     def _on_retry(self, notice: Any) -> None:
         """Tell the sinks that the model call is sent again after a wait (a `RetryNotice`)."""
+        self._partial = []  # the call starts its reply again
         self.emit(Retry(attempt=notice.attempt, attempts=notice.attempts, wait_s=round(notice.wait_s, 3),
                         message=str(notice), kind=type(notice.error).__name__, status=notice.error.status))
 
@@ -386,6 +393,19 @@ class Agent:
         self.session.add_message(tool_message(call_id, outcome.content))
         self.emit(ToolResultEvent(call_id=call_id, name=name, ok=outcome.ok, content=outcome.content,
                                   status=outcome.status))
+
+    def _keep_interrupted_reply(self) -> None:
+        """After Ctrl-C while the model was answering: record the text it had streamed (a text
+        protocol's raw reply is left out), then the "[interrupted by the user]" mark, as its
+        message, so the next request says what happened (not the bridging "Ok." of
+        `context.fitting.alternate`). Nothing after an assistant message (its calls get results)."""
+        history = self.session.history
+        last = history[-1].get("role") if history else None
+        partial = "".join(self._partial).strip() if self.protocol.native else ""
+        self._partial = []
+        if last == "user" or (last == "tool" and partial):
+            mark = feedback("interrupted_reply")
+            self.session.add_message({"role": "assistant", "content": f"{partial}\n\n{mark}" if partial else mark})
 
     def _close_open_calls(self) -> None:
         """Give every call still without a result the synthetic "not executed: interrupted" one (C02)."""

@@ -13,17 +13,16 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich import box
 from rich.console import Console
-from rich.table import Table
 
 from ctxagent.cli.context_files import SOURCE, file_packets
+from ctxagent.cli.report_view import draw_report
 from ctxagent.cli.safe_text import markup
 from ctxagent.cli.workspace import repo_option
 from ctxagent.context import ContextBuilder, ContextConfig, TokenCounter
 from ctxagent.context.gather import repo_sources
 from ctxagent.context.messages import content_text
-from ctxagent.context.record.report import layer_rows, message_preview
+from ctxagent.context.record.report import message_preview
 from ctxagent.context.record.snapshot import (
     REDACTED,
     list_calls,
@@ -36,10 +35,6 @@ from ctxagent.context.record.snapshot import (
     summary_calls_in,
 )
 from ctxagent.storage.files import read_jsonl, state_dir
-
-_DECISION_STYLE = {"selected": "green", "truncated": "yellow", "dropped": "red"}
-BAR_WIDTH = 36  # with the merged "history + tool_results" row the chart fits 80 columns
-WIDE_COLUMNS = 150  # terminal width from which the packet table shows previews
 
 
 def register(cli: click.Group) -> None:
@@ -385,99 +380,3 @@ def why_lines(rows: list[dict]) -> list[str]:
 def request_mentions(request: dict, text: str) -> bool:
     """True if `text` occurs (case-insensitive) anywhere in the request's messages."""
     return text.lower() in json.dumps(request.get("messages", request), ensure_ascii=False).lower()
-
-
-def draw_report(console: Console, report: dict, *, title: str = "") -> None:
-    """The budget line, the layer bar chart and the packet table of a builder/assembler report."""
-    budget = report.get("budget", {})
-    console.rule(markup(title) if title else "report")
-    console.print(
-        f"used [bold]{budget.get('used_tokens', '?')}[/] of {budget.get('input_budget', '?')} input tokens "
-        f"(window {budget.get('max_tokens', '?')}, {budget.get('reserve_tokens', '?')} reserved for the reply; "
-        f"tools {budget.get('tools_tokens', 0)}); query type {report.get('query_type', '?')}, "
-        f"{'exact' if report.get('exact') else 'estimated'} counts"
-    )
-    console.print(layer_chart(report))
-    problems = {k: v for k, v in (report.get("sources") or {}).items() if not v.get("ok", True)}
-    for name, info in problems.items():
-        console.print(f"[yellow]source {markup(name)}: {markup(str(info.get('error')))}[/]")
-    console.print(packet_table(report.get("packets", []), console.width))
-
-
-def layer_chart(report: dict) -> Table:
-    """One row per layer (`reporting.layer_rows`): tokens used, budget, and a bar of both against the input
-    budget, then the "unused" and "input budget" rows; the caption explains the unused room and the bars.
-    How the bars read: docs/context.md, "Reading the layer chart" (an older snapshot: no total rows)."""
-    layers, budget = report.get("layers", {}), report.get("budget", {})
-    total = max(1, int(budget.get("input_budget") or 1))
-    marked = any("fixed" in entry for entry in layers.values())
-    table = Table(box=None, show_header=True, header_style="bold", pad_edge=False, caption_justify="left",
-                  caption=_chart_caption(budget) if marked else OLD_SNAPSHOT_NOTE)
-    for column in ("layer", "tokens", "budget", ""):
-        table.add_column(column, justify="right" if column in ("tokens", "budget") else "left", no_wrap=True)
-    budgets = 0
-    for name, entry in layer_rows(layers):
-        used, allowed = int(entry.get("used", 0)), int(entry.get("budget", 0))
-        budgets += allowed
-        fixed = bool(entry.get("fixed"))
-        table.add_row(name, str(used), f"[dim]{allowed}[/]" if fixed else str(allowed),
-                      _bar(total, used, None if fixed else allowed) + "│")
-    if marked:
-        unused = int(budget.get("unused_tokens", total - int(budget.get("used_tokens") or 0)))
-        table.add_row("unused", str(unused), str(total - budgets) if total != budgets else "", "")
-        table.add_row("[bold]input budget[/]", str(total), str(total), "")
-    return table
-
-
-#: The layer chart's caption for a snapshot written before fixed parts were marked.
-OLD_SNAPSHOT_NOTE = ("[dim]written by an older ctxagent: a budget equal to the tokens is the part's size, not an "
-                     "allowance, and the tool schemas are in no row (or in current)[/]")
-_LEGEND = "[dim]▒ a fixed part's size, █ tokens used, ··· budget not used, ▓ tokens beyond the budget[/]"
-
-
-def _chart_caption(budget: dict) -> str:
-    note = budget.get("unused_note")
-    return f"unused {budget.get('unused_tokens', '?')} tokens" + (f": {markup(note)}" if note else "") + "\n" + _LEGEND
-
-
-def _bar(total: int, used: int, allowed: int | None) -> str:
-    """BAR_WIDTH cells standing for `total` tokens, then a label if it fits. A fixed part
-    (`allowed` None): its size hatched, "fixed". A layer: solid to its tokens, dotted on to
-    its budget, shaded beyond it with "+excess"."""
-    cells = lambda tokens: min(BAR_WIDTH, round(BAR_WIDTH * max(0, tokens) / total))
-    if allowed is None:
-        bar, width, label = "[dim]" + "▒" * cells(used) + "[/]", cells(used), " fixed"
-    else:
-        solid, reach = cells(min(used, allowed)), cells(max(used, allowed))
-        rest = "[magenta]" + "▓" * (reach - solid) + "[/]" if used > allowed else "·" * (reach - solid)
-        bar, width, label = "[cyan]" + "█" * solid + "[/]" + rest, reach, f" +{used - allowed}" if used > allowed else ""
-    label = label if width + len(label) <= BAR_WIDTH else ""
-    return bar + label + " " * (BAR_WIDTH - width - len(label))
-
-
-def packet_table(rows: list[dict], width: int = 200) -> Table:
-    """Every packet: id, layer, tokens, relevance, score, decision, reason; on terminals of
-    WIDE_COLUMNS or more also type, recency and a preview."""
-    wide = width >= WIDE_COLUMNS
-    columns = ["id", "layer", *(["type"] if wide else []), "tok", "rel", *(["rec"] if wide else []), "score", "decision", "reason"]
-    columns += ["preview"] if wide else []
-    table = Table(box=box.SIMPLE_HEAD, header_style="bold", expand=False, pad_edge=False)
-    for column in columns:
-        numeric = column in ("tok", "rel", "rec", "score")
-        table.add_column(column, justify="right" if numeric else "left", no_wrap=column != "reason",
-                         overflow="fold" if column == "reason" else "ellipsis",
-                         max_width=None if column == "reason" else 40 if wide else 24)
-    for r in rows:
-        style = _DECISION_STYLE.get(str(r.get("decision")), "white")
-        cells = {
-            "id": markup(str(r.get("id", ""))), "layer": str(r.get("layer", "")), "type": markup(str(r.get("type", ""))),
-            "tok": str(r.get("tokens", "")), "rel": _num(r.get("relevance")), "rec": _num(r.get("recency")),
-            "score": _num(r.get("score")), "decision": f"[{style}]{r.get('decision', '')}[/]",
-            "reason": markup(str(r.get("reason", ""))), "preview": markup(str(r.get("preview", ""))[:80]),
-        }
-        table.add_row(*(cells[c] for c in columns))
-    return table
-
-
-def _num(value: Any) -> str:
-    return f"{value:.2f}" if isinstance(value, (int, float)) else ""

@@ -92,6 +92,9 @@ def run_command(task: str, repo: Path, as_json: bool, yes: bool, max_steps: int 
     sinks = [json_sink or renderer]
     with open_agent(repo, settings, resume=resume, sinks=sinks, ask=stdin_asker(console),
                     notice=lambda text: click.echo(text, err=True), cwd=workspace_of().cwd) as agent:
+        if renderer is not None:  # stderr: `ctxagent run ... > answer.md` keeps only the answer
+            Console(stderr=True, highlight=False).print(Text(run_header(agent, resumed=bool(resume)), style="dim"),
+                                                        soft_wrap=True)
         end = agent.run_turn(task)
     code = EXIT_BY_REASON.get(end.reason, 1)
     if json_sink is not None:
@@ -101,6 +104,19 @@ def run_command(task: str, repo: Path, as_json: bool, yes: bool, max_steps: int 
     if code != 0 and not (renderer is not None and console.is_terminal and sys.stderr.isatty()):
         click.echo(f"ctxagent: {end.reason}: {visible(redact(end.message, settings.secrets()))}", err=True)
     return code
+
+
+def run_header(agent: Any, *, resumed: bool) -> str:
+    """`ctxagent run · provider/model · session ID (new) · read-only, patches asked` (control
+    characters of the configured names shown escaped)."""
+    model, limits = agent.settings.model, agent.settings.agent
+    protocol = "" if agent.protocol.native else f" · {agent.protocol.name} protocol"
+    patches = "patches approved (--yes)" if limits.auto_approve else "patches asked"
+    commands = ", commands asked" if limits.mode == "workspace-write" and limits.approval == "ask" else \
+        ", commands run without asking" if limits.mode == "workspace-write" else ""
+    what = "resumed" if resumed else "new"
+    return visible(f"ctxagent run · {model.provider}/{model.model}{protocol} · session {agent.session.id} ({what}) · "
+                   f"{limits.mode}, {patches}{commands}")
 
 
 def _summary(end: Any) -> dict[str, Any]:

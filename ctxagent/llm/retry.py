@@ -106,13 +106,10 @@ def call_with_retries(
     jitter: Callable[[float], float] = full_jitter,
     on_retry: Callable[[RetryNotice], None] | None = None,
 ) -> T:
-    """Call `attempt()` until it returns, retrying retryable ProviderErrors per `policy`.
-
-    Raises the last ProviderError (its `attempts` set to the number of calls made) when
-    it is not retryable, retries are used up, or the server asks for too long a wait.
-    Anything else `attempt` raises (cancellation included) passes through at once.
-    `on_retry(RetryNotice)` is called before each wait.
-    """
+    """Call `attempt()` until it returns, retrying retryable ProviderErrors per `policy`;
+    `on_retry(RetryNotice)` is called before each wait. Raises the last ProviderError (its
+    `attempts` set) when it is not retryable, retries are used up, or the server asks for too
+    long a wait; anything else `attempt` raises (cancellation included) passes at once."""
     retry = 0
     while True:
         try:

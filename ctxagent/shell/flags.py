@@ -31,6 +31,8 @@ class Scan:
     words: list[str] = field(default_factory=list)
     path_values: list[tuple[str, str, int, str]] = field(default_factory=list)
     """(flag, value, index of the word holding it, text before the value in that word)."""
+    end_of_flags: int | None = None
+    """Index of the `--` word that ended the flags, None when there was none."""
 
     def add(self, flag: str, kind: str, value: str | None, index: int, prefix: str = "") -> None:
         """Record `flag` (of value `kind`) with `value`, found in word `index` after `prefix`."""
@@ -66,6 +68,7 @@ def scan(cmd: str, spec: Spec, words: list[Word], ctx: PathContext) -> Scan:
             i += 1
         elif text == "--":
             flags_done = True
+            result.end_of_flags = i
             i += 1
         elif text.startswith("--"):
             i = _long_flag(cmd, spec, words, i, result)

@@ -1,4 +1,4 @@
-"""Open what was checked: file operands of `cat`, `head` and `tail` passed as open descriptors (issue 17 S14).
+"""Open what was checked: file operands of `cat`, `nl`, `head`, `tail` passed as open descriptors (issue 17 S14).
 
 Each file is opened one component at a time from the workspace root with O_NOFOLLOW and
 given as `/dev/fd/N`, where the name never shows in the output; directories, FIFOs and
@@ -18,7 +18,8 @@ from ctxagent.shell.parse import Word
 from ctxagent.shell.paths import PathContext, is_inside
 from ctxagent.shell.specs import SPECS
 
-PINNED = ("cat", "head", "tail")
+PINNED = ("cat", "nl", "head", "tail")
+_ALL_OPERANDS = ("cat", "nl")
 MAX_PINNED = 256
 """Descriptors opened per command at most (the soft RLIMIT_NOFILE is often 1024); the
 operands after that stay names."""
@@ -33,7 +34,7 @@ def pin_reads(argv: list[str], ctx: PathContext) -> tuple[list[str], list[int]]:
         return argv, []
     result = scan(name, SPECS[name], [Word(text) for text in argv[1:]], ctx)
     operands = [i for i in result.operands if result.words[i] != "-"]
-    if name != "cat" and (len(result.operands) != 1 or result.has(_VERBOSE)):
+    if name not in _ALL_OPERANDS and (len(result.operands) != 1 or result.has(_VERBOSE)):
         return argv, []
     out, fds = list(argv), []
     try:

@@ -18,8 +18,8 @@ class Spec:
     """Flags and operands of one command; the kinds: docs/terminal.md, "How a command's words are checked".
 
     short: letter -> value kind; long: "--name" -> value kind; operands: "paths", "pattern", "script", "program",
-    "text" or "none"; max_operands: None for no limit; numeric: `-NUM` allowed; numeric_suffix: letters allowed
-    after `-NUM` (None: a getopt cluster); permute: flags may follow operands; why: refusal reasons by flag.
+    "strings" (tr), "text" or "none"; max_operands: None for no limit; numeric: `-NUM` allowed; numeric_suffix:
+    letters allowed after `-NUM` (None: a getopt cluster); permute: flags may follow operands; why: reasons by flag.
     """
 
     short: Mapping[str, str]
@@ -130,6 +130,31 @@ SPECS: dict[str, Spec] = {
              "-p": "changes file access times", "--preserve-date": "changes file access times",
              "-S": "turns off file's own sandbox", "--no-sandbox": "turns off file's own sandbox",
              "-L": _FOLLOWS_LINKS, "--dereference": _FOLLOWS_LINKS},
+    ),
+    "nl": _spec(
+        short_none="p", short_value="bdfhilnsvw",
+        long_none="no-renumber",
+        long_value="body-numbering section-delimiter footer-numbering header-numbering line-increment "
+                   "join-blank-lines number-format number-separator starting-line-number number-width",
+    ),
+    "tr": _spec(
+        short_none="cCdst", long_none="complement delete squeeze-repeats truncate-set1",
+        operands="strings", max_operands=2,
+    ),
+    "diff": _spec(
+        short_none="iEZbwBaqsceunyptTrNdH", short_value="ICUWFDxL", short_path="X",
+        long_none="ignore-case ignore-file-name-case no-ignore-file-name-case ignore-tab-expansion "
+                  "ignore-trailing-space ignore-space-change ignore-all-space ignore-blank-lines text "
+                  "strip-trailing-cr brief report-identical-files ed rcs normal side-by-side left-column "
+                  "suppress-common-lines show-c-function expand-tabs initial-tab suppress-blank-empty "
+                  "recursive no-dereference new-file unidirectional-new-file minimal speed-large-files",
+        long_value="ignore-matching-lines width show-function-line label tabsize exclude ifdef "
+                   "horizon-lines palette old-line-format new-line-format unchanged-line-format line-format "
+                   "old-group-format new-group-format unchanged-group-format changed-group-format",
+        long_path="exclude-from from-file to-file", long_optional="context unified color",
+        why={"-l": "runs the pr program", "--paginate": "runs the pr program",
+             "-S": "not supported here; name the files to compare",
+             "--starting-file": "not supported here; name the files to compare"},
     ),
     "pwd": _spec(short_none="LP", operands="none"),
     "echo": _spec(operands="text"),
