@@ -47,6 +47,14 @@ def parse_answer(text: str) -> Decision | None:
     return None
 
 
+def not_an_answer(line: str) -> str:
+    """The line shown before the question again after `line` did not parse: what was read and
+    the valid answers (one line, newline-terminated)."""
+    shown = " ".join(line.split())[:40]
+    what = f"{shown!r} is not an answer" if shown else "an empty line is not an answer"
+    return f"{what}: type y (yes), n (no; words after it go to the model as your reason) or a (all / always).\n"
+
+
 class ApprovalPolicy:
     """Decides whether a call that needs approval may run.
 
@@ -75,16 +83,24 @@ class ApprovalPolicy:
             return Decision(approved=True)
         if self._ask is None:
             return Decision(approved=False, reason="no way to ask the user for approval (run with --yes to allow changes)")
+        decision = self._answer(QUESTION, "no answer (input closed)")
+        if decision.all and not force_ask:
+            self.approve_all = True
+        return decision
+
+    def _answer(self, question: str, closed: str) -> Decision:
+        """Ask until an answer parses (MAX_BAD_ANSWERS tries); an unreadable one is named with
+        the valid answers before the question is asked again. `closed`: the reason when input ends."""
+        asked = question
         for _ in range(MAX_BAD_ANSWERS):
-            line = self._ask(QUESTION)
+            line = self._ask(asked) if self._ask is not None else None
             if line is None:
-                return Decision(approved=False, reason="no answer (input closed)")
+                return Decision(approved=False, reason=closed)
             decision = parse_answer(line)
             if decision is not None:
-                if decision.all and not force_ask:
-                    self.approve_all = True
                 return decision
-        return Decision(approved=False, reason="no valid answer")
+            asked = not_an_answer(line) + question
+        return Decision(approved=False, reason=f"no valid answer after {MAX_BAD_ANSWERS} tries")
 
 
     def gate_pre_approved(self, gate: Gate) -> str:
@@ -106,16 +122,10 @@ class ApprovalPolicy:
         if self._ask is None:
             return Decision(approved=False, reason=_NO_ASK)
         what = f"`{gate.key}`" if gate.key else "(this once: no session-wide approval covers this line)"
-        for _ in range(MAX_BAD_ANSWERS):
-            line = self._ask(GATE_QUESTION.format(what=what))
-            if line is None:
-                return Decision(approved=False, reason=f"no answer (input closed); {_NO_ASK}")
-            decision = parse_answer(line)
-            if decision is not None:
-                if decision.all and gate.key is not None:
-                    self.grants[gate.key] = gate.tool
-                return decision
-        return Decision(approved=False, reason="no valid answer")
+        decision = self._answer(GATE_QUESTION.format(what=what), f"no answer (input closed); {_NO_ASK}")
+        if decision.all and gate.key is not None:
+            self.grants[gate.key] = gate.tool
+        return decision
 
     def revoke(self, key: str) -> bool:
         """Forget the "always" grant `key`; False when there was none."""

@@ -32,9 +32,10 @@ def harness_options(settings: Settings) -> HarnessOptions:
                           profile_max_bytes=harness.profile_max_bytes, context_window=model.context_window)
 
 
-def open_layer(repo: Path, settings: Settings) -> SystemLayer:
-    """The system layer for `repo`; each of its warnings is issued once as a UserWarning."""
-    layer = build_system_layer(repo, harness_options(settings))
+def open_layer(repo: Path, settings: Settings, cwd: Path | None = None) -> SystemLayer:
+    """The system layer for `repo` (`cwd`: the user's working directory, for the AGENTS.md chain);
+    each of its warnings is issued once as a UserWarning."""
+    layer = build_system_layer(repo, harness_options(settings), cwd=cwd)
     for message in layer.all_warnings():
         warnings.warn(message, stacklevel=2)
     return layer

@@ -42,12 +42,13 @@ AssemblerFactory = Callable[..., ContextAssembler | None]
 def open_agent(repo: Path, settings: Settings, *, resume: str | None = None, sinks: Sequence[Sink] = (),
                ask: Callable[[str], str | None] | None = None,
                assembler_factory: AssemblerFactory | None = None,
-               notice: Callable[[str], None] | None = None, fresh: bool = False) -> Iterator[Agent]:
+               notice: Callable[[str], None] | None = None, fresh: bool = False,
+               cwd: Path | None = None) -> Iterator[Agent]:
     """Yield a ready Agent for `repo`; the model server (local provider) stops on exit. `resume`:
     a session id or "last" (NotFoundError if absent); `ask`: the approval prompt (None: refuse
-    unless auto_approve); `assembler_factory`: default `default_assembler`; `notice`: shows a
-    one-off message (what is carried over from earlier sessions is one); `fresh`: none of
-    the earlier sessions' todo items and notes are injected. Raises ConfigError / LLMError."""
+    unless auto_approve); `assembler_factory`: default `default_assembler`; `notice`: one-off
+    messages (what is carried over is one); `fresh`: no earlier todo items and notes injected;
+    `cwd`: the user's working directory (the AGENTS.md chain runs down to it). Raises ConfigError / LLMError."""
     repo = Path(repo).resolve()
     with contextlib.ExitStack() as stack:
         client = stack.enter_context(_model_client(settings, notice))
@@ -75,7 +76,7 @@ def open_agent(repo: Path, settings: Settings, *, resume: str | None = None, sin
             extra.append(follower)
         if settings.agent.episodic_memory and memory is not None and getattr(memory, "available", True):
             extra.append(EpisodeRecorder(memory, session.id, secrets=session.secrets, repo=repo))  # one episodic memory per turn
-        layer = open_layer(repo, settings)  # profile files, AGENTS.md chain, skill catalog
+        layer = open_layer(repo, settings, cwd)  # profile files, AGENTS.md chain, skill catalog
         hooks, warned = session_hooks(repo, settings, session)
         relay = AskRelay(ask)  # sub-agents ask the user through the main thread
         auto, allow_exec = settings.agent.auto_approve, settings.agent.approval == "never"

@@ -19,6 +19,7 @@ from ctxagent.context.messages import repair_pairing
 from ctxagent.errors import NotFoundError
 from ctxagent.redaction import redact
 from ctxagent.storage.files import append_jsonl, ensure_state_dir, read_jsonl, refuse_link, state_dir
+from ctxagent.storage.ids import resolve_id
 
 __all__ = ["Session", "ensure_state_dir", "find_transcript", "history_from_records", "new_session_id",
            "sessions_dir", "view_from_records"]
@@ -170,17 +171,20 @@ def view_from_records(records: list[dict[str, Any]]) -> dict[str, Any] | None:
 
 
 def find_transcript(repo: Path, ref: str) -> Path:
-    """Path of session `ref` (id or `last`, the most recently written) in `repo`."""
+    """Path of session `ref` (id, unique id prefix, or `last`, the most recently written) in
+    `repo`. Raises NotFoundError (an ambiguous prefix names its candidates)."""
     folder = sessions_dir(repo)
     files = sorted(folder.glob("*.jsonl")) if folder.is_dir() else []
     if ref == "last":
         if not files:
             raise NotFoundError(f"no sessions in {folder}; start one with `ctxagent chat`")
         return max(files, key=lambda p: (p.stat().st_mtime, p.name))
-    path = folder / f"{ref}.jsonl"
-    if "/" in ref or not path.is_file():
-        raise NotFoundError(f"no session {ref!r} in {folder}; list them with `ctxagent sessions`")
-    return path
+    missing = f"no session {ref!r} in {folder}; list them with `ctxagent sessions`"
+    if not ref or "/" in ref or ref.startswith("."):
+        raise NotFoundError(missing)
+    ref = resolve_id(ref, [p.stem for p in files if p.is_file()], what="session",
+                     listing=f"in {folder}; list them with `ctxagent sessions`")
+    return folder / f"{ref}.jsonl"
 
 
 @dataclass

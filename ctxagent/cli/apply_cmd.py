@@ -15,6 +15,7 @@ from rich.console import Console
 
 from ctxagent.cli.render import approval_preview
 from ctxagent.cli.safe_text import markup, visible
+from ctxagent.cli.workspace import repo_option
 from ctxagent.config.settings import ToolSettings, load_settings
 from ctxagent.errors import ConfigError, CtxAgentError
 from ctxagent.exec.guard import CheckpointGuard
@@ -30,10 +31,9 @@ def register(cli: click.Group) -> None:
 
 @click.command("apply")
 @click.argument("patch_file", type=click.Path(dir_okay=False, allow_dash=True))
-@click.option("--repo", type=click.Path(file_okay=False), default=".", show_default=True,
-              help="workspace the patch paths are relative to")
+@repo_option
 @click.option("--yes", "-y", is_flag=True, help="apply without asking")
-def apply_command(patch_file: str, repo: str, yes: bool) -> None:
+def apply_command(patch_file: str, repo: Path, yes: bool) -> None:
     """Show PATCH_FILE (a '*** Begin Patch' patch, '-' for stdin) as a diff and apply it."""
     err = Console(stderr=True, highlight=False)
     try:
@@ -78,7 +78,9 @@ def _limits(repo: Path, err: Console) -> PatchLimits:
     try:
         tools = load_settings(repo, require_key=False, require_model=False).tools  # no model needed (S15)
     except ConfigError as exc:
-        err.print(f"warning: settings not loaded ({markup(str(exc))}); using default patch limits", soft_wrap=True)
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        err.print(f"warning: default patch limits used: the settings do not load ({markup(first)}; "
+                  "`ctxagent doctor` shows it all)", soft_wrap=True)
         tools = ToolSettings()
     return PatchLimits(max_files=tools.patch_max_files, max_changed_lines=tools.patch_max_changed_lines)
 

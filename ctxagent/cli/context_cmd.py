@@ -1,6 +1,7 @@
 """`ctxagent context QUERY` and `ctxagent inspect SESSION`: see what a model call sees, and why.
 
-`context` builds a context without calling a model; `inspect` draws a past call's
+`context` builds a context without calling a model (the repository's files ranked by
+context_fetch among its sources: `ctxagent.cli.context_files`); `inspect` draws a past call's
 snapshot (`.ctxagent/snapshots/<session>/<n>.json`): layers, packet decisions, side
 calls; `--grep TEXT` says why TEXT was or was not seen (docs/context.md, "Seeing a context").
 """
@@ -14,8 +15,10 @@ from typing import Any
 import click
 from rich.console import Console
 
+from ctxagent.cli.context_files import SOURCE, file_packets
 from ctxagent.cli.report_view import draw_report
 from ctxagent.cli.safe_text import markup
+from ctxagent.cli.workspace import repo_option
 from ctxagent.context import ContextBuilder, ContextConfig, TokenCounter
 from ctxagent.context.gather import repo_sources
 from ctxagent.context.messages import content_text
@@ -53,7 +56,7 @@ def _open_memory_tool(repo: Path) -> object:
 
 @click.command("context")
 @click.argument("query")
-@click.option("--repo", type=click.Path(file_okay=False, exists=True), default=".", show_default=True, help="repository to gather from")
+@repo_option
 @click.option("--max-tokens", type=click.IntRange(64, 10**8), default=None, help="window size in tokens (default: configured context_window, else 8000)")
 @click.option("--model", default=None, help="model whose tokenizer counts (default: the configured model)")
 @click.option("--messages", "as_messages", is_flag=True, help="show the chat messages instead of the sectioned text")
@@ -65,6 +68,8 @@ def context_command(query: str, repo: str, max_tokens: int | None, model: str | 
                                  "ctxagent context \"how is the config parsed?\"", param_hint="QUERY")
     model, window = _model_and_window(Path(repo), model, max_tokens)
     found = repo_sources(Path(repo), query, memory_tool=_open_memory_tool)
+    files, found.sources[SOURCE] = file_packets(Path(repo), query)  # the code context_fetch would show
+    found.packets.extend(files)
     builder = ContextBuilder(memory_tool=found.memory_tool, config=ContextConfig(max_tokens=window), counter=TokenCounter(model))
     args = dict(user_query=query, system_instructions=found.instructions, custom_packets=found.packets)
     if as_messages:
@@ -95,7 +100,7 @@ def _model_and_window(repo: Path, model: str | None, max_tokens: int | None) -> 
 @click.command("inspect")
 @click.argument("session", default="last")
 @click.option("--call", "call", type=click.IntRange(0), default=None, help="model call number (default: the last)")
-@click.option("--repo", type=click.Path(file_okay=False), default=".", show_default=True, help="repository whose snapshots to read")
+@repo_option
 @click.option("--grep", "grep", default=None, help="show only packets mentioning TEXT, whether the request contains it, and the plan and summary calls sent it")
 @click.option("--json", "as_json", is_flag=True, help="print the snapshot as JSON")
 def inspect_command(session: str, call: int | None, repo: str, grep: str | None, as_json: bool) -> None:

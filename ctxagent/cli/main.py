@@ -157,20 +157,26 @@ def run_cli(argv: list[str] | None = None) -> int:
 
 def _finish_a_dead_patch(argv: list[str] | None) -> None:
     """Undo a patch that a killed run left half-written in the repository (`--repo`, else the
-    working directory) before any command reads it (issue 17, S5); says so on stderr."""
+    working directory's workspace) before any command reads it (issue 17, S5); says so on stderr."""
     args = list(sys.argv[1:] if argv is None else argv)
-    repo = "."
+    repo = None  # not given: the workspace `--repo` would default to (ctxagent.cli.workspace)
     for i, word in enumerate(args):
         if word == "--repo" and i + 1 < len(args):
             repo = args[i + 1]
         elif word.startswith("--repo="):
             repo = word.split("=", 1)[1]
-    if not (Path(repo) / JOURNAL_PATH).is_dir():  # the usual case, without importing the journal code
+    from ctxagent.cli.workspace import find_workspace
+
+    try:
+        root = find_workspace(repo).root
+    except (OSError, CtxAgentError):
+        return  # the command itself reports a bad --repo
+    if not (Path(root) / JOURNAL_PATH).is_dir():  # the usual case, without importing the journal code
         return
     from ctxagent.storage.journal import recover_pending
 
     try:
-        note = recover_pending(Path(repo))
+        note = recover_pending(root)
     except (OSError, CtxAgentError) as exc:
         print(f"ctxagent: warning: an unfinished patch journal could not be recovered: {exc}", file=sys.stderr)
         return

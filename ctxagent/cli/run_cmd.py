@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import click
 
 from ctxagent.cli.safe_text import visible
+from ctxagent.cli.workspace import repo_option, workspace_of
 from ctxagent.config.settings import load_settings
 from ctxagent.redaction import redact
 
@@ -28,12 +29,6 @@ EXIT_BY_REASON = {"finished": 0, "max_steps": 3, "max_tokens": 3, "max_cost": 3,
 def register(cli: click.Group) -> None:
     """Add `run` to the CLI."""
     cli.add_command(run_command)
-
-
-def repo_option(func: Callable) -> Callable:
-    """`--repo PATH` (default: the current directory), shared by the agent commands."""
-    return click.option("--repo", type=click.Path(exists=True, file_okay=False, path_type=Path), default=".",
-                        show_default=True, help="repository (workspace) to work in")(func)
 
 
 def trust_option(func: Callable) -> Callable:
@@ -101,7 +96,7 @@ def run_command(task: str, repo: Path, as_json: bool, yes: bool, max_steps: int 
     renderer = None if as_json else RichRenderer(console, secrets=settings.secrets())
     sinks = [json_sink or renderer]
     with open_agent(repo, settings, resume=resume, sinks=sinks, ask=stdin_asker(console), fresh=fresh,
-                    notice=lambda text: click.echo(text, err=True)) as agent:
+                    notice=lambda text: click.echo(text, err=True), cwd=workspace_of().cwd) as agent:
         if renderer is not None:  # stderr: `ctxagent run ... > answer.md` keeps only the answer
             Console(stderr=True, highlight=False).print(Text(run_header(agent, resumed=bool(resume)), style="dim"),
                                                         soft_wrap=True)

@@ -15,8 +15,8 @@ from rich.table import Table
 from rich.text import Text
 
 from ctxagent.agent.session import list_sessions
-from ctxagent.cli.run_cmd import repo_option
 from ctxagent.cli.safe_text import plain, safe_json, visible
+from ctxagent.cli.workspace import repo_option
 
 
 def register(cli: click.Group) -> None:

@@ -13,14 +13,14 @@ import click
 from rich.console import Console
 
 from ctxagent.cli.safe_text import safe_json
+from ctxagent.cli.workspace import repo_option
 from ctxagent.tools.base import Tool
 
 
 def common_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Add `--repo PATH` (default ".") and `--json` to a command."""
+    """Add `--repo PATH` (`ctxagent.cli.workspace.repo_option`) and `--json` to a command."""
     func = click.option("--json", "as_json", is_flag=True, help="print the result as JSON")(func)
-    return click.option("--repo", type=click.Path(file_okay=False, exists=True), default=".", show_default=True,
-                        help="repository whose .ctxagent/ state to use")(func)
+    return repo_option(func)
 
 
 def run_tool(tool: Tool, args: dict[str, Any], as_json: bool, draw: Callable[[Console, Any], None]) -> None:

@@ -174,6 +174,8 @@ FLAGS = {"provider": "model.provider", "model": "model.model", "base_url": "mode
          "auto_approve": "agent.auto_approve", "yes": "agent.auto_approve", "mode": "agent.mode",
          "allow_exec": "agent.approval", "protocol": "model.protocol"}
 _IDENTITY = ("model.model", "model.base_url", "model.api_key")
+#: The settings that choose the provider: a problem with one is "no usable model" for commands that need none.
+_PROVIDER_KEYS = ("model.provider", "model.base_url", "model.api_key", "model.api_key_env")
 _AUTO_ORDER = ("openai", "deepseek", "qwen")
 LOCAL_PROVIDER = "local"
 CUSTOM_PROVIDER = "custom"
@@ -202,10 +204,10 @@ def repo_config_path(repo: Path) -> Path:
 def load_settings(repo: Path, flags: dict[str, Any] | None = None, env: Mapping[str, str] | None = None,
                   *, require_key: bool = True, require_model: bool = True, trust_repo: bool = False) -> Settings:
     """Resolve the settings for `repo`; `flags`: CLI values (None = not given), `env`: default
-    os.environ. The repository's file is untrusted unless `trust_repo`/`trusted_repos` (one warning,
-    `ctxagent.config.trust`). Raises ConfigError naming the file or variable and the fix: bad TOML,
-    unknown keys, invalid values, unknown or no provider (without `require_model`: the model
-    "(none)"), a hosted provider without an API key (with `require_key`)."""
+    os.environ; the repository's file untrusted unless `trust_repo`/`trusted_repos`. Raises
+    ConfigError naming the file or variable and the fix (bad TOML, unknown keys, invalid values, no
+    usable provider, no API key with `require_key`); without `require_model` a missing or unusable
+    provider is the model "(none)", its source saying why (docs/cli.md)."""
     env = os.environ if env is None else env
     values: dict[str, Value] = {}
     files = []
@@ -221,17 +223,37 @@ def load_settings(repo: Path, flags: dict[str, Any] | None = None, env: Mapping[
             files.append(str(path))
     _merge(values, {k: (env[name], f"env {name}") for name, k in _ENV.items() if env.get(name)}, _ENVRANK)
     _merge(values, _flag_layer(flags or {}), _FLAG)
+    if not require_model:  # a command that needs no model never fails (or warns) for the model's settings
+        return _without_model(values, env, files, trust.report, hooks)
     _resolve_key_env(values, env)
-    if not require_model and not _provider_hint(values, env):
-        values["model.model"] = ("(none)", "no provider configured", _DEFAULT)
-        values["model.provider"] = (CUSTOM_PROVIDER, "no provider configured", _DEFAULT)
-        return _build(values, files, trust.report, hooks)
     provider = _apply_provider(values, env)
     settings = _build(values, files, trust.report, hooks)
     if require_key and provider in PRESETS:
         from ctxagent.llm.presets import resolve_api_key
         resolve_api_key(settings.model)
     return settings
+
+
+def _without_model(values: dict[str, Value], env: Mapping[str, str], files: list[str],
+                   trust: RepoConfigTrust, hooks: list[tuple[str, dict[str, Any]]]) -> Settings:
+    """The settings of `load_settings(require_model=False)`: the provider's when it resolves,
+    else the model "(none)" with the reason as its source (a problem with another setting
+    still raises); the other sections as configured."""
+    reason = "no provider configured"
+    if _provider_hint(values, env):
+        chosen = dict(values)
+        try:
+            _resolve_key_env(chosen, env)
+            _apply_provider(chosen, env)
+            return _build(chosen, files, trust, hooks)
+        except ConfigError as exc:
+            if exc.setting not in _PROVIDER_KEYS:
+                raise
+            reason = f"not usable: {str(exc).splitlines()[0]}"
+    values = {k: v for k, v in values.items() if k not in (*_PROVIDER_KEYS, "model.model")}
+    values["model.model"] = ("(none)", reason, _DEFAULT)
+    values["model.provider"] = (CUSTOM_PROVIDER, reason, _DEFAULT)
+    return _build(values, files, trust, hooks)
 
 
 def _merge(values: dict[str, Value], layer: dict[str, tuple[Any, str]], rank: int) -> None:
@@ -397,7 +419,8 @@ def _build(values: dict[str, Value], files: list[str], trust: RepoConfigTrust,
     try:
         settings = Settings(**nested, sources=sources, files=files, repo_trust=trust, hook_tables=hooks)
     except ValidationError as exc:
-        raise ConfigError(_explain(exc, values)) from None
+        first = exc.errors()[0].get("loc", ())[:2]
+        raise ConfigError(_explain(exc, values), setting=".".join(map(str, first)) or None) from None
     model = settings.model
     if model.max_output_tokens >= model.context_window:
         out, window = (values.get(f"model.{k}", (None, "defaults", 0))[1] for k in ("max_output_tokens", "context_window"))

@@ -21,6 +21,7 @@ from ctxagent.errors import NotFoundError, StorageError
 from ctxagent.redaction import REDACTED  # noqa: F401  (re-exported: one redaction for all)
 from ctxagent.redaction import redact as scrub  # noqa: F401  (re-exported)
 from ctxagent.storage.files import atomic_write_bytes, ensure_state_dir, guard_state_path, json_bytes, refuse_links_below
+from ctxagent.storage.ids import resolve_id
 
 #: Numbers a writer tries past a taken one before giving up (another writer keeps taking them).
 _MAX_TRIES = 1000
@@ -182,10 +183,15 @@ def highest_call_in(folder: Path) -> int:
 
 
 def resolve_session(state_dir: Path, session: str) -> str:
-    """`session`, or, for "last", the session (not a sub-agent) whose snapshots were written most
-    recently (a resumed session is newer than one started after it). NotFoundError if there is none."""
+    """`session` (an id or a unique prefix of one), or, for "last", the session (not a sub-agent)
+    whose snapshots were written most recently (a resumed session is newer than one started
+    after it). NotFoundError if there is none, or the prefix is ambiguous (naming the candidates)."""
     if session != "last":
-        return check_session_id(session)
+        session = check_session_id(session)
+        known = [k for k in list_sessions(state_dir) if "." not in k or "." in session]  # sub-agents by full name
+        if session in known or not any(k.startswith(session) for k in known):
+            return session  # an exact id, or none: the caller says what is missing
+        return resolve_id(session, known, what="session", listing="list them with `ctxagent sessions`")
     root = Path(state_dir) / "snapshots"
     folders = [root / name for name in list_sessions(state_dir) if "." not in name]  # `<parent>.<agent>-<n>`: a sub-agent
     written = [(folder.stat().st_mtime, folder.name) for folder in folders if _calls_in(folder)]
