@@ -37,6 +37,7 @@ from ctxagent.agent.replies import protocol_name, read_reply, shown_events, swit
 from ctxagent.agent.session import Session
 from ctxagent.agent.toolcalls import Outcome, ToolRunner
 from ctxagent.config.settings import Settings
+from ctxagent.context.compaction.compactor import NothingToCompact
 from ctxagent.context.messages import INTERRUPTED_RESULT, tool_message, unanswered_calls
 from ctxagent.context.request import ChatModel, ContextAssembler, PassthroughAssembler
 from ctxagent.errors import CtxAgentError, ProtocolError
@@ -308,24 +309,29 @@ class Agent:
         self.emit(Retry(attempt=notice.attempt, attempts=notice.attempts, wait_s=round(notice.wait_s, 3),
                         message=str(notice), kind=type(notice.error).__name__, status=notice.error.status))
 
-    def compact(self, reason: str, *, manual: bool = False, focus: str | None = None) -> Compaction:
+    def compact(self, reason: str, *, manual: bool = False, focus: str | None = None) -> Compaction | None:
         """Compact the history now (after a context-length error, or `/compact`); emit and return the event.
 
         With the context engine's assembler the event's `details` is its CompactionRecord
-        (what was masked, dropped and summarised), so the transcript records it.
+        (what was masked, dropped and summarised), so the transcript records it. When there is
+        nothing to compact, a Notice says so ("nothing to compact: 12% of the window"), the
+        history is unchanged and None is returned: a compaction that did nothing is not one.
         """
         pre = self._hook("PreCompact", "manual" if manual else "auto", trigger="manual" if manual else "auto",
                          custom_instructions=focus or "")
         if pre.blocked:
             self.emit(Notice(message=f"a PreCompact hook objected (compacting anyway): {pre.reason}"))
         before = self._messages()
-        after, method = compact_history(self.assembler, before, manual=manual, focus=focus)
+        try:
+            after, method = compact_history(self.assembler, before, manual=manual, focus=focus)
+        except NothingToCompact as exc:
+            self._emit_notices()
+            self.emit(Notice(message=str(exc)))
+            return None
         if after and after[0].get("role") == "system":
             after = after[1:]
         self.session.replace_history(after)  # recorded: a resumed session goes on from the compacted history
-        take_notices = getattr(self.assembler, "take_notices", None)
-        for text in take_notices() if callable(take_notices) else ():
-            self.emit(Notice(message=text))
+        self._emit_notices()
         record = getattr(self.assembler, "last_record", None)
         if record is not None:  # how it was compacted (masking, llm, extractive), not by whom
             details, method = record.to_dict(), record.method
@@ -337,6 +343,11 @@ class Agent:
         if self._turn is None:  # a manual compaction between turns: its summary call belongs to none
             self._count_side_calls()
         return event
+
+    def _emit_notices(self) -> None:
+        take_notices = getattr(self.assembler, "take_notices", None)
+        for text in take_notices() if callable(take_notices) else ():
+            self.emit(Notice(message=text))
 
     def _run_tools(self, response: Any, turn: TurnState, cancel: threading.Event | None) -> None:
         """Run the reply's calls in order; a run of calls to a `concurrent` tool (delegate) runs at once."""

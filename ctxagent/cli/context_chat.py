@@ -18,9 +18,10 @@ if TYPE_CHECKING:
 def compact_command(agent: "Agent", focus: str | None) -> dict[str, Any]:
     """Compact the agent's history now, keeping `focus` above all; returns
     {"event": Compaction event, "record": CompactionRecord or None (None when the agent's
-    assembler is not the context engine's)}."""
+    assembler is not the context engine's)}; both None when there was nothing to compact (a
+    Notice then said so: "nothing to compact: 12% of the window")."""
     event = agent.compact("requested with /compact", manual=True, focus=(focus or "").strip() or None)
-    return {"event": event, "record": getattr(agent.assembler, "last_record", None)}
+    return {"event": event, "record": getattr(agent.assembler, "last_record", None) if event else None}
 
 
 def next_call_state(agent: "Agent") -> dict[str, Any]:

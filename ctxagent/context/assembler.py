@@ -13,11 +13,17 @@ import copy
 import time
 from typing import Any, Callable, Iterable
 
-from ctxagent.context.compaction.compactor import Budget, CompactionConfig, CompactionRecord, compact_conversation
+from ctxagent.context.compaction.compactor import (
+    Budget,
+    CompactionConfig,
+    CompactionRecord,
+    NothingToCompact,
+    compact_conversation,
+)
 from ctxagent.context.compaction.sections import summary_message
 from ctxagent.context.compaction.view import CompactedView
 from ctxagent.context.fitting import build_request, fit_request
-from ctxagent.context.messages import repair_pairing, truncate_tool_result
+from ctxagent.context.messages import canonical_message, repair_pairing, truncate_tool_result
 from ctxagent.context.packet import ContextConfig
 from ctxagent.context.record.recorder import SnapshotRecorder
 from ctxagent.context.record.report import build_report, message_preview
@@ -69,7 +75,8 @@ class ContextAssembler:
         self._notices: list[str] = []  # said since the last request returned them (`take_notices`)
         self.view = CompactedView()
         self.records: list[CompactionRecord] = []
-        self.compacted_turns: set[Any] = set()
+        self.compacted_turns: set[Any] = set()  # the turns that compacted (any number of times each)
+        self.summary_wait: int | None = None  # no automatic summary below this many tokens (the thrash guard)
         self.safety = 1.0
         self._last_selection = StateSelection()
         self._last_tools: list[dict] = []
@@ -130,15 +137,23 @@ class ContextAssembler:
 
     def compact(self, history: list[dict], focus: str | None = None, *, trigger: str = "overflow") -> list[dict]:
         """Compact now; return the new history (system first) for the loop to keep. `trigger`:
-        "overflow" (the budget also shrinks by OVERFLOW_SHRINK) or "manual" (`/compact`). The
-        record is in `last_record`; `on_compaction` is not called (the caller records it)."""
+        "overflow" (the budget also shrinks by OVERFLOW_SHRINK) or "manual" (`/compact`: a summary
+        is always written). The record is in `last_record`; `on_compaction` is not called (the
+        caller records it). Raises NothingToCompact (with the request's share of the window)
+        when there is nothing to summarize: the history is then unchanged."""
         if trigger == "overflow":
             self.safety = max(_MIN_SAFETY, self.safety * OVERFLOW_SHRINK)
         system, convo = _split_system(history)
         self._take_resumed(convo, report=True)
         view, origins = self.view.apply(convo)
-        new, record, _ = self._compact(system, view, origins, self._last_tools, self._last_selection,
+        new, record, _ = self._compact(system, view, origins, convo, self._last_tools, self._last_selection,
                                        trigger=trigger, focus=focus, force=True, own_snapshot=True)
+        if not record.dropped and (trigger == "manual" or not record.masked):
+            tokens = self.counter.count_messages(build_request(system, self._last_selection.parts, view),
+                                                 self._last_tools)
+            share = 100 * tokens / max(1, self.budget()["context_window"])
+            raise NothingToCompact(f"nothing to compact: {share:.0f}% of the window")
+        self._accept(record)
         self.view.adopt(new)
         return [*system, *new]
 
@@ -201,12 +216,22 @@ class ContextAssembler:
         tokens = self.counter.count_messages(build_request(system, parts, view), tools)
         record = None
         turn = state.get("turn_id", state.get("turn", sum(1 for m in convo if m.get("role") == "user")))
-        if tokens > budget["trigger"] and turn not in self.compacted_turns:
-            view, record, origins = self._compact(system, view, origins, tools, selection, trigger="auto", turn=turn)
-            self.view.install(convo, view, origins)
+        if tokens > budget["trigger"]:
+            record, view, origins = self._auto_compact(system, view, origins, convo, tools, selection, turn, tokens,
+                                                       budget)
         fit = fit_request(system, parts, view, tools=tools, counter=self.counter, limit=budget["limit"],
                           keep_tool_results=self.config.keep_tool_results)
-        messages = repair_pairing(fit.messages)
+        if fit.trimmed:  # history left out is either summarized or said: the fit step never drops it silently
+            forced, view, origins = self._auto_compact(system, view, origins, convo, tools, selection, turn,
+                                                       fit.tokens, budget, force=True)
+            record = _merged(record, forced)
+            fit = fit_request(system, parts, view, tools=tools, counter=self.counter, limit=budget["limit"],
+                              keep_tool_results=self.config.keep_tool_results)
+            if fit.trimmed:
+                self._notice(f"{len(fit.trimmed)} history message(s) did not fit the input budget of "
+                             f"{budget['limit']:,} tokens even after compaction and are left out of this request "
+                             "(`ctxagent inspect` lists them)")
+        messages = [canonical_message(m) for m in repair_pairing(fit.messages)]
         call = self.recorder.number(state)
         report = build_report(call=call, state=state, budget=budget, system=system, selection=selection, fit=fit,
                               tools=tools, counter=self.counter, origins=origins, convo=convo, cut=cut,
@@ -222,27 +247,53 @@ class ContextAssembler:
                 self.on_view(request.view)
         return request
 
-    def _compact(self, system, view, origins, tools, selection: StateSelection, *, trigger, focus=None, force=False,
-                 turn=None, own_snapshot=False):
-        """Run compaction on `view`; returns (new view, record, origins of the new view)."""
+    def _auto_compact(self, system, view, origins, convo, tools, selection: StateSelection, turn, tokens: int,
+                      budget: dict, *, force: bool = False):
+        """An automatic compaction of `view` (`tokens` over the trigger, or `force`d because the fit
+        step would leave history out): masking first, a summary when masking is not enough and the
+        thrash guard allows it. Returns (record or None, view, origins); a compaction that frees
+        less than `min_free_ratio` of the budget (a masking one) or nothing (a summary) is dropped."""
+        min_free = int(self.config.min_free_ratio * budget["limit"])
+        over = tokens > budget["limit"]
+        summary = force or over or self.summary_wait is None or tokens > self.summary_wait
+        new, record, new_origins = self._compact(system, view, origins, convo, tools, selection, trigger="auto",
+                                                 turn=turn, summary=summary, force=force)
+        freed = record.tokens_before - record.tokens_after
+        if freed <= 0 or (record.method == "masking" and freed < min_free and not over and not force):
+            return None, view, origins  # freed nothing worth a change: not announced, not counted
+        self._accept(record)
+        if record.method != "masking":
+            self.summary_wait = record.tokens_after + min_free if freed < min_free else None
+        self.view.install(convo, new, new_origins)
+        return record, new, new_origins
+
+    def _accept(self, record: CompactionRecord) -> None:
+        self.compacted_turns.add(record.turn_id)
+        self.records.append(record)
+
+    def _compact(self, system, view, origins, convo, tools, selection: StateSelection, *, trigger, focus=None,
+                 force=False, turn=None, own_snapshot=False, summary=True):
+        """Run compaction on `view`; returns (new view, record, origins of the new view). The summary
+        is written from the original of each message the view masked or cut (`convo[origin]`)."""
         parts, state = selection.parts, selection.summary_state
         budget = self.budget(state)
 
-        def measure(convo: list[dict]) -> int:
-            return self.counter.count_messages(build_request(system, parts, convo), tools)
+        def measure(messages: list[dict]) -> int:
+            return self.counter.count_messages(build_request(system, parts, messages), tools)
 
+        originals = {i: convo[o] for i, (m, o) in enumerate(zip(view, origins))
+                     if o is not None and o < len(convo) and m is not convo[o] and m != convo[o]}
         new, record = compact_conversation(
             view, measure=measure, count_text=self.counter.count, budget=Budget(budget["target"], budget["limit"]),
-            config=self.config, summarize=self.recorder.recorded(self.summarize, trigger, notice=self._notice, own_snapshot=own_snapshot,
-                                            focus=focus), state=state, focus=focus, force=force, trigger=trigger)
+            config=self.config, summarize=self.recorder.recorded(self.summarize, trigger, notice=self._notice,
+                                                                 own_snapshot=own_snapshot, focus=focus),
+            state=state, focus=focus, force=force, trigger=trigger, summary=summary, originals=originals)
         new_origins = [origins[i] if i is not None else None for i in record.kept]
         n_system = len(system)
         to_history = lambda idx: [origins[i] + n_system for i in idx if i is not None and origins[i] is not None]
         record.masked, record.dropped, record.kept = to_history(record.masked), to_history(record.dropped), [
             (o + n_system if o is not None else None) for o in new_origins]
         record.turn_id = turn if turn is not None else state.get("turn")
-        self.compacted_turns.add(record.turn_id)
-        self.records.append(record)
         return new, record, new_origins
 
     def _gather(self, state: dict, query: str) -> tuple[dict, list[str]]:
@@ -275,6 +326,15 @@ class ContextAssembler:
                 out[i] = {**message, "content": truncate_tool_result(content, chars)}
                 capped.append(i)
         return out, capped
+
+
+def _merged(first: CompactionRecord | None, second: CompactionRecord | None) -> CompactionRecord | None:
+    """One record for two compactions of the same request: the second, from the first's start."""
+    if first is None or second is None:
+        return second or first
+    second.tokens_before, second.messages_before = first.tokens_before, first.messages_before
+    second.masked = sorted(set(first.masked) | set(second.masked))
+    return second
 
 
 class _NoModelCall(Exception):

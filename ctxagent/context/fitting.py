@@ -13,7 +13,7 @@ from typing import Any
 from ctxagent.context.compaction.masking import mask_observations
 from ctxagent.context.compaction.sections import is_summary_message
 from ctxagent.context.messages import history_units, truncate_tool_result
-from ctxagent.context.structure import render_block
+from ctxagent.context.structure import separator
 from ctxagent.errors import ContextOverflowError
 from ctxagent.templates import render
 
@@ -24,23 +24,27 @@ _MIN_RESULT_CHARS = 200
 LATEST_RESULTS_SHARE = 0.5
 
 
-#: Session-state parts sent in front of the current request, and their section there; any
-#: other part ("memory_files": AGENTS.md / Memory.md text) is appended to the system message.
+#: Session-state parts sent after the newest message, and their section there; any other
+#: part ("memory_files": AGENTS.md / Memory.md text) is appended to the system message.
 REQUEST_SECTIONS = {"todos": "State", "notes": "Evidence", "memory": "Evidence"}
 
 
 def build_request(system: list[dict], state: list[tuple[str, str]], convo: list[dict]) -> list[dict]:
-    """The request: system messages, then the conversation. `state`: (part name, text) pairs
-    (`StateSelection.parts`); todos, notes and memories go in front of the current request as
-    `[State]`/`[Evidence]` (so the prefix stays byte-identical between calls), other parts into
-    the first system message (all of them when there is no user message). Reference: docs/compaction.md."""
+    """The request: system messages, the conversation, then the `[State]`/`[Evidence]` block.
+    `state`: (part name, text) pairs (`StateSelection.parts`); todos, notes and memories go last,
+    after the newest message (appended to it when it is a user message, else as a user message
+    of their own), so everything before them stays byte-identical from call to call (issue 16);
+    other parts go into the first system message. Reference: docs/compaction.md."""
     in_request = [(n, t) for n, t in state if n in REQUEST_SECTIONS]
-    target = _current_request(convo) if in_request else None
-    in_system = [(n, t) for n, t in state if n not in REQUEST_SECTIONS or target is None]
+    in_system = [(n, t) for n, t in state if n not in REQUEST_SECTIONS]
     messages = [*_with_system(system, in_system), *convo]
-    if target is not None:
-        at = len(messages) - len(convo) + target
-        messages[at] = with_state_block(messages[at], in_request)
+    if in_request:
+        block = state_block(in_request)
+        last = messages[-1] if messages else None
+        if last is not None and last.get("role") == "user" and not is_summary_message(last):
+            messages[-1] = with_state_block(last, block)
+        else:
+            messages.append({"role": "user", "content": block})
     return alternate(messages)
 
 
@@ -71,24 +75,22 @@ def _with_system(system: list[dict], parts: list[tuple[str, str]]) -> list[dict]
     return [{"role": "system", "content": text}]
 
 
-def _current_request(convo: list[dict]) -> int | None:
-    for i in range(len(convo) - 1, -1, -1):
-        if convo[i].get("role") == "user" and not is_summary_message(convo[i]):
-            return i
-    return None
-
-
-def with_state_block(message: dict, parts: list[tuple[str, str]]) -> dict:
-    """A copy of the user `message` with the parts' `[State]` / `[Evidence]` block in front
-    of its content (a text part first when the content is a list of parts)."""
+def state_block(parts: list[tuple[str, str]]) -> str:
+    """The `[State]` / `[Evidence]` block of the parts (todos, notes, memory), in that order."""
     sections: dict[str, list[str]] = {"State": [], "Evidence": []}
     for name, text in parts:
         sections[REQUEST_SECTIONS[name]].append(text)
+    return render("ctxagent.context.state", "state_block", sections=[
+        (title, separator(title).join(bodies)) for title, bodies in sections.items() if bodies])
+
+
+def with_state_block(message: dict, block: str) -> dict:
+    """A copy of the user `message` with `block` after its content (a text part after the
+    others when the content is a list of parts)."""
     content = message.get("content")
     if isinstance(content, list):
-        block = render_block(sections, "(the request follows)")
-        return {**message, "content": [{"type": "text", "text": block}, *content]}
-    return {**message, "content": render_block(sections, str(content or ""))}
+        return {**message, "content": [*content, {"type": "text", "text": block}]}
+    return {**message, "content": f"{content or ''}\n\n{block}" if content else block}
 
 
 @dataclass

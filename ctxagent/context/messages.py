@@ -290,3 +290,35 @@ def split_current(history: list[dict], query: str | None) -> tuple[list[dict], d
         if history[i].get("role") == "user":
             return history[:i], history[i], history[i + 1 :]
     raise MessageError("build_messages needs a user_query or a user message in conversation_history")
+
+
+#: The key order of every message sent (then any other key, sorted): the same message always
+#: serializes to the same bytes, whichever code path built the dict (issue 16: prompt caches).
+MESSAGE_KEYS = ("role", "content", "name", "tool_calls", "tool_call_id", "reasoning_content")
+_CALL_KEYS = ("id", "type", "function")
+
+
+def canonical_message(message: dict) -> dict:
+    """`message` with its keys (and each tool call's) in MESSAGE_KEYS order, then the rest
+    sorted; tool-call arguments given as a dict become JSON with sorted keys. Values are
+    otherwise unchanged, so a valid message stays valid."""
+    out = {k: message[k] for k in MESSAGE_KEYS if k in message}
+    out.update((k, message[k]) for k in sorted(message) if k not in out)
+    if isinstance(out.get("tool_calls"), list):
+        out["tool_calls"] = [_canonical_call(c) if isinstance(c, dict) else c for c in out["tool_calls"]]
+    return out
+
+
+def _canonical_call(call: dict) -> dict:
+    out = {k: call[k] for k in _CALL_KEYS if k in call}
+    out.update((k, call[k]) for k in sorted(call) if k not in out)
+    function = out.get("function")
+    if isinstance(function, dict):
+        arguments = function.get("arguments")
+        if isinstance(arguments, dict):
+            arguments = json.dumps(arguments, ensure_ascii=False, sort_keys=True)
+        fixed = {"name": function.get("name"), "arguments": arguments} if "arguments" in function else {
+            "name": function.get("name")}
+        fixed.update((k, function[k]) for k in sorted(function) if k not in fixed)
+        out["function"] = fixed
+    return out

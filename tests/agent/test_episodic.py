@@ -63,8 +63,8 @@ def test_the_episode_comes_back_as_evidence_in_a_later_session(tmp_path, fake_op
     with open_agent(tmp_path, _settings(later)) as agent:
         agent.run_turn("Remind me: which test runner plugins?")
     request = later.requests[0]["messages"][-1]["content"]
-    assert request.startswith("[Evidence]\nMemory (episodic): ") and "The tests use pytest-xdist." in request
-    assert request.endswith("[Task]\nRemind me: which test runner plugins?")
+    assert request.startswith("Remind me: which test runner plugins?\n\n[Evidence]\nMemory (episodic): ")
+    assert "The tests use pytest-xdist." in request
 
 
 def test_this_sessions_episode_is_not_evidence_in_its_own_next_turn(tmp_path, fake_openai) -> None:
@@ -90,7 +90,7 @@ def test_a_memory_the_agent_adds_comes_back_in_later_sessions_not_in_its_own(tmp
     with open_agent(tmp_path, _settings(later, episodic_memory=False)) as agent:
         agent.run_turn("How are releases cut?")
     sent = later.requests[0]["messages"][-1]["content"]
-    assert sent.startswith("[Evidence]\nMemory (semantic): Releases are cut with make release-rc.")
+    assert sent == "How are releases cut?\n\n[Evidence]\nMemory (semantic): Releases are cut with make release-rc."
 
 
 def test_a_resumed_session_gets_earlier_sessions_episodes_not_its_own(tmp_path, fake_openai) -> None:
@@ -103,7 +103,7 @@ def test_a_resumed_session_gets_earlier_sessions_episodes_not_its_own(tmp_path, 
     with open_agent(tmp_path, _settings(second), resume=agent.session.id) as resumed:
         resumed.run_turn("Remind me: which test runner plugins?")
     messages = second.requests[-1]["messages"]
-    evidence, task = messages[-1]["content"].split("\n\n[Task]\n")
+    task, evidence = messages[-1]["content"].split("\n\n[Evidence]\n")
     assert task == "Remind me: which test runner plugins?" and "The tests use pytest-xdist." in evidence
     assert "Coverage is measured" not in evidence  # its own episode: the rebuilt history holds that turn
     assert any(m.get("content") == "Coverage is measured with pytest-cov." for m in messages[:-1])

@@ -68,10 +68,11 @@ def test_automatic_compaction_is_recorded_with_what_it_dropped(agent):
     end = agent.run_turn(C03_TASK)
     assert end.reason == "finished"
     compactions = _events(agent, "compaction")
-    assert len(compactions) == 1, "once per turn"
-    details = compactions[0]["details"]
-    assert details["trigger"] == "auto" and details["method"] in ("masking", "extractive")
-    assert details["tokens_after"] < details["tokens_before"] and (details["dropped"] or details["masked"])
+    assert compactions, "the long turn compacted (as often as it needed: issue 16)"
+    for event in compactions:
+        details = event["details"]
+        assert details["trigger"] == "auto" and details["method"] in ("masking", "extractive")
+        assert details["tokens_after"] < details["tokens_before"] and (details["dropped"] or details["masked"])
     snapshots = sorted((agent.session.repo / ".ctxagent" / "snapshots" / agent.session.id).glob("*.json"))
     assert len(snapshots) == 13, "one snapshot per model call"
     assert KEY not in "".join(p.read_text() for p in snapshots)

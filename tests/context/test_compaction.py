@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ctxagent.context.compaction.compactor import Budget, CompactionConfig, compact_conversation
+from ctxagent.context.compaction.masking import MIN_MASK_CHARS, mask_observations
 from ctxagent.context.compaction.sections import SECTIONS, SUMMARY_MARKER, is_summary_message, render_summary
 from ctxagent.context.messages import is_valid_pairing
 from ctxagent.errors import ConfigError
@@ -45,38 +46,60 @@ def summary_of(convo: list[dict]) -> str:
 
 # -- masking ---------------------------------------------------------------------
 
-def test_masking_placeholder_names_call_and_how_to_recover():
+def test_masking_placeholder_names_call_its_first_line_and_how_to_recover():
     convo = [{"role": "user", "content": "read it"},
              {"role": "assistant", "content": None, "tool_calls": [call("c1", command="cat src/a.py")]},
-             {"role": "tool", "tool_call_id": "c1", "content": "x" * 2345},
+             {"role": "tool", "tool_call_id": "c1", "content": "import os\n" + "x" * 2335},
              *rounds(3)]
-    out, record = compact(convo, target=10_000)
-    assert record.method == "masking"
-    assert out[2]["content"] == '[observation masked: terminal "cat src/a.py" -> 2,345 chars; re-run the command to see it]'
-    assert convo[2]["content"] == "x" * 2345, "the input is not modified"
+    out, record = compact(convo, target=measure(convo) - 100)
+    assert record.method == "masking" and record.masked == [2]
+    assert out[2]["content"] == ('[observation masked: terminal "cat src/a.py" -> 2,345 chars, first line "import os"; '
+                                 're-run the command to see it]')
+    assert convo[2]["content"].startswith("import os\nxxx"), "the input is not modified"
 
 
 def test_masking_other_tools_say_call_again():
     convo = [{"role": "user", "content": "t"},
              {"role": "assistant", "content": None, "tool_calls": [call("r", "read_file", path="a.py")]},
-             {"role": "tool", "tool_call_id": "r", "content": "y" * 500}, *rounds(3)]
-    out, _ = compact(convo, target=10_000)
-    assert out[2]["content"].startswith('[observation masked: read_file "a.py" -> 500 chars')
+             {"role": "tool", "tool_call_id": "r", "content": "y" * 1500}, *rounds(3)]
+    out, _ = compact(convo, target=measure(convo) - 100)
+    assert out[2]["content"].startswith('[observation masked: read_file "a.py" -> 1,500 chars')
     assert "call the tool again with the same arguments" in out[2]["content"]
+
+
+def test_small_results_are_never_masked():
+    """A result under MIN_MASK_CHARS saves a few tokens masked, and masking it would change the
+    request from there on (a prompt cache re-reads all after it): it stays (issue 16)."""
+    convo = [{"role": "user", "content": "t"}, *rounds(6, chars=MIN_MASK_CHARS - 1), *rounds(6, start=6)]
+    out, masked = mask_observations(convo, keep_recent=0)
+    assert [convo[i]["tool_call_id"] for i in masked] == [f"call_{i}" for i in range(6, 12)]
+    out, record = compact(convo, target=1, limit=100_000, summary=False)
+    assert record.masked == [14, 16, 18] and out[:14] == convo[:14]
+
+
+def test_masking_masks_oldest_first_only_as_far_as_the_target_needs():
+    convo = [{"role": "user", "content": "t"}, *rounds(10)]
+    before = measure(convo)
+    one = measure(convo) - measure(mask_observations(convo[:3], keep_recent=0)[0] + convo[3:])
+    out, record = compact(convo, target=before - one - 1)  # a little more than one result saves
+    assert record.method == "masking" and record.masked == [2, 4], "the two oldest, no more"
+    assert out[5:] == convo[5:] and record.tokens_after <= before - 600
+    out, record = compact(convo, target=before - 6_000, limit=100_000, summary=False)
+    assert record.masked == [2, 4, 6, 8, 10, 12, 14], "all but the 3 newest when the target needs them all"
 
 
 @pytest.mark.parametrize("keep", [0, 1, 3, 10])
 def test_masking_keeps_the_k_most_recent_results(keep):
     convo = [{"role": "user", "content": "t"}, *rounds(6, reasoning=True)]
-    out, record = compact(convo, target=100_000, config=CompactionConfig(keep_tool_results=keep))
+    out, masked = mask_observations(convo, keep_recent=keep)
     results = [m for m in out if m["role"] == "tool"]
     intact = [m for m in results if not m["content"].startswith("[observation masked:")]
     assert len(intact) == min(keep, 6) and results[-len(intact):] == intact if intact else True
-    assert len(record.masked) == 6 - min(keep, 6)
+    assert len(masked) == 6 - min(keep, 6)
     assert is_valid_pairing(out)
     assert all(m.get("reasoning_content") for m in out if m["role"] == "assistant")
-    again, second = compact(out, target=100_000, config=CompactionConfig(keep_tool_results=keep))
-    assert again == out and second.masked == [], "masking is idempotent"
+    again, second = mask_observations(out, keep_recent=keep)
+    assert again == out and second == [], "masking is idempotent"
 
 
 def test_short_results_are_not_masked():

@@ -59,8 +59,8 @@ def test_llm_summary_is_requested_and_used(assembler_for):
     summary = next(m["content"] for m in request.messages if is_summary_message(m))
     assert summary.startswith(SUMMARY_MARKER) and "Patch the modules" in summary
     assert request.messages[1]["content"] == C03_TASK
-    assert request.messages[-1]["content"] == f"[State]\nTodo board:\n- [~] patch modules\n\n[Task]\n{C03_LAST}", \
-        "the board goes in front of the latest request, which is kept verbatim"
+    assert request.messages[-1]["content"] == f"{C03_LAST}\n\n[State]\nTodo board:\n- [~] patch modules", \
+        "the board goes after the latest request, which is kept verbatim"
     sent = server.requests[0]
     assert "tools" not in sent or not sent["tools"]
     prompt, transcript = sent["messages"][0]["content"], sent["messages"][1]["content"]

@@ -55,4 +55,4 @@ def test_masking_and_compaction_keep_actions_with_their_observations(protocol, h
     assert_text_units(sent, protocol)
     observations = [m["content"] for m in sent if m["role"] == "user" and m["content"].startswith(OBSERVATION_PREFIX)]
     assert observations and any("[observation masked:" in o for o in observations)
-    assert sent[-1]["content"].rstrip().endswith("Go on with the rename.")
+    assert "Go on with the rename.\n\n[State]" in sent[-1]["content"], "the request, then the state last"

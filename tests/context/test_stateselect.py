@@ -122,24 +122,27 @@ def test_the_todo_board_is_the_state_layer():
     messages = build_request([{"role": "system", "content": "sys"}], selection.parts,
                              [{"role": "user", "content": QUERY}])
     assert messages[0] == {"role": "system", "content": "sys"}
-    assert messages[1]["content"].startswith("[State]\nTodo board:\n- [~] update the changelog")
+    assert messages[1]["content"].startswith(f"{QUERY}\n\n[State]\nTodo board:\n- [~] update the changelog")
     assert "\n\n[Evidence]\nNote (deploy, conclusion, id r1)" in messages[1]["content"]
-    assert messages[1]["content"].endswith(f"[Task]\n{QUERY}")
 
 
-def test_the_block_goes_in_front_of_the_latest_request_not_a_summary_and_not_the_system():
+def test_the_block_goes_last_after_the_newest_message_not_into_a_summary_and_not_the_system():
     parts = [("memory_files", "## Project memory\nPrefer small patches."), ("todos", "Todo board:\n- [ ] tag")]
     convo = [{"role": "user", "content": "task"}, {"role": "assistant", "content": "ok"},
              {"role": "user", "content": "now this"}, {"role": "assistant", "content": None, "tool_calls": []},
              {"role": "user", "content": "[Context summary: earlier messages of this session were compacted]\n## Goal"}]
     messages = build_request([{"role": "system", "content": "sys"}], parts, convo)
     assert "Prefer small patches." in messages[0]["content"] and "tag" not in messages[0]["content"]
-    assert messages[3]["content"] == "[State]\nTodo board:\n- [ ] tag\n\n[Task]\nnow this"
-    assert messages[1] == convo[0] and messages[5] == convo[4]
+    assert messages[1:6] == convo, "the conversation is sent as it is"
+    assert messages[6:] == [{"role": "assistant", "content": "Ok."}, {"role": "user", "content": "[State]\nTodo board:\n- [ ] tag"}]
+    after_tool = build_request([], parts[1:], [*convo[:3], {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c", "type": "function", "function": {"name": "t", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c", "content": "out"}])
+    assert after_tool[-1] == {"role": "user", "content": "[State]\nTodo board:\n- [ ] tag"} and after_tool[2] == convo[2]
     multimodal = build_request([], parts[1:], [{"role": "user", "content": [{"type": "text", "text": "look"}]}])
-    assert multimodal[0]["content"][0]["text"].startswith("[State]") and multimodal[0]["content"][1]["text"] == "look"
+    assert multimodal[0]["content"][0]["text"] == "look" and multimodal[0]["content"][1]["text"].startswith("[State]")
     no_user = build_request([{"role": "system", "content": "sys"}], parts[1:], [])
-    assert "Todo board" in no_user[0]["content"]
+    assert no_user == [{"role": "system", "content": "sys"}, {"role": "user", "content": "[State]\nTodo board:\n- [ ] tag"}]
 
 
 def test_the_rendering_is_byte_stable_while_the_selection_holds():
@@ -253,8 +256,9 @@ def test_assembled_requests_with_state_fit_and_keep_the_request(notes, todos, re
         assert COUNTER.count_messages(history[:2]) > assembler.budget()["limit"] * 0.5
         return
     assert COUNTER.count_messages(request.messages) <= assembler.budget()["limit"]
-    [user] = [m for m in request.messages if m["role"] == "user" and not is_summary_message(m)]
-    assert user["content"].endswith(request_text)
+    users = [m for m in request.messages if m["role"] == "user" and not is_summary_message(m)]
+    assert users[0]["content"].startswith(request_text), "the request is kept, the state after it"
+    assert len(users) == 1 or users[1]["content"].startswith(("[State]", "[Evidence]"))
     for name, layer in request.report["layers"].items():
         if name in ("evidence", "memory"):
             assert layer["used"] <= layer["budget"], name

@@ -64,8 +64,10 @@ def packets(snap: dict) -> dict[str, dict]:
     return {p["id"]: p for p in snap["report"]["packets"]}
 
 
-def current_request(request: dict) -> str:
-    [message] = [m for m in request["messages"] if m["role"] == "user" and m["content"].endswith(TASK)]
+def state_block(request: dict) -> str:
+    """The last message of a request: where the [State] / [Evidence] block goes (issue 16)."""
+    message = request["messages"][-1]
+    assert message["role"] == "user" and "[State]" in message["content"]
     return message["content"]
 
 
@@ -76,13 +78,12 @@ def test_of_30_notes_the_3_relevant_are_evidence_and_the_board_is_state(tmp_path
         agent.run_turn(TASK)
     messages = server.requests[0]["messages"]
     request = messages[-1]["content"]
-    assert request.startswith("[State]\nTodo board:\n- [~] rename parse_cfg in src/\n- [ ] update CHANGELOG.md\n\n")
-    evidence = request.split("[Evidence]\n", 1)[1].split("\n\n[Task]\n", 1)[0]
+    assert request.startswith(f"{TASK}\n\n[State]\nTodo board:\n- [~] rename parse_cfg in src/\n- [ ] update CHANGELOG.md\n\n")
+    evidence = request.split("[Evidence]\n", 1)[1]
     for title, body in RELEVANT.items():
         assert f"Note ({title}, conclusion, id {ids[title]}): {body}" in evidence
     assert "Weekend musing" not in json.dumps(messages), "no off-topic note reaches the model"
     assert "Memory (semantic): The user wants deprecated aliases" in evidence
-    assert request.endswith(f"[Task]\n{TASK}")
     assert "parse_cfg has 40 callers" not in messages[0]["content"], "nothing of it in the system message"
 
     rows = packets(snapshot(agent, 1))
@@ -140,11 +141,12 @@ def test_after_compaction_the_board_and_the_relevant_notes_are_still_there(tmp_p
     with open_agent(tmp_path, settings_for(server, context_window=12_000), sinks=[events.append]) as agent:
         end = agent.run_turn(TASK)
         assert end.reason == "finished"
-        snaps = [snapshot(agent, n) for n in range(1, len(server.requests) + 1)]
-    assert [e.details["trigger"] for e in events if e.type == "compaction"] == ["auto"]
-    [compacted] = [s for s in snaps if s["report"]["compaction"]]
-    for snap in (compacted, snaps[-1]):
-        request = current_request(snap["request"])
+        snaps = [snapshot(agent, n) for n in range(1, agent.assembler.calls + 1)]
+    assert {e.details["trigger"] for e in events if e.type == "compaction"} == {"auto"}
+    compacted = [s for s in snaps if s["report"]["compaction"]]
+    assert compacted
+    for snap in (*compacted, snaps[-1]):
+        request = state_block(snap["request"])
         assert "- [~] rename parse_cfg in src/" in request.split("[Evidence]")[0]
         for title, body in RELEVANT.items():
             assert body in request and packets(snap)[f"note:{ids[title]}"]["decision"] == "selected"
@@ -154,8 +156,8 @@ def test_after_compaction_the_board_and_the_relevant_notes_are_still_there(tmp_p
 
 
 def test_requests_within_a_turn_share_their_prefix(tmp_path, fake_openai) -> None:
-    """Prompt caching: with the state unchanged, each call's request starts with the whole
-    previous request, byte for byte (the block sits in front of the turn's request)."""
+    """Prompt caching: each call's request is the previous one with new messages at its end,
+    byte for byte as sent, up to the previous one's last message (the state block, issue 16)."""
     workspace(tmp_path, asides=4)
     big_repo(tmp_path, files=3)
     reads = [tool_calls([("terminal", json.dumps({"command": f"cat src/m{i}.py"}))]) for i in range(3)]
@@ -165,7 +167,9 @@ def test_requests_within_a_turn_share_their_prefix(tmp_path, fake_openai) -> Non
     sent = [r["messages"] for r in server.requests]
     assert len(sent) == 4
     for before, after in zip(sent, sent[1:]):
-        assert after[:len(before)] == before
+        assert after[:len(before) - 1] == before[:-1]
+        assert json.dumps(after).startswith(json.dumps(before[:-1])[:-1])
+        assert after[-1]["content"].startswith("[State]") and before[-1]["content"].endswith(after[-1]["content"])
 
 
 def test_a_note_the_model_writes_is_evidence_in_its_next_call(tmp_path, fake_openai) -> None:
@@ -176,7 +180,8 @@ def test_a_note_the_model_writes_is_evidence_in_its_next_call(tmp_path, fake_ope
         agent.run_turn("Which port does the service listen on?")
     first, second = (r["messages"] for r in server.requests)
     assert first[-1]["content"] == "Which port does the service listen on?", "no state yet: the request as typed"
-    [user] = [m for m in second if m["role"] == "user"]
+    question, user = [m for m in second if m["role"] == "user"]
+    assert question == first[-1] and user == second[-1], "the question as typed, the state last"
     assert user["content"].startswith("[Evidence]\nNote (Port, conclusion, id ")
     assert "port 8443, set in deploy/service.toml" in user["content"]
     assert second[0] == first[0], "the system message did not change"

@@ -1,9 +1,10 @@
-"""Compaction of a long conversation, in steps (issue 4, "Compaction (long sessions)").
+"""Compaction of a long conversation, in steps (issue 4; issue 16: as often as needed).
 
-1. observation masking (`masking`; method "masking"); 2. a summary of the span between
-the pinned task and the verbatim tail (method "llm", else "extractive"), earlier
-summaries carried forward (case C03). Conversation only: the assembler adds the system
-and state layers and the budget. Step by step: docs/compaction.md.
+1. observation masking (`masking`: the oldest tool results as placeholders, as many as the
+target needs, the recent and small ones never; method "masking"); 2. a summary of the span
+between the pinned task and the verbatim tail (method "llm", else "extractive"), earlier
+summaries carried forward (case C03), masked results summarized from their originals.
+The assembler adds the system and state layers and the thrash guard: docs/compaction.md.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
 from ctxagent.context.compaction.extractive import USER, extractive_summary, fact_span, fit_sections, user_facts
-from ctxagent.context.compaction.masking import mask_observations
+from ctxagent.context.compaction.masking import mask_observations, mask_to_target
 from ctxagent.context.compaction.model_summary import build_summary_request
 from ctxagent.context.compaction.sections import (
     SECTIONS,
@@ -23,10 +24,15 @@ from ctxagent.context.compaction.sections import (
     summary_problem,
 )
 from ctxagent.context.messages import history_units
-from ctxagent.errors import ConfigError
+from ctxagent.errors import ConfigError, CtxAgentError
 
 Summarize = Callable[[list[dict]], str]
 Measure = Callable[[list[dict]], int]
+
+
+class NothingToCompact(CtxAgentError):
+    """A compaction asked for (`/compact`) found nothing to summarize; the message says how full
+    the window is ("nothing to compact: 12% of the window")."""
 
 
 @dataclass
@@ -50,9 +56,13 @@ class CompactionConfig:
     """Largest summary, in tokens."""
     tool_result_ratio: float = 0.25
     """Largest share of the input budget one tool result may take in a request (case C05)."""
+    min_free_ratio: float = 0.1
+    """Share of the input budget a compaction must free; after one that freed less, the next
+    summary waits until the request has grown by this share (masking does the work meanwhile)."""
 
     def __post_init__(self) -> None:
-        for name in ("trigger_ratio", "target_ratio", "tail_ratio", "forced_tail_ratio", "tool_result_ratio"):
+        for name in ("trigger_ratio", "target_ratio", "tail_ratio", "forced_tail_ratio", "tool_result_ratio",
+                     "min_free_ratio"):
             value = getattr(self, name)
             if not isinstance(value, (int, float)) or not 0.05 <= value <= 1.0:
                 raise ConfigError(f"context.compaction_{name} must be a number in [0.05, 1.0], got {value!r}",
@@ -198,29 +208,40 @@ class Budget:
 def compact_conversation(
     convo: list[dict], *, measure: Measure, count_text: Callable[[str], int], budget: Budget,
     config: CompactionConfig | None = None, summarize: Summarize | None = None, state: dict | None = None,
-    focus: str | None = None, force: bool = False, trigger: str = "auto",
+    focus: str | None = None, force: bool = False, trigger: str = "auto", summary: bool = True,
+    originals: dict[int, dict] | None = None,
 ) -> tuple[list[dict], CompactionRecord]:
     """Compact `convo` (no system layer); returns (new list, CompactionRecord). `measure(convo)`,
     `count_text(text)`: tokens; `budget`: target and limit; `summarize(messages) -> str` or None;
-    `state`: todos/notes for the summary; `force`: summarize even when masking suffices. Never
-    raises for a summarizer failure; the input is not modified. Reference: docs/compaction.md."""
+    `state`: todos/notes for the summary; `force`: summarize even when masking suffices (a
+    manual one then keeps only the last unit verbatim if need be); `summary`: False allows
+    masking only; `originals`: index -> the message before an earlier masking, which the summary
+    is written from. Never raises for a summarizer failure; the input is not modified."""
     config = config or CompactionConfig()
     before = measure(convo)
-    masked_convo, masked = mask_observations(convo, keep_recent=config.keep_tool_results)
+    stepped, masked = mask_to_target(convo, excess=max(0, before - budget.target), count_text=count_text,
+                                     keep_recent=config.keep_tool_results)
     record = CompactionRecord("masking", trigger, before, before, len(convo), len(convo), masked=masked, focus=focus,
                               kept=list(range(len(convo))))
-    after_mask = measure(masked_convo) if masked else before
-    if after_mask <= budget.target and not force:
-        record.tokens_after = after_mask
-        return masked_convo, record
+    after_mask = measure(stepped) if masked else before
+    record.tokens_after = after_mask
+    if (after_mask <= budget.target and not force) or not summary:
+        return stepped, record
+    masked_convo, masked = mask_observations(convo, keep_recent=config.keep_tool_results)
     tail_tokens = int((config.forced_tail_ratio if force else config.tail_ratio) * budget.limit)
     base = measure([])
-    split = split_conversation(masked_convo, unit_tokens=lambda part: measure(part) - base,
-                               tail_tokens=tail_tokens, keep_messages=config.keep_messages)
-    if not split.middle:
-        record.tokens_after = after_mask
-        return masked_convo, record
-    middle = [masked_convo[i] for i in split.middle]
+    unit_tokens = lambda part: measure(part) - base  # noqa: E731
+    split = split_conversation(masked_convo, unit_tokens=unit_tokens, tail_tokens=tail_tokens,
+                               keep_messages=config.keep_messages)
+    if not split.middle and force and trigger == "manual":  # `/compact` writes a summary if anything is left to
+        split = split_conversation(masked_convo, unit_tokens=unit_tokens, tail_tokens=0, keep_messages=1)
+    if not split.middle:  # nothing to summarize: forced, mask all it may (a context-length error needs room)
+        if force and masked:
+            record.masked, record.tokens_after = masked, measure(masked_convo)
+            return masked_convo, record
+        return stepped, record
+    originals = originals or {}
+    middle = [originals.get(i) or convo[i] for i in split.middle]  # what the summary is written from: the originals
     room = budget.target - measure(_assemble(masked_convo, split, None)) - 8
     max_tokens = max(64, min(config.summary_max_tokens, room))
     text, error = (None, "no summarizer configured")
@@ -230,6 +251,7 @@ def compact_conversation(
     if text is None:
         text = extractive_summary(middle, state, focus, fits=lambda t: count_text(t) <= max_tokens)
     new = _assemble(masked_convo, split, text)
+    record.masked = masked
     record.method, record.summary, record.summary_error = method, text, (error if summarize is not None else None)
     record.dropped, record.kept = split.middle, _sources(masked_convo, split, True)
     record.dropped_tool_call_ids = [str(m.get("tool_call_id")) for m in middle if m.get("role") == "tool"]

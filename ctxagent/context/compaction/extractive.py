@@ -12,7 +12,7 @@ from collections import Counter
 from typing import Callable
 
 from ctxagent.context.compaction.facts import Fact, command_of_call, dedupe_facts, extract_facts
-from ctxagent.context.compaction.masking import calls_by_id, describe_call, is_masked
+from ctxagent.context.compaction.masking import calls_by_id, describe_call, first_line, is_masked
 from ctxagent.context.compaction.sections import SECTIONS, is_summary_message, parse_summary, render_summary
 from ctxagent.context.state.render import todo_items
 
@@ -89,6 +89,11 @@ def _facts(messages: list[dict]) -> list[Item]:
         facts += extract_facts(_text(message), source=source, error_limit=3)
     priority = {"user": USER, "assistant": MID, "tool": LOW}
     items = [(priority[f.source], f.render()) for f in dedupe_facts(facts)]
+    for message in messages:  # what each tool result began with: a grep hit, a file's first line (issue 16)
+        head = first_line(_text(message)) if message.get("role") == "tool" and not is_masked(message) else ""
+        if head:
+            info = calls.get(str(message.get("tool_call_id")))
+            items.append((MID, f"[output] {describe_call(info)}: {head}"))
     commands = [command_of_call(info.name, info.arguments) for info in calls.values()]
     recent = list(dict.fromkeys(c for c in commands if c))[-RECENT_COMMANDS:]
     return items + [(LOW, Fact("command", c, "tool").render()) for c in recent]
@@ -103,7 +108,7 @@ def _progress(messages: list[dict], state: dict | None) -> tuple[list[Item], lis
         counts = ", ".join(f"{name} x{n}" for name, n in tally.most_common())
         progress.append((HIGH, f"Tool calls in the compacted messages: {counts}"))
     said = [_quote(_text(m), 200) for m in messages if m.get("role") == "assistant" and _text(m).strip()]
-    progress += [(MID, f"Assistant: {text}") for text in said[-8:]]
+    progress += [(MID, f"Assistant: {text}") for text in said]  # the agent's findings; oldest dropped first
     recent = [describe_call(i) for i in list(calls.values())[-6:] if not command_of_call(i.name, i.arguments)]
     progress += [(LOW, f"Called {text}") for text in recent]
     current: list[Item] = [(HIGH, f"In progress: {title}") for status, title in todo_items(state) if status == "active"]

@@ -1,8 +1,10 @@
 """Step 1 of compaction: observation masking.
 
-Old tool results become a one-line placeholder naming the call; the `keep_recent` most
-recent stay. Only `content` changes (pairing and `reasoning_content` kept, case C06);
-idempotent. After Lindenbauer et al. 2025, "The Complexity Trap" (docs/compaction.md).
+Old tool results become a one-line placeholder naming the call, its first line and how to
+get it back; the `keep_recent` most recent and small ones (under MIN_MASK_CHARS) stay;
+`mask_to_target` masks oldest first only as far as a token target needs (issue 16). Only
+`content` changes (pairing kept, case C06); idempotent. After Lindenbauer et al. 2025,
+"The Complexity Trap" (docs/compaction.md).
 """
 
 from __future__ import annotations
@@ -11,9 +13,12 @@ import json
 from dataclasses import dataclass
 
 MASK_PREFIX = "[observation masked:"
-#: Results shorter than this (characters) are left alone: the placeholder would not be shorter.
-MIN_MASK_CHARS = 200
+#: Results shorter than this (characters) are never masked: masking one saves little (a
+#: 247-character result saves 25 tokens) and changes the request from that point on, so a
+#: provider's prompt cache re-reads everything after it (issue 16).
+MIN_MASK_CHARS = 1000
 _ARG_CHARS = 80
+_FIRST_LINE_CHARS = 100
 
 
 @dataclass(frozen=True)
@@ -61,9 +66,9 @@ def describe_call(info: CallInfo | None) -> str:
     return f"{info.name} {_clip(json.dumps(args, ensure_ascii=False, sort_keys=True))}"
 
 
-def _clip(text: str) -> str:
+def _clip(text: str, limit: int = _ARG_CHARS) -> str:
     text = " ".join(text.split())
-    return text if len(text) <= _ARG_CHARS else text[: _ARG_CHARS - 3] + "..."
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _how_to_recover(info: CallInfo | None) -> str:
@@ -72,9 +77,17 @@ def _how_to_recover(info: CallInfo | None) -> str:
     return "call the tool again with the same arguments to see it"
 
 
+def first_line(content: str) -> str:
+    """The first non-blank line of `content`, whitespace folded, at most 100 characters."""
+    line = next((ln for ln in content.splitlines() if ln.strip()), "")
+    return _clip(line, _FIRST_LINE_CHARS)
+
+
 def placeholder(info: CallInfo | None, content: str) -> str:
     """The one-line placeholder for a masked result of `info` whose text was `content`."""
-    return f"{MASK_PREFIX} {describe_call(info)} -> {len(content):,} chars; {_how_to_recover(info)}]"
+    head = first_line(content)
+    head = f", first line {json.dumps(head, ensure_ascii=False)}" if head else ""
+    return f"{MASK_PREFIX} {describe_call(info)} -> {len(content):,} chars{head}; {_how_to_recover(info)}]"
 
 
 def is_masked(message: dict) -> bool:
@@ -91,6 +104,25 @@ def _text(content) -> str:
     return "" if content is None else str(content)
 
 
+def maskable(messages: list[dict], *, keep_recent: int = 3, min_chars: int = MIN_MASK_CHARS) -> list[int]:
+    """Indexes of the tool results that may be masked, oldest first: not among the
+    `keep_recent` most recent results, not already masked, at least `min_chars` long."""
+    tool_indexes = [i for i, m in enumerate(messages) if m.get("role") == "tool"]
+    keep = set(tool_indexes[-keep_recent:]) if keep_recent > 0 else set()
+    return [i for i in tool_indexes if i not in keep and not is_masked(messages[i])
+            and len(_text(messages[i].get("content"))) >= min_chars]
+
+
+def _masked(messages: list[dict], indexes: list[int]) -> list[dict]:
+    calls = calls_by_id(messages)
+    out = list(messages)
+    for i in indexes:
+        message = messages[i]
+        info = calls.get(str(message.get("tool_call_id")))
+        out[i] = {**message, "content": placeholder(info, _text(message.get("content")))}
+    return out
+
+
 def mask_observations(
     messages: list[dict], *, keep_recent: int = 3, min_chars: int = MIN_MASK_CHARS
 ) -> tuple[list[dict], list[int]]:
@@ -100,16 +132,23 @@ def mask_observations(
     dicts are not modified; masked messages are shallow copies with a new `content`.
     Results under `min_chars` characters and results already masked are skipped.
     """
+    indexes = maskable(messages, keep_recent=keep_recent, min_chars=min_chars)
+    return _masked(messages, indexes), indexes
+
+
+def mask_to_target(messages: list[dict], *, excess: int, count_text, keep_recent: int = 3,
+                   min_chars: int = MIN_MASK_CHARS) -> tuple[list[dict], list[int]]:
+    """Mask the oldest maskable results (`maskable`) until the tokens saved reach `excess`
+    (the request's tokens above its target), or all of them when that is not enough.
+    `count_text(str) -> int` counts tokens. Returns (new list, indexes masked); the input
+    is not modified. Masking more than needed at once keeps later requests unchanged."""
+    picked, saved = [], 0
     calls = calls_by_id(messages)
-    tool_indexes = [i for i, m in enumerate(messages) if m.get("role") == "tool"]
-    keep = set(tool_indexes[-keep_recent:]) if keep_recent > 0 else set()
-    out, masked = list(messages), []
-    for i in tool_indexes:
-        message = messages[i]
-        text = _text(message.get("content"))
-        if i in keep or is_masked(message) or len(text) < min_chars:
-            continue
-        info = calls.get(str(message.get("tool_call_id")))
-        out[i] = {**message, "content": placeholder(info, text)}
-        masked.append(i)
-    return out, masked
+    for i in maskable(messages, keep_recent=keep_recent, min_chars=min_chars):
+        if saved >= excess:
+            break
+        text = _text(messages[i].get("content"))
+        info = calls.get(str(messages[i].get("tool_call_id")))
+        saved += count_text(text) - count_text(placeholder(info, text))
+        picked.append(i)
+    return _masked(messages, picked), picked

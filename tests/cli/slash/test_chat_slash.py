@@ -103,8 +103,8 @@ def test_colon_plan_runs_the_plan_tool_and_fills_the_board(chat, project: Path) 
     assert [i.content for i in TodoBoard(board_path(project)).items()] == [s["title"] for s in steps]
     shown = flat(out.output)
     assert "step 1" in shown and "todo 0/5 completed" in shown
-    assert user_messages(server.requests[1])[-1].endswith("\n:) hello")  # not a command: sent to the model
-    assert user_messages(server.requests[2])[-1].endswith("\n /etc is a folder")
+    assert user_messages(server.requests[1])[-1].startswith(":) hello\n\n[State]")  # not a command: sent to the model
+    assert user_messages(server.requests[2])[-1].startswith(" /etc is a folder\n\n[State]")
 
 
 def test_help_lists_every_command_and_unknown_names_get_a_suggestion(chat) -> None:
