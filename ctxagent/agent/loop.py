@@ -310,13 +310,10 @@ class Agent:
                         message=str(notice), kind=type(notice.error).__name__, status=notice.error.status))
 
     def compact(self, reason: str, *, manual: bool = False, focus: str | None = None) -> Compaction | None:
-        """Compact the history now (after a context-length error, or `/compact`); emit and return the event.
-
-        With the context engine's assembler the event's `details` is its CompactionRecord
-        (what was masked, dropped and summarised), so the transcript records it. When there is
-        nothing to compact, a Notice says so ("nothing to compact: 12% of the window"), the
-        history is unchanged and None is returned: a compaction that did nothing is not one.
-        """
+        """Compact the history now (after a context-length error, or `/compact`); emit and return
+        the event, whose `details` is the assembler's CompactionRecord. With nothing to compact a
+        Notice says so ("nothing to compact: 12% of the window"), the history is unchanged and
+        None is returned: a compaction that did nothing is not one."""
         pre = self._hook("PreCompact", "manual" if manual else "auto", trigger="manual" if manual else "auto",
                          custom_instructions=focus or "")
         if pre.blocked:

@@ -211,12 +211,11 @@ def compact_conversation(
     focus: str | None = None, force: bool = False, trigger: str = "auto", summary: bool = True,
     originals: dict[int, dict] | None = None,
 ) -> tuple[list[dict], CompactionRecord]:
-    """Compact `convo` (no system layer); returns (new list, CompactionRecord). `measure(convo)`,
-    `count_text(text)`: tokens; `budget`: target and limit; `summarize(messages) -> str` or None;
-    `state`: todos/notes for the summary; `force`: summarize even when masking suffices (a
-    manual one then keeps only the last unit verbatim if need be); `summary`: False allows
-    masking only; `originals`: index -> the message before an earlier masking, which the summary
-    is written from. Never raises for a summarizer failure; the input is not modified."""
+    """Compact `convo` (no system layer) -> (new list, CompactionRecord). `measure`, `count_text`:
+    tokens; `budget`: target and limit; `summarize(messages) -> str` or None; `state`: for the
+    summary; `force`: summarize even when masking suffices; `summary`: False masks only;
+    `originals`: index -> a message before masking (the summary's source). Never raises for a
+    summarizer failure; the input is not modified (docs/compaction.md)."""
     config = config or CompactionConfig()
     before = measure(convo)
     stepped, masked = mask_to_target(convo, excess=max(0, before - budget.target), count_text=count_text,
