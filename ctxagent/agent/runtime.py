@@ -21,13 +21,14 @@ from ctxagent.agent.loop import Agent
 from ctxagent.agent.prompts import system_prompt
 from ctxagent.agent.rules import NestedRules, open_layer
 from ctxagent.agent.session import Session
-from ctxagent.agent.toolset import build_registry
+from ctxagent.agent.toolset import build_registry, open_mcp
 from ctxagent.agent.wiring import SideCalls, make_assembler, make_recorder, turn_follower
 from ctxagent.config.settings import LOCAL_PROVIDER, Settings
 from ctxagent.context.record.recorder import SnapshotRecorder
 from ctxagent.context.request import ContextAssembler
 from ctxagent.llm.client import LLMClient
 from ctxagent.llm.meter import MeteredClient, UsageMeter
+from ctxagent.tools.mcp_tool import McpFollower, add_mcp_tools
 
 #: `(settings, repo, session, client, *, recorder, memory) -> assembler or None`; None means the
 #: loop's PassthroughAssembler. `recorder`: the session's SnapshotRecorder, `memory`: the memory tool.
@@ -57,6 +58,8 @@ def open_agent(repo: Path, settings: Settings, *, resume: str | None = None, sin
         side_calls = SideCalls(recorder)  # each model call a tool makes gets a snapshot of its own
         registry = build_registry(repo, settings, session_id=session.id, client=side_calls.client(side_client),
                                   only=settings.agent.tool_names(model.provider))  # `[agent] tools`
+        mcp = stack.enter_context(open_mcp(repo, settings, ask=ask))  # MCP servers: docs/mcp.md
+        add_mcp_tools(registry, mcp, settings.mcp, auto_approve=settings.agent.auto_approve)
         memory = registry.get("memory")
         assembler = (assembler_factory or default_assembler)(settings, repo, session, side_client,
                                                              recorder=recorder, memory=memory)
@@ -76,6 +79,9 @@ def open_agent(repo: Path, settings: Settings, *, resume: str | None = None, sin
         agent.sinks.append(NestedRules(agent, layer, settings).on_event)  # nested AGENTS.md, on first read (it re-renders agent.system)
         for text in hook_warnings:
             agent.emit(Notice(message=text))
+        agent.mcp = McpFollower(mcp, registry, lambda text: agent.emit(Notice(message=text)))  # /mcp reads it
+        agent.sinks.append(agent.mcp.on_event)
+        agent.mcp.flush()
         agent.start_session("resume" if resume else "startup")
         try:
             yield agent

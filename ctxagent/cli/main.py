@@ -34,6 +34,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "ctxagent.cli.memory_cmd",
     "ctxagent.cli.checkpoints_cmd",
     "ctxagent.cli.init_cmd",
+    "ctxagent.cli.mcp_cmd",
 )
 
 #: Exit codes shared by every command (docs/cli.md).
