@@ -44,6 +44,8 @@ class Connection:
         self.ready = asyncio.Event()
         self.closing = asyncio.Event()
         self.errlog: IO[str] | None = None
+        #: The last HTTP error status the server answered with (401, 404...), to explain a failure.
+        self.http_status: int | None = None
 
     async def run(self) -> None:
         """Connect, list the tools, set `ready`, then hold the connection until `closing`."""
@@ -89,18 +91,22 @@ class Connection:
             params = StdioServerParameters(command=self.config.command, args=self.config.args, env=self.env,
                                            cwd=self.config.cwd)
             return stdio_client(params, errlog=self.errlog)
-        return _http_transport(self.config.url, self.headers)
+        return self._http_transport()
 
+    @contextlib.asynccontextmanager
+    async def _http_transport(self) -> AsyncIterator[Any]:
+        """The SDK's streamable HTTP transport with our headers on an HTTP client it does not own."""
+        import httpx2
+        from mcp.client.streamable_http import streamable_http_client
 
-@contextlib.asynccontextmanager
-async def _http_transport(url: str, headers: dict[str, str]) -> AsyncIterator[Any]:
-    """The SDK's streamable HTTP transport with our headers on an HTTP client it does not own."""
-    import httpx2
-    from mcp.client.streamable_http import streamable_http_client
+        async def note_status(response: Any) -> None:
+            if response.status_code >= 400:
+                self.http_status = response.status_code
 
-    async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0)) as http:
-        async with streamable_http_client(url, http_client=http) as streams:
-            yield streams
+        async with httpx2.AsyncClient(headers=self.headers, timeout=httpx2.Timeout(30.0, read=300.0),
+                                      event_hooks={"response": [note_status]}) as http:
+            async with streamable_http_client(self.config.url, http_client=http) as streams:
+                yield streams
 
 
 async def _list_tools(client: Any) -> list[RemoteTool]:

@@ -247,6 +247,13 @@ def _describe(exc: BaseException | None) -> str:
 
 
 def _tail(connection: Connection) -> str:
+    """What the server said: its last HTTP error status, or the last lines"""
+    if connection.http_status is not None:
+        return f" (HTTP {connection.http_status} from {connection.config.url})"
+    return _stderr_tail(connection)
+
+
+def _stderr_tail(connection: Connection) -> str:
     """The last lines (at most 3, 300 characters) the server wrote to stderr, as a clause."""
     lines = [line.strip() for line in connection.stderr_tail().splitlines() if line.strip()][-3:]
     return f"; its stderr ends with: {' | '.join(lines)[-300:]}" if lines else ""

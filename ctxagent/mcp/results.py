@@ -22,13 +22,19 @@ def _block(block: Any) -> str:
     if kind == "text":
         return str(block.text)
     if kind in ("image", "audio"):
-        return f"[{kind}: {block.mime_type}, {len(block.data) * 3 // 4:,} bytes, not shown]"
+        return f"[{kind}: {block.mime_type}, {_decoded_size(block.data):,} bytes, not shown]"
     if kind == "resource_link":
         mime = f", {block.mime_type}" if getattr(block, "mime_type", None) else ""
         return f"[resource link: {block.name} {block.uri}{mime}]"
     if kind == "resource":
         res = block.resource
-        size = f"{len(res.text):,} characters" if hasattr(res, "text") else f"{len(res.blob) * 3 // 4:,} bytes"
+        size = f"{len(res.text):,} characters" if hasattr(res, "text") else f"{_decoded_size(res.blob):,} bytes"
         mime = f", {res.mime_type}" if getattr(res, "mime_type", None) else ""
         return f"[resource: {res.uri}{mime}, {size}, not shown]"
     return f"[{kind or 'unknown'} content, not shown]"
+
+
+def _decoded_size(data: str) -> int:
+    """Bytes that base64 text `data` decodes to."""
+    data = data.strip()
+    return len(data) * 3 // 4 - (len(data) - len(data.rstrip("=")))

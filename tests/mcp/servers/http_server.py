@@ -1,12 +1,13 @@
 """A real streamable-HTTP MCP server written with the `mcp` SDK, on 127.0.0.1, for the tests:
 tools `lookup` and `whoami`. It answers only requests bearing `Authorization: Bearer TOKEN`
-when a token is given. Run: python http_server.py PORT_FILE [TOKEN]; or `serve()` in a thread."""
+when a token is given. Run: python http_server.py URL_FILE [TOKEN] (see launch.py)."""
 
 from __future__ import annotations
 
 import socket
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -56,5 +57,9 @@ def serve(token: str | None = None) -> tuple[str, uvicorn.Server, threading.Thre
 
 if __name__ == "__main__":
     url, uv, thread = serve(sys.argv[2] if len(sys.argv) > 2 else None)
-    Path(sys.argv[1]).write_text(url, encoding="utf-8")
+    while not uv.started:  # listening: only then is the URL published
+        time.sleep(0.02)
+    tmp = Path(sys.argv[1] + ".tmp")
+    tmp.write_text(url, encoding="utf-8")
+    tmp.replace(sys.argv[1])
     thread.join()
