@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import threading
 import time
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from ctxagent.agent.approval import ApprovalPolicy
 from ctxagent.agent.compaction import compact_history, compaction_event
@@ -76,7 +77,8 @@ class Agent:
     def __init__(self, *, client: ChatModel, registry: ToolRegistry, session: Session, settings: Settings,
                  system: str, assembler: ContextAssembler | None = None, approval: ApprovalPolicy | None = None,
                  sinks: Sequence[Sink] = (), side_usage: UsageMeter | None = None, layer: Any = None,
-                 hooks: Hooks = NO_HOOKS) -> None:
+                 hooks: Hooks = NO_HOOKS, stop_event: str = "Stop",
+                 serve: Callable[[float], None] | None = None) -> None:
         self.client = client
         self.side_usage = side_usage
         self._turn: TurnState | None = None
@@ -88,6 +90,9 @@ class Agent:
         self.approval = approval or ApprovalPolicy(auto_approve=settings.agent.auto_approve)
         self.sinks: list[Sink] = [session.record_event, *sinks]
         self.hooks = hooks
+        self.stop_event = stop_event  # "SubagentStop" for a sub-agent
+        self.serve = serve  # answers sub-agents' questions while their calls run (`subagents.AskRelay.serve`)
+        self._emit_lock = threading.RLock()
         self.pending_context: list[str] = []  # SessionStart hooks' context, sent with the next prompt
         self.runner = ToolRunner(registry, self.approval, self.emit, max_result_chars=settings.tools.max_result_chars,
                                  secrets=session.secrets, hooks=hooks)
@@ -96,12 +101,14 @@ class Agent:
         self.layer = layer  # the harness's SystemLayer (profile files, AGENTS.md chain, skills; /memory reads it)
 
     def emit(self, event: Event) -> None:
-        """Send `event` to every sink; a failing sink is skipped, never fatal."""
-        for sink in self.sinks:
-            try:
-                sink(event)
-            except Exception:  # a broken renderer must not break the turn
-                pass
+        """Send `event` to every sink (one event at a time: tool calls may run in threads); a
+        failing sink is skipped, never fatal."""
+        with self._emit_lock:
+            for sink in self.sinks:
+                try:
+                    sink(event)
+                except Exception:  # a broken renderer must not break the turn
+                    pass
 
     def run_turn(self, task: str, *, cancel: threading.Event | None = None) -> TurnEnd:
         """Run one user request to its end and return the TurnEnd (also emitted)."""
@@ -183,16 +190,28 @@ class Agent:
     def _stop_blocked(self, turn: TurnState, answer: str) -> bool:
         """Fire Stop; True when a hook sends the model back to work (its reason is the next user
         message), at most MAX_STOP_BLOCKS times a turn."""
-        result = self._hook("Stop", None, stop_hook_active=turn.stop_blocks > 0, last_assistant_message=answer)
+        result = self._hook(self.stop_event, None, stop_hook_active=turn.stop_blocks > 0, last_assistant_message=answer)
         if not result.blocked or result.stop:
             return False
         if turn.stop_blocks >= MAX_STOP_BLOCKS:
-            self.emit(Notice(message=f"Stop hooks blocked the end of this turn {MAX_STOP_BLOCKS} times; it ends now"))
+            self.emit(Notice(message=f"{self.stop_event} hooks blocked the end of this turn {MAX_STOP_BLOCKS} times; it ends now"))
             return False
         turn.stop_blocks += 1
-        self.emit(Notice(message=f"a Stop hook asked the model to go on: {result.reason}"))
-        self.session.add_message({"role": "user", "content": f"[Stop hook] {result.reason}"})
+        self.emit(Notice(message=f"a {self.stop_event} hook asked the model to go on: {result.reason}"))
+        self.session.add_message({"role": "user", "content": f"[{self.stop_event} hook] {result.reason}"})
         return True
+
+    def answer_without_tools(self, prompt: str) -> str:
+        """Send `prompt` as a user message and return the model's answer from one call offered no
+        tools (a sub-agent's closing report when a limit stopped it). Raises CtxAgentError."""
+        self.session.add_message({"role": "user", "content": prompt})
+        self.model_calls += 1
+        request = self.assembler.assemble(self._messages(), [], self._state(TurnState(task=prompt)))
+        self._emit_built(request)
+        messages, _ = self.protocol.encode(request.messages, [])
+        response = self.client.chat(messages, None)
+        self.session.add_message(response.assistant_message(self.settings.model), usage=response.usage.to_dict())
+        return response.content or ""
 
     def _call_model(self, turn: TurnState, cancel: threading.Event | None) -> Any:
         tools = self.registry.schemas()
@@ -307,10 +326,15 @@ class Agent:
         return event
 
     def _run_tools(self, response: Any, turn: TurnState, cancel: threading.Event | None) -> None:
+        """Run the reply's calls in order; a run of calls to a `concurrent` tool (delegate) runs at once."""
         try:
-            for call in response.tool_calls:
+            for group in _groups(response.tool_calls, self.registry):
                 if cancel is not None and cancel.is_set():
                     raise KeyboardInterrupt
+                if len(group) > 1 or getattr(self.registry.get(group[0].name), "concurrent", False):
+                    self._run_concurrently(group, turn, response.finish_reason, cancel)
+                    continue
+                call = group[0]
                 self.emit(ToolCallEvent(call_id=call.id, name=call.name, arguments=call.arguments, step=turn.steps))
                 outcome = self.runner.run(call.id, call.name, call.arguments, finish_reason=response.finish_reason)
                 self._add_result(call.id, call.name, outcome)
@@ -319,6 +343,38 @@ class Agent:
                 self._add_result(call.id, call.name, Outcome(False, str(exc.report), "interrupted"))
             raise TurnStop("interrupted", "interrupted while running tools; the calls not run were recorded "
                            "as not executed") from None
+
+    def _run_concurrently(self, calls: list[Any], turn: TurnState, finish_reason: str | None,
+                          cancel: threading.Event | None) -> None:
+        """Run `calls` in threads (at most `[agent] max_concurrent_subagents` at once), answering their
+        questions on this thread; results in call order. Ctrl-C interrupts every one, then passes."""
+        for call in calls:
+            self.emit(ToolCallEvent(call_id=call.id, name=call.name, arguments=call.arguments, step=turn.steps))
+        with ThreadPoolExecutor(max_workers=self.settings.agent.max_concurrent_subagents,
+                                thread_name_prefix="ctxagent-tool") as pool:
+            futures = [pool.submit(self.runner.run, c.id, c.name, c.arguments, finish_reason=finish_reason) for c in calls]
+            try:
+                while not all(f.done() for f in futures):
+                    if cancel is not None and cancel.is_set():
+                        raise KeyboardInterrupt
+                    if self.serve is not None:
+                        self.serve(0.1)
+                    else:
+                        wait(futures, timeout=0.1, return_when=FIRST_COMPLETED)
+            except KeyboardInterrupt:
+                for name in dict.fromkeys(c.name for c in calls):
+                    stop = getattr(self.registry.get(name), "interrupt", None)
+                    if callable(stop):
+                        stop()
+                wait(futures)
+                for call, future in zip(calls, futures):
+                    if future.exception() is None:
+                        self._add_result(call.id, call.name, future.result())
+                raise
+        for call, future in zip(calls, futures):
+            error = future.exception()
+            outcome = future.result() if error is None else Outcome(False, f"{call.name} failed: {error}", "crashed")
+            self._add_result(call.id, call.name, outcome)
 
     def _add_result(self, call_id: str, name: str, outcome: Outcome) -> None:
         self.session.add_message(tool_message(call_id, outcome.content))
@@ -331,6 +387,18 @@ class Agent:
                  for c in m.get("tool_calls") or []}
         for call_id in unanswered_calls(self.session.history):
             self._add_result(call_id, names.get(call_id, "?"), Outcome(False, INTERRUPTED_RESULT, "interrupted"))
+
+
+def _groups(calls: Sequence[Any], registry: ToolRegistry) -> list[list[Any]]:
+    """`calls` in order, cut into runs: consecutive calls of `concurrent` tools together, every other call alone."""
+    groups: list[list[Any]] = []
+    for call in calls:
+        together = getattr(registry.get(call.name), "concurrent", False)
+        if together and groups and getattr(registry.get(groups[-1][0].name), "concurrent", False):
+            groups[-1].append(call)
+        else:
+            groups.append([call])
+    return groups
 
 
 def _usage_event(call: Usage, turn: Usage) -> UsageEvent:

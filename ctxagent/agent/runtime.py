@@ -21,11 +21,13 @@ from ctxagent.agent.loop import Agent
 from ctxagent.agent.prompts import system_prompt
 from ctxagent.agent.rules import NestedRules, open_layer
 from ctxagent.agent.session import Session
+from ctxagent.agent.subagents import AskRelay, Subagents
 from ctxagent.agent.toolset import build_registry, open_mcp
 from ctxagent.agent.wiring import SideCalls, make_assembler, make_recorder, turn_follower
-from ctxagent.config.settings import LOCAL_PROVIDER, Settings
+from ctxagent.config.settings import LOCAL_PROVIDER, Settings, user_config_path
 from ctxagent.context.record.recorder import SnapshotRecorder
 from ctxagent.context.request import ContextAssembler
+from ctxagent.harness.agents import discover_agents
 from ctxagent.llm.client import LLMClient
 from ctxagent.llm.meter import MeteredClient, UsageMeter
 from ctxagent.tools.mcp_tool import McpFollower, add_mcp_tools
@@ -59,7 +61,6 @@ def open_agent(repo: Path, settings: Settings, *, resume: str | None = None, sin
         registry = build_registry(repo, settings, session_id=session.id, client=side_calls.client(side_client),
                                   only=settings.agent.tool_names(model.provider))  # `[agent] tools`
         mcp = stack.enter_context(open_mcp(repo, settings, ask=ask))  # MCP servers: docs/mcp.md
-        add_mcp_tools(registry, mcp, settings.mcp, auto_approve=settings.agent.auto_approve)
         memory = registry.get("memory")
         assembler = (assembler_factory or default_assembler)(settings, repo, session, side_client,
                                                              recorder=recorder, memory=memory)
@@ -70,14 +71,25 @@ def open_agent(repo: Path, settings: Settings, *, resume: str | None = None, sin
         if settings.agent.episodic_memory and memory is not None and getattr(memory, "available", True):
             extra.append(EpisodeRecorder(memory, session.id, secrets=session.secrets))  # one episodic memory per turn
         layer = open_layer(repo, settings)  # profile files, AGENTS.md chain, skill catalog
-        hooks, hook_warnings = session_hooks(repo, settings, session)
+        hooks, warned = session_hooks(repo, settings, session)
+        relay = AskRelay(ask)  # sub-agents ask the user through the main thread
+        auto, allow_exec = settings.agent.auto_approve, settings.agent.approval == "never"
+        wanted = settings.agent.tool_names(model.provider)
+        if wanted is None or "delegate" in wanted:
+            definitions, skipped = discover_agents(repo, user_config_path().parent)
+            warned += skipped
+            registry.register(Subagents(repo=repo, settings=settings, client=side_client, session=session,
+                                        tools=[*registry.names(), "delegate"], layer=layer, definitions=definitions,
+                                        relay=relay, sinks=sinks, hooks=hooks, auto_approve=auto,
+                                        allow_exec=allow_exec).tool())
+        add_mcp_tools(registry, mcp, settings.mcp, auto_approve=auto)  # after delegate: children do not get them
         agent = Agent(client=client, registry=registry, session=session, settings=settings,
                       system=system_prompt(repo, registry.names(), layer), assembler=assembler,
-                      approval=ApprovalPolicy(auto_approve=settings.agent.auto_approve, ask=ask,
-                                              allow_exec=settings.agent.approval == "never"),
-                      sinks=[*sinks, *extra], side_usage=side_usage, layer=layer, hooks=hooks)
+                      approval=ApprovalPolicy(auto_approve=auto, ask=relay if ask is not None else None,
+                                              allow_exec=allow_exec),
+                      sinks=[*sinks, *extra], side_usage=side_usage, layer=layer, hooks=hooks, serve=relay.serve)
         agent.sinks.append(NestedRules(agent, layer, settings).on_event)  # nested AGENTS.md, on first read (it re-renders agent.system)
-        for text in hook_warnings:
+        for text in warned:
             agent.emit(Notice(message=text))
         agent.mcp = McpFollower(mcp, registry, lambda text: agent.emit(Notice(message=text)))  # /mcp reads it
         agent.sinks.append(agent.mcp.on_event)

@@ -51,11 +51,22 @@ class Session:
     secrets: list[str] = field(default_factory=list, repr=False)
     compaction_view: dict[str, Any] | None = field(default=None, repr=False)
     protocol: str | None = None
+    parent: str | None = None
 
     @property
     def path(self) -> Path:
-        """The transcript file."""
-        return sessions_dir(self.repo) / f"{self.id}.jsonl"
+        """The transcript file (a sub-agent's: in its parent's folder, `sessions/<parent>/<id>.jsonl`)."""
+        folder = sessions_dir(self.repo)
+        return (folder / self.parent if self.parent else folder) / f"{self.id}.jsonl"
+
+    @classmethod
+    def child(cls, parent: "Session", child_id: str, *, meta: dict[str, Any] | None = None) -> "Session":
+        """A sub-agent's session `child_id` under `parent` (not listed by `ctxagent sessions`, never
+        resumed on its own); its meta record names the parent."""
+        session = cls(id=child_id, repo=parent.repo, secrets=list(parent.secrets), parent=parent.id)
+        session._append({"kind": "meta", "session_id": child_id, "parent": parent.id, "repo": str(parent.repo),
+                         "resumed": False, **(meta or {})})
+        return session
 
     @classmethod
     def create(cls, repo: Path, *, secrets: Iterable[str] = (), meta: dict[str, Any] | None = None) -> "Session":

@@ -24,6 +24,7 @@ from ctxagent.context.record.report import layer_rows, message_preview
 from ctxagent.context.record.snapshot import (
     REDACTED,
     list_calls,
+    list_sessions,
     read_snapshot,
     resolve_session,
     side_calls_for,
@@ -117,8 +118,11 @@ def inspect_command(session: str, call: int | None, repo: str, grep: str | None,
                 if c.get("call") != number and request_mentions(c.get("request") or {}, grep)]
         kept = [c for c in summary_calls_in(root, session_id)
                 if isinstance(c.get("request"), dict) and request_mentions(c["request"], grep)]
+    children = [(c, len(list_calls(root, c))) for c in list_sessions(root) if c.startswith(f"{session_id}.")]
     if as_json:
         payload = {**snap} if kind else {**snap, "report": report}
+        if children:
+            payload["subagents"] = [{"session": c, "calls": n} for c, n in children]
         if side:
             payload["side_calls"] = [side_call_summary(c) for c in side]
         if grep:
@@ -147,6 +151,8 @@ def inspect_command(session: str, call: int | None, repo: str, grep: str | None,
     for other in side:
         console.print(markup(side_call_line(other, this_call=True)), soft_wrap=True)
     draw_report(console, report, title=str(report.get("query", ""))[:80])
+    for child, n in children:
+        console.print(f"sub-agent {markup(child)}: {n} call(s); see `ctxagent inspect {markup(child)}`", soft_wrap=True)
     if grep:
         seen = request_mentions(snap.get("request", {}), grep)
         verdict = "[green]appears[/]" if seen else "[red]does not appear[/]"

@@ -57,6 +57,12 @@ class AgentSettings(BaseModel):
     """"never": run commands and python_exec without asking, for headless runs (same as --allow-exec; trusted config only)."""
     episodic_memory: bool = True
     """Write a short episodic memory (task, outcome, files changed, tokens) to memory.db when a turn ends."""
+    max_concurrent_subagents: int = Field(3, gt=0, le=16)
+    """Sub-agents (`delegate` calls of one reply) run at the same time; 1 to 16."""
+    subagent_max_steps: int = Field(20, gt=0, le=1_000)
+    """Model calls of one sub-agent unless its definition sets `max_steps`; 1 to 1000."""
+    subagent_max_task_tokens: int = Field(300_000, gt=0, le=1_000_000_000)
+    """Prompt + completion tokens of one sub-agent (at most the parent's max_task_tokens); they count in the parent's too."""
     tools: list[str] | Literal["all"] | None = None
     """Tools offered to the model, by name (e.g. ["terminal", "apply_patch"]), or "all"; unset: all of them, except for provider local (the bundled offline model), which gets only terminal and apply_patch."""
 

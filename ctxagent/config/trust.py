@@ -28,7 +28,8 @@ FREE_SECTIONS = frozenset({"context"})
 """Tables whose every key a repository may set (budget shares, weights, compaction ratios)."""
 AT_MOST = frozenset({
     "model.timeout_s", "model.max_retries", "agent.max_steps", "agent.max_task_tokens", "agent.max_cost_usd",
-    "agent.wall_time_s", "tools.terminal_timeout_s", "tools.terminal_max_output_bytes", "tools.patch_max_files",
+    "agent.wall_time_s", "agent.max_concurrent_subagents", "agent.subagent_max_steps",
+    "agent.subagent_max_task_tokens", "tools.terminal_timeout_s", "tools.terminal_max_output_bytes", "tools.patch_max_files",
     "tools.patch_max_changed_lines", "tools.max_result_chars", "exec.timeout_s", "exec.max_output_bytes",
 })
 """Limits a repository may only lower."""

@@ -27,7 +27,12 @@ Authorization included, recorded only here), `server.log` every HTTP request as
 Rules answer some requests out of the script's order: `FakeOpenAI(script, rules=[{"contains":
 "You are compacting", "step": text("## Goal ...")}])` answers every request one of whose
 messages contains the text with that step, without taking a step of the script (a
-compaction's summary request, whenever the agent makes it).
+compaction's summary request, whenever the agent makes it). A rule with `"steps": [...]`
+instead answers its requests with those steps in order, then lets later requests fall
+through (a sub-agent's own script, whatever the order its requests arrive in).
+A step with `"barrier": {"name": "b", "count": 2}` is held until `count` requests carrying
+that barrier are held at once (proof that they are concurrent), or answered with a 500
+"barrier ... not reached" after `timeout` seconds (default 20).
 
 CLI: `python tests/support/fake_openai.py --script script.json --port-file F
 [--requests-file R] [--port N]` writes the port to F once listening, appends each
@@ -97,6 +102,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(404, default_error_body(404))
             return
         step, n = fake._next_step(body)
+        if step.get("barrier") and not fake._wait_barrier(step["barrier"]):
+            self._send_json(500, {"error": {"message": f"barrier {step['barrier']['name']!r} not reached: the "
+                                            "requests were not concurrent", "type": "server_error"}})
+            return
         if step["type"] == "error":
             self._send_error_step(step)
         elif body.get("stream"):
@@ -211,6 +220,8 @@ class FakeOpenAI:
         self._httpd: _Server | None = None
         self._thread: threading.Thread | None = None
         self._served = 0
+        self._barrier_lock = threading.Lock()
+        self._barriers: dict[str, threading.Condition] = {}
 
     @property
     def port(self) -> int:
@@ -258,10 +269,23 @@ class FakeOpenAI:
             self._served += 1
             for rule in self.rules:
                 if any(isinstance(t, str) and rule["contains"] in t for t in texts):
-                    return dict(rule["step"]), self._served
+                    if "steps" not in rule:
+                        return dict(rule["step"]), self._served
+                    if rule["steps"]:
+                        return dict(rule["steps"].pop(0)), self._served
             if self.script:
                 return self.script.pop(0), self._served
             return text(self.default_text), self._served
+
+    def _wait_barrier(self, barrier: dict[str, Any]) -> bool:
+        """Hold this request until `barrier["count"]` requests wait at the barrier of that name;
+        False after its timeout (seconds, default 20)."""
+        with self._barrier_lock:
+            held = self._barriers.setdefault(barrier["name"], threading.Condition(self._barrier_lock))
+            held.arrived = getattr(held, "arrived", 0) + 1  # type: ignore[attr-defined]
+            held.notify_all()
+            return held.wait_for(lambda: held.arrived >= barrier["count"],  # type: ignore[attr-defined]
+                                 timeout=float(barrier.get("timeout", 20)))
 
     def _record(self, handler: BaseHTTPRequestHandler, body: dict[str, Any] | None) -> None:
         headers = Headers((k.lower(), v) for k, v in handler.headers.items())

@@ -178,12 +178,12 @@ def highest_call_in(folder: Path) -> int:
 
 
 def resolve_session(state_dir: Path, session: str) -> str:
-    """`session`, or, for "last", the session whose snapshots were written most recently (a
-    resumed session is newer than one started after it). NotFoundError if there is none."""
+    """`session`, or, for "last", the session (not a sub-agent) whose snapshots were written most
+    recently (a resumed session is newer than one started after it). NotFoundError if there is none."""
     if session != "last":
         return check_session_id(session)
     root = Path(state_dir) / "snapshots"
-    folders = [root / name for name in list_sessions(state_dir)]
+    folders = [root / name for name in list_sessions(state_dir) if "." not in name]  # `<parent>.<agent>-<n>`: a sub-agent
     written = [(folder.stat().st_mtime, folder.name) for folder in folders if _calls_in(folder)]
     if not written:
         raise NotFoundError(f"no snapshots under {root}: run a task first (ctxagent run ...)")
