@@ -147,6 +147,21 @@ class ErrorEvent(Event):
 
 
 @dataclass
+class Retry(Event):
+    """A model call failed in a way worth retrying and is sent again after `wait_s` seconds:
+    `attempt` of `attempts` at most; `message` is the line shown ("... retrying (2/5) in 1.2 s"),
+    `kind` the error's class name, `status` its HTTP status (None: no response)."""
+
+    type: ClassVar[str] = "retry"
+    attempt: int
+    attempts: int
+    wait_s: float
+    message: str
+    kind: str = "ProviderError"
+    status: int | None = None
+
+
+@dataclass
 class Notice(Event):
     """Something the user should know that is neither an error nor a step of the turn, e.g.
     that a resumed session's automatic compaction could not be reused and is redone."""

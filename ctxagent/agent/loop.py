@@ -22,6 +22,7 @@ from ctxagent.agent.events import (
     Event,
     Notice,
     ReasoningDelta,
+    Retry,
     Sink,
     TextDelta,
     ToolCallEvent,
@@ -227,7 +228,7 @@ class Agent:
         self._emit_built(request)
         messages, wire_tools = self.protocol.encode(request.messages, tools)
         try:
-            return self.client.chat(messages, wire_tools, on_delta=self._on_delta, cancel=cancel)
+            return self.client.chat(messages, wire_tools, on_delta=self._on_delta, cancel=cancel, on_retry=self._on_retry)
         except ToolsUnsupportedError as exc:
             if not self.protocol.native:
                 raise
@@ -294,6 +295,11 @@ class Agent:
             self.emit(TextDelta(text=delta.text))
         elif delta.kind == "reasoning":
             self.emit(ReasoningDelta(text=delta.text))
+
+    def _on_retry(self, notice: Any) -> None:
+        """Tell the sinks that the model call is sent again after a wait (a `RetryNotice`)."""
+        self.emit(Retry(attempt=notice.attempt, attempts=notice.attempts, wait_s=round(notice.wait_s, 3),
+                        message=str(notice), kind=type(notice.error).__name__, status=notice.error.status))
 
     def compact(self, reason: str, *, manual: bool = False, focus: str | None = None) -> Compaction:
         """Compact the history now (after a context-length error, or `/compact`); emit and return the event.

@@ -13,6 +13,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from ctxagent.agent.limits import cost_cap_line
 from ctxagent.cli.run_cmd import model_options, repo_option, trust_option
 from ctxagent.cli.safe_text import markup
 from ctxagent.config.settings import LOCAL_PROVIDER, Settings, load_settings
@@ -48,6 +49,7 @@ def doctor_command(repo: Path, model: str | None, base_url: str | None, provider
         console.print(f"{name}: {'found' if shutil.which(name) else '[yellow]not found[/]'}")
     console.print(exec_line(settings), soft_wrap=True)
     console.print(checkpoint_line(), soft_wrap=True)
+    console.print(markup(cost_cap_line(settings.agent, settings.model)), soft_wrap=True)
     if offline:
         return 0
     ok, detail = _check(settings)

@@ -23,6 +23,7 @@ from ctxagent.agent.events import (
     Event,
     Notice,
     ReasoningDelta,
+    Retry,
     TextDelta,
     ToolCallEvent,
     ToolResultEvent,
@@ -214,6 +215,11 @@ class RichRenderer:
     def _on_notice(self, event: Notice) -> None:
         self._newline()
         self.console.print(Text.assemble(("note:", "yellow"), " ", self._clean(event.message)), soft_wrap=True)
+
+    def _on_retry(self, event: Retry) -> None:
+        self._newline()
+        self.console.print(Text.assemble(("model:", "yellow"), " ", self._clean(event.message)), soft_wrap=True)
+        self._spinner()
 
     def _on_error(self, event: ErrorEvent) -> None:
         self._newline()

@@ -46,7 +46,7 @@ class AgentSettings(BaseModel):
     max_task_tokens: int = Field(2_000_000, gt=0, le=1_000_000_000)
     """Prompt + completion tokens per turn (the plan tool's and compaction summaries' model calls included) before it stops (reason max_tokens); 1 to 10^9."""
     max_cost_usd: float = Field(2.0, gt=0, le=10_000)
-    """USD per turn (side calls included, as for max_task_tokens) before it stops (reason max_cost); counted only when model prices are set; (0, 10000]."""
+    """USD per turn (side calls included, as for max_task_tokens) before it stops (reason max_cost); counted only when the model's prices are known (model.price_*, else ctxagent/llm/prices.json; `ctxagent doctor` says which); (0, 10000]."""
     wall_time_s: float = Field(1800.0, gt=0, le=86_400)
     """Seconds per turn before it stops (reason wall_time); checked before each model call; (0, 86400]."""
     auto_approve: bool = False
@@ -343,7 +343,8 @@ def _apply_provider(values: dict[str, Value], env: Mapping[str, str]) -> str:
         if key in values and values[key][2] < rank and not source.startswith("auto"):
             del values[key]
     label = f"preset {name}"
-    for field in ("model", "base_url", "context_window", "max_output_tokens", "send_reasoning_content", "empty_content"):
+    for field in ("model", "base_url", "context_window", "max_output_tokens", "send_reasoning_content", "empty_content",
+                  "cache_control"):
         if field in preset:
             values.setdefault(f"model.{field}", (preset[field], label, _PRESET))
     for field, env_names in (("base_url", preset["base_url_env"]), ("api_key", preset["key_env"])):

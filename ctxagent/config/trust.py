@@ -21,7 +21,7 @@ from ctxagent.errors import ConfigError
 FREE = frozenset({
     "model.model", "model.context_window", "model.max_output_tokens", "model.max_tokens_field",
     "model.temperature", "model.send_reasoning_content", "model.empty_content", "agent.episodic_memory",
-    "model.protocol",
+    "model.protocol", "model.cache_control",
 })
 """Keys a repository may set to any valid value."""
 FREE_SECTIONS = frozenset({"context"})
@@ -33,7 +33,8 @@ AT_MOST = frozenset({
     "tools.patch_max_changed_lines", "tools.max_result_chars", "exec.timeout_s", "exec.max_output_bytes",
 })
 """Limits a repository may only lower."""
-AT_LEAST = frozenset({"model.price_prompt_per_mtok", "model.price_completion_per_mtok"})
+AT_LEAST = frozenset({"model.price_prompt_per_mtok", "model.price_cached_prompt_per_mtok",
+                      "model.price_completion_per_mtok"})
 """Prices a repository may only raise (None, "not counted", is the loosest)."""
 ONLY = {"agent.auto_approve": False, "exec.network": False}
 """Keys a repository may set to this one value only (a singleton, compared with `is`: "false" is not False)."""

@@ -33,6 +33,10 @@ _LAZY = {
     "LLMTimeoutError": "ctxagent.llm.errors",
     "StreamInterruptedError": "ctxagent.llm.errors",
     "LLMCancelledError": "ctxagent.llm.errors",
+    "UnexpectedReplyError": "ctxagent.llm.errors",
+    "EmptyReplyError": "ctxagent.llm.errors",
+    "Prices": "ctxagent.llm.prices",
+    "prices_for": "ctxagent.llm.prices",
 }
 
 __all__ = sorted(_LAZY)

@@ -95,6 +95,21 @@ class StreamInterruptedError(ProviderError):
     default_hint = "Nothing from the partial reply was used; send the request again."
 
 
+class UnexpectedReplyError(ProviderError):
+    """The server answered 200 with something that is not an OpenAI chat completion: stream data
+    that is not JSON, a chunk of the wrong shape, an HTML page (never retried: it will answer the
+    same again). The message quotes what it sent, redacted and cut."""
+
+    default_hint = ("Check model.base_url: it must be an OpenAI-compatible root (usually ending in /v1); "
+                    "`ctxagent doctor` checks it.")
+
+
+class EmptyReplyError(ProviderError):
+    """The model answered with neither text nor a tool call (never retried; docs/providers.md)."""
+
+    default_hint = "Send the request again, rephrase it, or try another model."
+
+
 class LLMCancelledError(ProviderError):
     """The cancel event was set or Ctrl-C was pressed while the model was answering."""
 

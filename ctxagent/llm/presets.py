@@ -3,7 +3,8 @@
 `PRESETS[name]` is a plain dict (base_url, model, key_env, base_url_env, needs_key,
 context_window, ModelSettings defaults, docs). Sources (checked 2026): the OpenAI API
 reference, DeepSeek "Thinking Mode", DashScope, Ollama, vLLM and llama.cpp docs
-(docs/providers.md, "Presets", "Module notes").
+(docs/providers.md, "Presets", "Module notes"). No preset turns cache_control on;
+prices live in prices.json.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ PRESETS: dict[str, dict[str, Any]] = {
     },
 }
 
-_SETTING_KEYS = ("context_window", "max_output_tokens", "send_reasoning_content", "empty_content")
+_SETTING_KEYS = ("context_window", "max_output_tokens", "send_reasoning_content", "empty_content", "cache_control")
 NO_KEY_PLACEHOLDER = "no-key"
 """Sent as the bearer token to servers that need none (the SDK insists on some key, and
 without an explicit one it would read OPENAI_API_KEY and send it to a third-party host)."""
@@ -145,6 +146,7 @@ def check_endpoint(settings: ModelSettings, *, timeout_s: float = 5.0) -> tuple[
     (`ctxagent.llm.errors`' hint). Never raises for network or HTTP failures; never shows the key."""
     import openai
 
+    from ctxagent.llm.endpoint_errors import for_endpoint
     from ctxagent.llm.errors import classify_exception
 
     try:
@@ -156,7 +158,7 @@ def check_endpoint(settings: ModelSettings, *, timeout_s: float = 5.0) -> tuple[
     except ConfigError as exc:
         return False, str(exc)
     except openai.OpenAIError as exc:
-        err = classify_exception(exc)
-        return False, f"{base_url}: {err}"
+        err = str(for_endpoint(classify_exception(exc), settings, base_url))  # a 401 names the key's places
+        return False, err if base_url in err else f"{base_url}: {err}"
     listed = "listed" if settings.model in ids else "not listed (the server may still accept it)"
     return True, f"{base_url}: {len(ids)} model(s); {settings.model!r} {listed}"

@@ -13,6 +13,10 @@ Steps are dicts (the helpers below build them):
   {"type": "drop", "after_chunks": 2, "clean": True}      # stream ends cleanly, no finish_reason
   {"type": "drop", "after_chunks": 0, "error": {"message": ...}}  # an error event in the stream
   {"type": "length", "content": ..., "calls": [...]}      # finish_reason "length"
+  {"type": "raw", "body": "data: {bad\n\n", "content_type": "text/event-stream", "status": 200}
+                                         # the body as given: malformed SSE, an HTML page...
+  {"type": "text", "content": "hi", "ignore_stream": True}  # a plain JSON completion even when streamed
+FakeOpenAI(models_error=401) answers GET /models with that error (the endpoint check of doctor).
 Any streamed step also takes: "chunk_size" (characters per delta, default 4), "delay"
 (seconds before each chunk), "usage" (a usage dict to send, or None for none; default
 computed), "finish_reason" (override), "empty_content" ("" to send content "" beside
@@ -62,12 +66,13 @@ from tests.support.fake_replies import (  # noqa: E402  (re-exported step helper
     default_error_body,
     drop_stream_after,
     error,
+    raw,
     stream_error_after,
     text,
     tool_calls,
 )
 
-__all__ = ["FakeOpenAI", "Headers", "Step", "drop_stream_after", "error", "main", "stream_error_after",
+__all__ = ["FakeOpenAI", "Headers", "Step", "drop_stream_after", "error", "main", "raw", "stream_error_after",
            "text", "tool_calls"]
 
 
@@ -82,7 +87,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         self.server.fake._record(self, None)
-        if self.path.rstrip("/").endswith("/models"):
+        if self.path.rstrip("/").endswith("/models") and self.server.fake.models_error is not None:
+            self._send_json(self.server.fake.models_error, default_error_body(self.server.fake.models_error))
+        elif self.path.rstrip("/").endswith("/models"):
             data = [{"id": m, "object": "model", "owned_by": "fake"} for m in self.server.fake.models]
             self._send_json(200, {"object": "list", "data": data})
         else:
@@ -108,7 +115,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if step["type"] == "error":
             self._send_error_step(step)
-        elif body.get("stream"):
+        elif step["type"] == "raw":
+            self._send_raw(step)
+        elif body.get("stream") and not step.get("ignore_stream"):
             self._stream(Reply(step, body, n), body)
         else:
             self._send_json(200, Reply(step, body, n).completion(body.get("model", "fake-model")))
@@ -120,6 +129,14 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         for k, v in (headers or {}).items():
             self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _send_raw(self, step: Step) -> None:
+        data = step.get("body", "").encode()
+        self.send_response(step.get("status", 200))
+        self.send_header("Content-Type", step.get("content_type", "text/event-stream"))
+        self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
 
@@ -204,12 +221,13 @@ class FakeOpenAI:
     """A scripted OpenAI-compatible server; see the module docstring."""
 
     def __init__(self, script: Iterable[Step] = (), *, default_text: str = "done",
-                 models: Iterable[str] = ("fake-model",), port: int = 0,
+                 models: Iterable[str] = ("fake-model",), port: int = 0, models_error: int | None = None,
                  requests_file: str | os.PathLike[str] | None = None, rules: Iterable[dict[str, Any]] = ()) -> None:
         self.script: list[Step] = [dict(s) for s in script]
         self.rules: list[dict[str, Any]] = [dict(r) for r in rules]
         self.default_text = default_text
         self.models = list(models)
+        self.models_error = models_error  # an HTTP status GET /models answers with instead of the list
         self.requests: list[dict[str, Any]] = []
         self.request_headers: list[dict[str, str]] = []
         self.log: list[dict[str, Any]] = []
