@@ -24,7 +24,7 @@ from ctxagent.agent.retention import retention_notice
 from ctxagent.agent.rules import NestedRules, open_layer
 from ctxagent.agent.session import Session
 from ctxagent.agent.subagents import AskRelay, Subagents
-from ctxagent.agent.toolset import build_registry
+from ctxagent.agent.toolset import build_registry, open_mcp
 from ctxagent.agent.wiring import SideCalls, make_assembler, make_recorder, turn_follower
 from ctxagent.config.settings import LOCAL_PROVIDER, Settings, user_config_path
 from ctxagent.context.record.recorder import SnapshotRecorder
@@ -32,6 +32,7 @@ from ctxagent.context.request import ContextAssembler
 from ctxagent.harness.agents import discover_agents
 from ctxagent.llm.client import LLMClient
 from ctxagent.llm.meter import MeteredClient, UsageMeter
+from ctxagent.tools.mcp_tool import McpFollower, add_mcp_tools
 
 #: `(settings, repo, session, client, *, recorder, memory) -> assembler or None`; None means the
 #: loop's PassthroughAssembler. `recorder`: the session's SnapshotRecorder, `memory`: the memory tool.
@@ -66,6 +67,7 @@ def open_agent(repo: Path, settings: Settings, *, resume: str | None = None, sin
         side_calls = SideCalls(recorder)  # each model call a tool makes gets a snapshot of its own
         registry = build_registry(repo, settings, session_id=session.id, client=side_calls.client(side_client),
                                   only=settings.agent.tool_names(model.provider))  # `[agent] tools`
+        mcp = stack.enter_context(open_mcp(repo, settings, ask=ask))  # MCP servers: docs/mcp.md
         memory = registry.get("memory")
         assembler = (assembler_factory or default_assembler)(settings, repo, session, side_client,
                                                              recorder=recorder, memory=memory)
@@ -88,6 +90,7 @@ def open_agent(repo: Path, settings: Settings, *, resume: str | None = None, sin
                                         tools=[*registry.names(), "delegate"], layer=layer, definitions=definitions,
                                         relay=relay, sinks=sinks, hooks=hooks, auto_approve=auto,
                                         allow_exec=allow_exec).tool())
+        add_mcp_tools(registry, mcp, settings.mcp, auto_approve=auto)  # after delegate: children do not get them
         agent = Agent(client=client, registry=registry, session=session, settings=settings,
                       system=system_prompt(repo, registry.names(), layer), assembler=assembler,
                       approval=ApprovalPolicy(auto_approve=auto, ask=relay if ask is not None else None,
@@ -96,6 +99,9 @@ def open_agent(repo: Path, settings: Settings, *, resume: str | None = None, sin
         agent.sinks.append(NestedRules(agent, layer, settings).on_event)  # nested AGENTS.md, on first read (it re-renders agent.system)
         for text in warned:
             agent.emit(Notice(message=text))
+        agent.mcp = McpFollower(mcp, registry, lambda text: agent.emit(Notice(message=text)))  # /mcp reads it
+        agent.sinks.append(agent.mcp.on_event)
+        agent.mcp.flush()
         agent.start_session("resume" if resume else "startup")
         try:
             yield agent

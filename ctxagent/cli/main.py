@@ -49,6 +49,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "checkpoints": ("ctxagent.cli.checkpoints_cmd", "List the checkpoints recorded before each change (turn, "
                     "tool, files), or restore one."),
     "init": ("ctxagent.cli.init_cmd", "Write commented starting profile files (never over an existing one)."),
+    "mcp": ("ctxagent.cli.mcp_cmd", "MCP servers: .mcp.json and [mcp_servers] in config.toml (docs/mcp.md)."),
 }
 #: The command modules, in the order `register_commands` imports them.
 COMMAND_MODULES: tuple[str, ...] = tuple(dict.fromkeys(module for module, _ in COMMANDS.values()))

@@ -85,7 +85,7 @@ def run_preview(subject: str, language: str, details: str) -> Group:
     """What the user approves before a command or python_exec runs: a yellow title, the
     `details` lines (cwd, sandbox, mode) and `subject` with syntax colours; control
     characters made visible (a warning line when there were any)."""
-    title = "run this command?" if language == "bash" else "run this Python code?"
+    title = {"bash": "run this command?", "python": "run this Python code?"}.get(language, "call this MCP tool?")
     parts: list[Any] = [Text(f"▸ {title}", style="bold yellow")]
     for line in details.splitlines():
         style = "bold red" if "NONE" in line or line.startswith("note:") else "dim"

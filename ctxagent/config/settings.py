@@ -23,6 +23,8 @@ from ctxagent.exec.gate import ExecPolicy
 from ctxagent.harness.hooks.config import parse_hooks
 from ctxagent.llm.presets import PRESETS
 from ctxagent.llm.settings import ModelSettings
+from ctxagent.mcp.config import SERVERS_KEY, parse_server_tables
+from ctxagent.mcp.settings import McpSettings, ServerConfig
 from ctxagent.storage.files import state_dir
 
 #: The tools the bundled offline model gets when `[agent] tools` is not set: SmolLM2-135M,
@@ -149,6 +151,10 @@ class Settings(BaseModel):
     """Whether `<repo>/.ctxagent/config.toml` was trusted and which of its settings were ignored (F0)."""
     hook_tables: list[tuple[str, dict[str, Any]]] = Field(default_factory=list)
     """`[hooks]` tables that may run, (file, table), user file first; checked (docs/hooks.md)."""
+    mcp: McpSettings = Field(default_factory=McpSettings)
+    """`[mcp]`: whether MCP servers start, which of their tools run without asking (docs/mcp.md)."""
+    mcp_servers: list[ServerConfig] = Field(default_factory=list)
+    """`[mcp_servers.NAME]` definitions, user file first; a repository's have origin "repo" (docs/mcp.md)."""
 
     def exec_policy(self) -> ExecPolicy:
         """The `ExecPolicy` of `[exec]` under `[agent] mode`."""
@@ -161,7 +167,7 @@ class Settings(BaseModel):
 
 
 _SECTIONS = {"model": ModelSettings, "agent": AgentSettings, "tools": ToolSettings, "context": ContextSettings,
-             "exec": ExecSettings, "harness": HarnessSettings, "state": StateSettings}
+             "exec": ExecSettings, "harness": HarnessSettings, "state": StateSettings, "mcp": McpSettings}
 _LOADER_KEYS = {"model.api_key_env"}
 HOOKS_KEY = "hooks"
 """The top-level table of hook rules (Claude Code's events table), kept whole in `Settings.hook_tables`."""
@@ -213,9 +219,10 @@ def load_settings(repo: Path, flags: dict[str, Any] | None = None, env: Mapping[
     files = []
     trust = RepoTrust(repo, user_config_path(env), flag=trust_repo, sections=_SECTIONS)
     hooks: list[tuple[str, dict[str, Any]]] = []
+    servers: list[ServerConfig] = []
     for path, rank in ((user_config_path(env), _USER), (repo_config_path(repo), _REPO)):
         if os.path.lexists(path):  # a folder or unreadable file in its place is an error, not "no file"
-            layer = _file_layer(path, hooks)
+            layer = _file_layer(path, hooks, servers, "repo" if rank == _REPO else "user")
             if rank == _REPO and hooks and hooks[-1][0] == str(path) and not trust.report.trusted:
                 hooks.pop()
                 trust.report.ignored.append(IgnoredSetting(key=HOOKS_KEY, reason="runs commands"))
@@ -224,10 +231,10 @@ def load_settings(repo: Path, flags: dict[str, Any] | None = None, env: Mapping[
     _merge(values, {k: (env[name], f"env {name}") for name, k in _ENV.items() if env.get(name)}, _ENVRANK)
     _merge(values, _flag_layer(flags or {}), _FLAG)
     if not require_model:  # a command that needs no model never fails (or warns) for the model's settings
-        return _without_model(values, env, files, trust.report, hooks)
+        return _without_model(values, env, files, trust.report, hooks, servers)
     _resolve_key_env(values, env)
     provider = _apply_provider(values, env)
-    settings = _build(values, files, trust.report, hooks)
+    settings = _build(values, files, trust.report, hooks, servers)
     if require_key and provider in PRESETS:
         from ctxagent.llm.presets import resolve_api_key
         resolve_api_key(settings.model)
@@ -235,7 +242,8 @@ def load_settings(repo: Path, flags: dict[str, Any] | None = None, env: Mapping[
 
 
 def _without_model(values: dict[str, Value], env: Mapping[str, str], files: list[str],
-                   trust: RepoConfigTrust, hooks: list[tuple[str, dict[str, Any]]]) -> Settings:
+                   trust: RepoConfigTrust, hooks: list[tuple[str, dict[str, Any]]],
+                   servers: list[ServerConfig]) -> Settings:
     """The settings of `load_settings(require_model=False)`: the provider's when it resolves,
     else the model "(none)" with the reason as its source (a problem with another setting
     still raises); the other sections as configured."""
@@ -245,7 +253,7 @@ def _without_model(values: dict[str, Value], env: Mapping[str, str], files: list
         try:
             _resolve_key_env(chosen, env)
             _apply_provider(chosen, env)
-            return _build(chosen, files, trust, hooks)
+            return _build(chosen, files, trust, hooks, servers)
         except ConfigError as exc:
             if exc.setting not in _PROVIDER_KEYS:
                 raise
@@ -253,7 +261,7 @@ def _without_model(values: dict[str, Value], env: Mapping[str, str], files: list
     values = {k: v for k, v in values.items() if k not in (*_PROVIDER_KEYS, "model.model")}
     values["model.model"] = ("(none)", reason, _DEFAULT)
     values["model.provider"] = (CUSTOM_PROVIDER, reason, _DEFAULT)
-    return _build(values, files, trust, hooks)
+    return _build(values, files, trust, hooks, servers)
 
 
 def _merge(values: dict[str, Value], layer: dict[str, tuple[Any, str]], rank: int) -> None:
@@ -262,9 +270,11 @@ def _merge(values: dict[str, Value], layer: dict[str, tuple[Any, str]], rank: in
             values[key] = (value, source, rank)
 
 
-def _file_layer(path: Path, hooks: list[tuple[str, dict[str, Any]]]) -> dict[str, tuple[Any, str]]:
+def _file_layer(path: Path, hooks: list[tuple[str, dict[str, Any]]], servers: list[ServerConfig],
+                origin: str) -> dict[str, tuple[Any, str]]:
     """The settings of one file as dotted key -> (value, source); its `[hooks]` table, checked,
-    is appended to `hooks`. Raises ConfigError naming the file."""
+    is appended to `hooks`, its `[mcp_servers]` (of `origin`) to `servers`. Raises ConfigError
+    naming the file."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
@@ -281,9 +291,12 @@ def _file_layer(path: Path, hooks: list[tuple[str, dict[str, Any]]]) -> dict[str
             parse_hooks(table, str(path))
             hooks.append((str(path), table))
             continue
+        if section == SERVERS_KEY:  # Codex's server tables, read by ctxagent.mcp.config
+            servers += parse_server_tables(table, str(path), origin=origin)
+            continue
         if section not in _SECTIONS or not isinstance(table, dict):
             raise ConfigError(f"{path}: unknown top-level entry {section!r}; use the tables "
-                              + ", ".join(f"[{s}]" for s in (*_SECTIONS, HOOKS_KEY)), setting=section)
+                              + ", ".join(f"[{s}]" for s in (*_SECTIONS, HOOKS_KEY, SERVERS_KEY)), setting=section)
         for key, value in table.items():
             dotted = f"{section}.{key}"
             _check_known(dotted, path)
@@ -409,7 +422,7 @@ def _local_unavailable_reason(env: Mapping[str, str]) -> str | None:
 
 
 def _build(values: dict[str, Value], files: list[str], trust: RepoConfigTrust,
-           hooks: list[tuple[str, dict[str, Any]]]) -> Settings:
+           hooks: list[tuple[str, dict[str, Any]]], servers: list[ServerConfig]) -> Settings:
     nested: dict[str, dict[str, Any]] = {s: {} for s in _SECTIONS}
     for dotted, (value, _source, _rank) in values.items():
         section, key = dotted.split(".", 1)
@@ -417,7 +430,8 @@ def _build(values: dict[str, Value], files: list[str], trust: RepoConfigTrust,
     sources = {k: source for k, (_v, source, _r) in sorted(values.items())}
     check_context({k.split(".", 1)[1]: (v, s) for k, (v, s, _r) in values.items() if k.startswith("context.")})
     try:
-        settings = Settings(**nested, sources=sources, files=files, repo_trust=trust, hook_tables=hooks)
+        settings = Settings(**nested, sources=sources, files=files, repo_trust=trust, hook_tables=hooks,
+                            mcp_servers=servers)
     except ValidationError as exc:
         first = exc.errors()[0].get("loc", ())[:2]
         raise ConfigError(_explain(exc, values), setting=".".join(map(str, first)) or None) from None
