@@ -2,17 +2,9 @@
 
 Usage: python benchmarks/checkpoint_cost.py [--files 20000] [--runs 5] [--seed 0] [--git]
 
-Builds a synthetic source tree (Python, JavaScript, Markdown, JSON files of realistic sizes,
-cut from this repository's own sources with renamed identifiers, in nested packages, plus an
-ignored `build/` folder of 1,000 files), then times `CheckpointStore.record`:
-
-- *first*: the first checkpoint (every file hashed);
-- *next*: after one file is changed (median of --runs), and the bytes the store grew by;
-- *unchanged*: a checkpoint when nothing changed; *changes_since*: the after-snapshot.
-
-Bytes are the store's apparent size (sum of file sizes) and its disk use (blocks).
-Target (issue 11): next < 300 ms and < 5% of the repository's size in new bytes.
-`--git` makes the tree a git repository with one commit first (checks nothing of it changes).
+Times `CheckpointStore.record` on a synthetic tree (first, next after one change,
+unchanged, changes_since). Target (issue 11): next < 300 ms and < 5% of the repository in
+new bytes. Method and figures: docs/benchmarks.md ("Checkpoints").
 """
 
 from __future__ import annotations

@@ -1,21 +1,10 @@
 """How many user-stated key facts survive compaction of a long recorded session.
 
-Session: `benchmarks/data/long_session.jsonl` (4 user messages, 66 tool rounds, about
-28,000 tokens); facts: `benchmarks/data/long_session_facts.json` (22 paths, ids,
-numbers and rules, each with the user message that states it). A fact survives when its
-exact text appears in the request the model would be sent.
+Usage: python benchmarks/compaction_facts.py [--llm] [--window N]
 
-A. replay: the session replayed through `ContextAssembler` (window 12,000 tokens, 2,000
-   reserved for output) exactly as the loop calls it, one request per assistant message;
-   facts are counted in the request right after each automatic compaction and at the end.
-B. direct: the session compacted once (first three user turns), then the rest appended
-   and compacted again, both forced.
-C. baseline: the same final budget filled oldest-first-dropped (recent messages only,
-   pairing kept, no pinning, no summary), for comparison.
-
-Summaries are extractive (the summarizer returns a useless fragment, as in case C03);
-with `--llm` the model configured for the current directory (`ctxagent doctor`) writes
-them instead. Usage: `python benchmarks/compaction_facts.py [--llm] [--window N]`.
+Runs replay, direct and baseline on `benchmarks/data/long_session.jsonl` with its 22 facts
+(`long_session_facts.json`); extractive summaries unless `--llm`. Method and figures:
+docs/benchmarks.md ("Compaction").
 """
 
 from __future__ import annotations

@@ -1,32 +1,10 @@
 """Build time of ContextBuilder against the number of candidate packets.
 
-Usage: python benchmarks/context_build.py [--sizes 100,500,1000,2000,5000,10000,20000]
-       [--runs 5] [--model gpt-4o] [--max-tokens 16000] [--text synthetic|repo] [--no-first]
+Usage: python benchmarks/context_build.py [--sizes 100,500,...,20000] [--runs 5] [--model gpt-4o]
+       [--max-tokens 16000] [--text synthetic|repo] [--no-first]
 
-Each build gets n packets (memory, rag, note and custom) plus a 20-message history, and
-selects under a 16,000-token window with exact o200k counting. The packet texts are
-80-600 characters (~300 on average) of either
-
-- `synthetic` (default): English words, code identifiers and Chinese mixed, 15% of the
-  words with a random number appended, so nearly every build meets thousands of words
-  never seen before (a harsh case for any per-word cache);
-- `repo`: pieces of this repository's own Markdown and Python files (real vocabulary).
-
-Figures per n (`build_messages`, CPU time of the process: the machine is shared, and
-wall-clock time would mostly measure the other processes):
-
-- first: the first build of a fresh process (nothing cached but the tokenizer and the
-  templates, loaded by a build without packets): a cold start. Median of --runs processes;
-- new query: every packet new and a query never asked before (the first call of a
-  turn), median of --runs builds;
-- cold: every packet new (fresh texts each run), the query of the call before (the next
-  call of the same turn), in a process that has built contexts before (the smaller sizes
-  run first), median of --runs builds;
-- warm: the same packets and query again, as from one model call to the next when
-  nothing new arrived, median of --runs builds.
-
-The growth exponent is the log-log slope of the cold time between the two largest
-sizes (1.0 = linear; n log n between 10,000 and 20,000 gives 1.07).
+Figures per n (first, new query, cold, warm; CPU time) and the growth exponent of the cold
+time. Method and figures: docs/benchmarks.md ("Build time against candidate packets").
 """
 
 from __future__ import annotations

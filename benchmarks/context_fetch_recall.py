@@ -1,22 +1,11 @@
 #!/usr/bin/env python3
 """Recall of context_fetch's file ranking on docstring -> file datasets of real packages.
 
-Datasets come from an external builder, `make_dataset.py PACKAGE==VERSION DIR` in the
-folder `$CTXAGENT_SHARED_BENCH` (not part of this repository; queries are
-first sentences of public docstrings; docstrings are blanked from the corpus; the target
-is the file defining the function). They are built once into the cache folder
-(default ~/.cache/ctxagent-bench; `--data-dir`), rich's from /work/data/rich if present.
+Usage: python benchmarks/context_fetch_recall.py [--official] [--write-docs] [--data-dir DIR]
+       python benchmarks/context_fetch_recall.py --rank CORPUS QUERY
 
-Usage:
-  python benchmarks/context_fetch_recall.py                 # in-process figures
-  python benchmarks/context_fetch_recall.py --official      # + evaluate.py's cmd: form
-  python benchmarks/context_fetch_recall.py --write-docs    # + docs/benchmarks.md section
-  python benchmarks/context_fetch_recall.py --rank CORPUS QUERY   # ranked paths, one a line
-
-In-process, each query runs the real tool (`ContextFetchTool.run`, files source: index,
-ripgrep literal search, ranking, hit lines, budget) with max_files=10 after one warm-up
-call that builds the index; ms/query is the median-free mean over all queries. "rank
-only" times `WorkspaceIndex.rank` alone. MRR counts ranks 1..10 (0 beyond).
+Datasets from the external `make_dataset.py` in `$CTXAGENT_SHARED_BENCH`, cached in
+~/.cache/ctxagent-bench. Method and figures: docs/benchmarks.md ("context_fetch").
 """
 
 from __future__ import annotations
@@ -77,7 +66,7 @@ def measure(root: Path) -> dict:
         index.rank(q["query"], limit=10)
     rank_ms = (time.perf_counter() - start) * 1000 / len(queries)
     n = len(queries)
-    return {"n": n, "files": len(index.docs), "r1": r1 / n, "r5": r5 / n, "mrr": mrr / n,
+    return {"n": n, "files": len(index), "r1": r1 / n, "r5": r5 / n, "mrr": mrr / n,
             "tool_ms": tool_ms, "rank_ms": rank_ms}
 
 

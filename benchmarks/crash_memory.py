@@ -1,15 +1,9 @@
 """SIGKILL a memory writer at random points, many times, and check the store each time.
 
-    python benchmarks/crash_memory.py [--runs 1000] [--max-delay-ms 200] [--seed 0]
+Usage: python benchmarks/crash_memory.py [--runs 1000] [--max-delay-ms 200] [--seed 0] [--no-write]
 
-Each run forks a writer (tests/memory/crash_harness.py: add, update, remove, consolidate,
-forget, each journaled), kills it with SIGKILL 0..max-delay ms after it opened the store
-(every fifth run: after it started, so some kills land in schema creation), then opens
-the store and checks PRAGMA integrity_check, FTS5's integrity-check, that no memory is
-partial or torn, and that every memory the writer finished saving is there in its last
-version. Prints the number of runs, operations and problems (and writes them under
-"Memory" in docs/benchmarks.md unless --no-write); exits 1 on any problem.
-The test suite runs 200 such runs (tests/memory/test_crash.py).
+Checks integrity, FTS5, no torn memory and every finished save; exits 1 on any problem.
+Method and figures: docs/benchmarks.md ("Memory: SIGKILL crash runs").
 """
 
 from __future__ import annotations

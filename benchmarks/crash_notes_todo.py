@@ -1,13 +1,9 @@
 """Crash benchmark for the note and todo stores (case S01): many SIGKILLed writers.
 
-Each run forks a writer (tests/storage/crash_harness.py), kills it with SIGKILL after a
-random delay, and checks the store: it must load without a warning, hold exactly the
-last saved notes/board (the one operation in flight may or may not have landed) and no
-torn note body. Prints, per store: runs, failures, operations completed before the
-kills, how many kills landed inside an operation, and temporary files left behind.
+Usage (from the repository root): python benchmarks/crash_notes_todo.py [--runs 300] [--seed 0]
 
-Run from the repository root: `python benchmarks/crash_notes_todo.py [--runs 300] [--seed 0]`.
-Exit code 1 if any run found a problem.
+Each run forks `tests/storage/crash_harness.py`, kills it at random and checks the store
+loads cleanly with the last saved state; exit 1 on any problem (docs/notes-todo-plan.md).
 """
 
 from __future__ import annotations

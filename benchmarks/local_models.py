@@ -1,21 +1,10 @@
 """Which bundled offline model finishes simple exploration tasks more often?
 
-    python benchmarks/local_models.py [--models smollm2,gemma3] [--policies guided,free]
-        [--tasks 4] [--repeats 1] [--max-steps 8] [--write-docs]
+Usage: python benchmarks/local_models.py [--models smollm2,gemma3] [--policies guided,free]
+       [--tasks 4] [--repeats 1] [--max-steps 8] [--write-docs]
 
-Each candidate model runs each task through the real agent loop (`open_agent`, the real
-terminal and apply_patch tools, the real system prompt and client) on a fresh clone of
-this repository, served by `LocalServer`. Policies are the chat handler's TurnPolicy:
-"guided" (the default: the first reply must be a tool call, a repeated call is replaced
-by an answer, text is required after 3 tool results) and "free" (the model decides
-every step).
-
-Per run it records: finished (the turn ended with a text answer), tool calls, valid calls
-(the tool accepted the arguments and ran: result status "ran"), successful calls (the
-command itself succeeded: ok), grounded (the answer names a fact the task asks for),
-steps and seconds. An answer that reads the system prompt back does not count as
-grounded. `--write-docs` replaces the "Offline model" section of
-docs/benchmarks.md with the table. Timings depend on the machine's load.
+Each task runs through the real agent loop on a fresh clone, per TurnPolicy; `--write-docs`
+replaces the "Offline model" section. Measures: docs/benchmarks.md ("Offline model").
 """
 
 from __future__ import annotations

@@ -1,14 +1,9 @@
 """Memory search latency at 100,000 memories (target: under 20 ms a query).
 
-    python benchmarks/memory_search.py [--memories 100000] [--queries 200] [--no-write]
+Usage: python benchmarks/memory_search.py [--memories 100000] [--queries 200] [--no-write]
 
-Builds a fresh `memory.db` in a temporary folder: N synthetic memories inserted in one
-transaction (`MemoryStore.add_many`), half English, half Chinese, some mixed, written
-from the vocabulary of benchmarks/data/en.txt and zh.txt plus random identifiers, with
-random types, importances and ages. Then times `MemoryStore.search` (FTS5 + ranking,
-the tool's default min_importance 0.1, limit 5) for English and Chinese queries: median
-and p95 of wall time and of process CPU time, after a warm-up. Writes the
-figures under the "Memory" heading of docs/benchmarks.md unless --no-write.
+A fresh synthetic `memory.db`, then `MemoryStore.search` timed (median and p95, wall and
+CPU) for English and Chinese queries. Method and figures: docs/benchmarks.md ("Memory").
 """
 
 from __future__ import annotations

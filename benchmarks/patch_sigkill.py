@@ -2,14 +2,8 @@
 
 Usage: python benchmarks/patch_sigkill.py [--runs 300] [--files 30] [--seed 0] [--signal KILL|TERM|INT]
 
-Each run makes a fresh repository of N files, starts a process that applies one patch
-changing all of them (ApplyPatchTool), kills it with SIGKILL after a random delay, then
-runs `ctxagent.storage.journal.recover_pending` (what the next ctxagent command does at
-start). A tree is *mixed* when some files hold the old text and some the new; a *leftover*
-is a `.ctxtmp-*` file in the source tree. Target (issue 17, S5): 0 mixed, 0 leftovers.
-Temporary files inside `.ctxagent/` (a backup copy cut by the kill) are counted apart
-(the recovery sweeps them too). `--signal INT` sends Ctrl-C instead: the run restores the
-tree itself before it exits.
+Counts *mixed* trees and `.ctxtmp-*` leftovers after `recover_pending`; target (issue 17,
+S5): 0 and 0. Method and figures: docs/benchmarks.md ("Patches under SIGKILL").
 """
 
 from __future__ import annotations

@@ -1,16 +1,9 @@
-"""Time `ctxagent.redaction.redact` on 1 MB of text (it runs on every tool result,
-transcript record and snapshot). Prints one line per kind of text.
+"""Time `ctxagent.redaction.redact` on 1 MB of text, one line per kind (code, secrets, prose, noise).
 
 Usage: python benchmarks/redaction.py [--mb 1] [--runs 5]
 
-- code: this repository's own Python and Markdown files, concatenated (what `cat` and
-  `grep` show the model: many `token`, `key`, `password` words, few secrets);
-- secrets: the same text with a settings file full of secrets inserted every 4 KB;
-- prose: English words dense with `token`, `key`, `password`, and a few `:` and `=`;
-- noise: random printable ASCII (no spaces in long runs: the worst case for shape rules).
-
-The figure is the best of `--runs` timeit runs of one `redact()` call, in CPU time of the
-process (the build machine is shared: wall time varies with the other jobs).
+Best of `--runs` timeit runs of one `redact()` call, CPU time of the process.
+Method and figures: docs/benchmarks.md ("Redaction").
 """
 
 from __future__ import annotations

@@ -2,11 +2,8 @@
 
 Usage: python benchmarks/redaction_speed.py [--mb 4] [--runs 3]
 
-The corpus is what the model reads: Python, Markdown, TOML, YAML, JSON and shell files of
-this repository and of the installed packages next to the running Python (site-packages:
-pydantic, rich, click, httpx, hypothesis...), in a fixed order, cut to `--mb` MB. The
-figure is MB divided by the best CPU time of `--runs` calls of `redact()` on it (CPU time
-of the process: the build machine is shared).
+This repository's and site-packages' text files, in a fixed order, cut to `--mb` MB; best
+CPU time of `--runs` calls. Figures: docs/benchmarks.md ("Throughput over real source files").
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
-"""Time the look-up of custom slash commands (it runs at each `/help`, each unknown
-built-in name and each `:name` line of the chat). Prints one line per folder size.
+"""Time the look-up of custom slash commands, one line per folder size.
 
 Usage: python benchmarks/slash_discovery.py [--files 20,100,500] [--runs 5]
 
-Each file is a Claude Code style command with front matter that strict YAML rejects
-(`argument-hint: [a] [b]`, so the lenient pass runs too), spread over 10 subfolders.
-First: the first look-up in the process (every file parsed); again: the next ones (files
-unchanged, taken from the cache). Wall time, best of `--runs` (the machine is shared).
+Claude Code style commands whose front matter strict YAML rejects, over 10 subfolders;
+first and cached look-ups, wall time. Figures: docs/benchmarks.md ("Custom slash commands").
 """
 
 from __future__ import annotations

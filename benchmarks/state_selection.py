@@ -2,16 +2,8 @@
 
 Usage: python benchmarks/state_selection.py [--notes 30,100,500] [--runs 5] [--window 128000]
 
-Each run scores and selects n notes (the 500 most recent is what the assembler offers;
-220 words each, drawn from docs/context.md, so most notes share some words with the
-query) and 5 memory hits, under the input budget of a `--window`-token model, with
-exact o200k counting. Two figures per n, the median of --runs selections:
-
-- cold: every note text is new, so no token count or term list is cached;
-- warm: the same notes again, as on the next model call of a session.
-
-Times are CPU time of this process (`time.process_time`): the machine is shared.
-Also printed: the evidence tokens selected and the layer's budget.
+n notes of 220 words from docs/context.md and 5 memory hits, cold and warm, CPU time.
+Method and figures: docs/benchmarks.md ("Session state per loop request").
 """
 
 from __future__ import annotations

@@ -2,14 +2,8 @@
 
 Usage: python benchmarks/token_accuracy.py [--chunk 300]
 
-Samples: English prose (benchmarks/data/en.txt), Chinese prose (benchmarks/data/zh.txt),
-Python code (four standard-library modules: json/decoder.py, textwrap.py, argparse.py,
-dataclasses.py, as installed with this Python) and a mix of all three. For each sample,
-the whole text and its chunks of --chunk characters (a third of that for Chinese) are
-counted exactly with cl100k_base and o200k_base (bpe-openai, offline) and estimated
-with `ctxagent.text.tokens.estimate_tokens` (which is calibrated against cl100k).
-Error = (estimate - exact) / exact; positive means the estimate overcounts (the safe
-side of a budget). Prints a Markdown table.
+English, Chinese, Python and mixed samples, whole and in chunks, counted with cl100k_base
+and o200k_base and estimated; prints a Markdown table (docs/benchmarks.md, "Token accounting error").
 """
 
 from __future__ import annotations

@@ -1,34 +1,9 @@
 """Keep secrets out of everything ctxagent writes or prints (docs/redaction.md).
 
-`redact(value, secrets)` returns a copy of a JSON-like value (dicts, lists, strings)
-in which:
-
-- values under keys named like credentials (`api_key`, `authorization`, `password`,
-  `secret`, `access_token`, `*_api_key`...) are replaced by REDACTED, and string values
-  under keys whose name ends like one (`db_password`, `clientSecret`; the name rule of
-  `ctxagent.secret_rules`) when they look like a secret;
-- every occurrence of each string in `secrets` (the configured API keys,
-  `Settings.secrets()`; strings shorter than MIN_SECRET_LEN are ignored) is replaced;
-- in every string, the rules of `ctxagent.secret_rules` replace, in this order: private
-  key blocks, passwords in URLs, strings shaped like keys (`sk-...`, `ghp_...`, `xoxb-...`,
-  `AKIA...`, `sk_live_...`, `AIza...`, `glpat-...`, JWTs, `Bearer ...`), and the values
-  assigned to credential names (`DB_PASSWORD=...`, `"api_key": "..."`,
-  `password: hunter2horse`; the name stays visible). That module documents each rule, its
-  source (gitleaks, detect-secrets) and what it leaves alone so code stays readable
-  (`max_tokens = 4096`, `password_field = forms.CharField(...)`).
-
-Redaction is idempotent (a redacted text is its own redaction) and never raises.
-
-One implementation for transcripts, snapshots, `--json` output, crash logs, episodic
-memories, notes, todos, rag chunks, the console renderer and `ctxagent tool` output, and
-the arguments of the tools that store what they are given
-(`ctxagent.agent.toolcalls.redacted_arguments`). `StreamRedactor` applies it to text that
-arrives in pieces (a streamed answer).
-
-What the model itself is sent is NOT redacted (it reads files as they are, so its patches
-match them); but a resumed session's history is read back from the redacted transcript,
-and notes, memories and rag chunks are stored redacted, so the model can meet REDACTED
-there and copy it into a patch (see docs/redaction.md).
+`redact(value, secrets)` copies a JSON-like value with credential-named keys, the
+configured secrets and the `ctxagent.secret_rules` matches replaced by REDACTED;
+idempotent, never raises. `StreamRedactor` does it for streamed text. What the model is
+sent is not redacted: docs/redaction.md.
 """
 
 from __future__ import annotations

@@ -1,22 +1,8 @@
 """Private key blocks printed with line prefixes or suffixes (issue 17, S6), for `ctxagent.redaction`.
 
-`cat -n`, `grep -n`, `git grep -n`, `git blame`, `cat -A` and `sed -n l` print a key with
-something before or after each line (`     2\\t`, `key.pem:2:`, `^1a2b3c4 (Ann 2026-01-01 2) `,
-`$`, `\\`), which `secret_rules.PEM` (whole lines only) does not see. Here, once a line holds
-`-----BEGIN ... PRIVATE KEY-----` (anything around it), each following line's *tail* (the run
-of base64 characters that ends the line, before a suffix of `$`, `^M$`, `\\r$`, `\\`, quotes,
-commas or brackets) is key material:
-
-- a tail of KEY_LINE_MIN characters or more (a PEM line is 64, OpenSSH 70, `sed -n l` 69) with
-  a digit, `+` or `/` in it (not a long camelCase name) is redacted; a shorter tail (a key's last line, the rest of a line `sed -n l` wrapped, a PGP
-  checksum) only when a long tail or the END line is at most 2 lines away;
-- armor headers (`Proc-Type:`, `DEK-Info:`, `Version:`, `Comment:`) are kept;
-- the block ends at the END line, at another BEGIN line, when no long tail comes within
-  PRELUDE_LINES lines of the BEGIN line (code that looks for a header), or GAP_LINES lines
-  after the last long tail (a key cut off before its END: the text after it is not touched).
-Lines end at a line break or at the two characters `\\n` (a tool output inside JSON).
-Not covered: formats that put more than GAP_LINES lines between key lines
-(`git blame --line-porcelain`).
+After a `-----BEGIN ... PRIVATE KEY-----` line, each following line's base64 tail is key
+material (KEY_LINE_MIN, PRELUDE_LINES, GAP_LINES). The rules and their limits:
+docs/redaction.md ("Private keys through line prefixes").
 """
 
 from __future__ import annotations

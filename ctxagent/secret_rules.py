@@ -1,51 +1,9 @@
 """The rules that find secrets in text, for `ctxagent.redaction` (one pass per rule, in this order).
 
-1. **Private key blocks** (`PEM`): `-----BEGIN ... PRIVATE KEY-----`, its optional armor
-   headers (`Proc-Type:`, `Version:`), a first base64 line of at least 40 characters (PEM
-   lines are 64), further base64 lines, and the `-----END ...-----` line when it is there
-   (a cut-off tool output still hides the part it shows). Lines may be separated by real
-   line breaks or by the two characters `\\n` (a key inside a JSON string). A header alone
-   (code that looks for one) is left as it is. Source: gitleaks rule `private-key`.
-2. **Passwords in URLs** (`URL_PASSWORD`): `scheme://user:PASSWORD@host` keeps the user and
-   the host. Templates (`{password}`, `${PASS}`, `%s`) are left. Source: detect-secrets
-   `BasicAuthDetector`.
-3. **Key shapes** (`SHAPES`), anywhere, when the character before is not a letter, digit or
-   `_`: OpenAI/Anthropic `sk-...`; GitHub `gh[pousr]_...`, `github_pat_...`; Slack
-   `xox[abeoprs]-...`, `xapp-...`; AWS access key ids `AKIA/ASIA/ABIA/ACCA/A3T?` + 16;
-   Hugging Face `hf_...`; Stripe `sk_live_`/`sk_test_`/`rk_live_`/`rk_test_`, `whsec_`;
-   Google `AIza` + 35; GitLab `glpat-`, `gldt-`, `glrt-`... and `GR1348941`; JWTs
-   `eyJ....eyJ....sig`; npm `npm_` + 36; PyPI `pypi-AgEIcHlwaS5vcmc...`; `Bearer <token>`.
-   Sources: the gitleaks rules of those names (aws-access-token, stripe-access-token,
-   gcp-api-key, gitlab-*, slack-*, jwt, npm-access-token, pypi-upload-token) and the
-   detect-secrets plugins (aws, stripe, slack, jwt, gitlab_token).
-4. **Secrets assigned to a credential name** (`KV`): `NAME = value`, `NAME: value`,
-   `NAME := value`, `NAME => value`, `"NAME": "value"`, `config["NAME"] = ...`,
-   `NAME: type = value`, `export NAME=value`, `?NAME=value&` in a URL. The name is kept,
-   the value becomes REDACTED. Modelled on detect-secrets `KeywordDetector` (its deny-list
-   of names, its "quotes required in code" idea and its false-positive list), with the
-   name and value rules below.
-
-Names (case: all lower, ALL UPPER, or Capitalized words as in camelCase): the name must END
-with `password`, `passwd`, `pwd`, `passphrase`, `secret`, `token`, `credential(s)`, `auth` or
-`authorization`, or with `<qualifier>key` (`api_key`, `apiKey`, `API-KEY`, `secret_key`,
-`access_key`, `private_key`... qualifiers in `_KEY_QUALIFIERS`), optionally followed by one
-of `_KEY_SUFFIXES` (`_2`, `_PROD`, `_B64`...). A bare `key` is too common in code
-(`sort_key`, `cache_key`, `KEY_ORDER`) and counts only in the environment form
-`UPPER_NAME_KEY=value`. Ending, not containing: `token_count`, `max_tokens`,
-`password_field`, `AUTH_USER_MODEL`, `__author__` and `get_token(` never match.
-
-Values (what makes a value look like a secret; `looks_secret`): at least MIN_VALUE_LEN (8)
-characters of printable ASCII without spaces; not a number (`4096`, `1e-3`, `0xff`); not a
-template or reference to one (`$VAR`, `${...}`, `{{ x }}`, `%(x)s`, `<your-key>`); not a
-file path (`/run/secrets/x`, `~/.ssh/id_rsa`, `./key.pem`). A quoted value (`"..."`, `'...'`,
-`\\"...\\"` inside JSON) needs nothing more. An unquoted value must end the statement (a space,
-line end, `;`, `&`, `|`, a quote or a backslash follows it: never `(`, `[`, `,`, `)`: that is
-a call, an index or an argument), and, unless it follows an auth scheme word (`Basic xyz`)
-or is in the environment form (`UPPER_NAME=value`, no spaces: `.env` files, `export`),
-it must not read as an identifier: a value of letters, `_` and `.` only (`new_password`,
-`settings.API_KEY`, `SecretStr`, `required`) is a reference or a word, not a secret.
-What is not caught: quoted passphrases with spaces, all-letter passwords in YAML/INI
-(`password: letmeinplease`), values with non-ASCII characters, XML elements.
+`PEM` (gitleaks `private-key`), `URL_PASSWORD` (detect-secrets `BasicAuthDetector`),
+`SHAPES` (gitleaks and detect-secrets key shapes), `KV` (detect-secrets
+`KeywordDetector`), `looks_secret`. Names, values and what is not caught:
+docs/redaction.md ("The rules", "Which names, which values").
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent / "ctxagent"
 LAYERS: list[set[str]] = [
     {"errors", "templates", "secret_rules", "secret_blocks"},
     {"redaction", "storage", "text"},
-    {"llm", "shell", "patch", "notes", "todo", "memory", "rag", "fetch", "exec", "protocols", "harness"},
+    {"llm", "shell", "patch", "notes", "todo", "memory", "rag", "fetch", "exec", "protocols", "harness", "mcp"},
     {"context"},
     {"config"},
     {"tools"},

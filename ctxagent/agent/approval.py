@@ -1,20 +1,8 @@
 """Approval of tool calls that change things (apply_patch, commands, python_exec).
 
-The loop shows the user a preview (a plain diff, the command, the code) and asks an
-`ApprovalPolicy`. Answers (case-insensitive): `y`/`yes`; `n`/`no`, optionally followed
-by a reason (`n use a dataclass instead`, `no: wrong file`) that is sent to the model as
-the tool result; `a`/`all` (yes now and for the rest of the session). `--yes` and the
-config setting `agent.auto_approve = true` pre-approve patches.
-
-Commands and python_exec come with a `ctxagent.exec.gate.Gate` and are decided by
-`decide_gate`: `--yes` never approves them; `allow_exec` (--allow-exec, `[agent]
-approval = "never"`) does. There `a` means "always" for the gate's key (a program and
-its subcommand, `git commit`; or python_exec) for this session: the grants are listed by
-`/permissions` and can be revoked.
-
-Where the answer comes from is the caller's business: `ask` is any callable that takes
-a question and returns one line (a prompt_toolkit prompt in `chat`, a line of stdin in
-`run`). `ask` returning None (no input left: stdin closed) refuses.
+`ApprovalPolicy` asks `ask` (a callable: question -> one line, None refuses) about a
+preview; `decide_gate` decides commands and python_exec from their `exec.gate.Gate`.
+Answers and the `--yes` / `allow_exec` rules: docs/architecture.md ("The loop in detail").
 """
 
 from __future__ import annotations
@@ -59,6 +47,14 @@ def parse_answer(text: str) -> Decision | None:
     return None
 
 
+def not_an_answer(line: str) -> str:
+    """The line shown before the question again after `line` did not parse: what was read and
+    the valid answers (one line, newline-terminated)."""
+    shown = " ".join(line.split())[:40]
+    what = f"{shown!r} is not an answer" if shown else "an empty line is not an answer"
+    return f"{what}: type y (yes), n (no; words after it go to the model as your reason) or a (all / always).\n"
+
+
 class ApprovalPolicy:
     """Decides whether a call that needs approval may run.
 
@@ -80,22 +76,31 @@ class ApprovalPolicy:
         """True when calls are approved without asking (--yes, or `all` was answered)."""
         return self.approve_all
 
-    def decide(self, tool_name: str, preview: str) -> Decision:
-        """Ask (unless pre-approved) and return the decision. KeyboardInterrupt passes through."""
-        if self.approve_all:
+    def decide(self, tool_name: str, preview: str, *, force_ask: bool = False) -> Decision:
+        """Ask (unless pre-approved; `force_ask`: a hook wants the question asked anyway) and return
+        the decision. KeyboardInterrupt passes through."""
+        if self.approve_all and not force_ask:
             return Decision(approved=True)
         if self._ask is None:
             return Decision(approved=False, reason="no way to ask the user for approval (run with --yes to allow changes)")
+        decision = self._answer(QUESTION, "no answer (input closed)")
+        if decision.all and not force_ask:
+            self.approve_all = True
+        return decision
+
+    def _answer(self, question: str, closed: str) -> Decision:
+        """Ask until an answer parses (MAX_BAD_ANSWERS tries); an unreadable one is named with
+        the valid answers before the question is asked again. `closed`: the reason when input ends."""
+        asked = question
         for _ in range(MAX_BAD_ANSWERS):
-            line = self._ask(QUESTION)
+            line = self._ask(asked) if self._ask is not None else None
             if line is None:
-                return Decision(approved=False, reason="no answer (input closed)")
+                return Decision(approved=False, reason=closed)
             decision = parse_answer(line)
             if decision is not None:
-                if decision.all:
-                    self.approve_all = True
                 return decision
-        return Decision(approved=False, reason="no valid answer")
+            asked = not_an_answer(line) + question
+        return Decision(approved=False, reason=f"no valid answer after {MAX_BAD_ANSWERS} tries")
 
 
     def gate_pre_approved(self, gate: Gate) -> str:
@@ -109,24 +114,18 @@ class ApprovalPolicy:
             return f"always for `{gate.key}` this session (/permissions)"
         return ""
 
-    def decide_gate(self, gate: Gate) -> Decision:
-        """Decide a command or python_exec call (refusals in `gate.refusal` are the caller's).
-        KeyboardInterrupt passes through."""
-        if self.gate_pre_approved(gate):
+    def decide_gate(self, gate: Gate, *, force_ask: bool = False) -> Decision:
+        """Decide a command or python_exec call (refusals in `gate.refusal` are the caller's;
+        `force_ask`: ask even when a rule or grant would allow). KeyboardInterrupt passes through."""
+        if not force_ask and self.gate_pre_approved(gate):
             return Decision(approved=True)
         if self._ask is None:
             return Decision(approved=False, reason=_NO_ASK)
         what = f"`{gate.key}`" if gate.key else "(this once: no session-wide approval covers this line)"
-        for _ in range(MAX_BAD_ANSWERS):
-            line = self._ask(GATE_QUESTION.format(what=what))
-            if line is None:
-                return Decision(approved=False, reason=f"no answer (input closed); {_NO_ASK}")
-            decision = parse_answer(line)
-            if decision is not None:
-                if decision.all and gate.key is not None:
-                    self.grants[gate.key] = gate.tool
-                return decision
-        return Decision(approved=False, reason="no valid answer")
+        decision = self._answer(GATE_QUESTION.format(what=what), f"no answer (input closed); {_NO_ASK}")
+        if decision.all and gate.key is not None:
+            self.grants[gate.key] = gate.tool
+        return decision
 
     def revoke(self, key: str) -> bool:
         """Forget the "always" grant `key`; False when there was none."""

@@ -12,7 +12,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Iterable
+
+from ctxagent.redaction import redact
+
+if TYPE_CHECKING:
+    from ctxagent.tools.base import Tool
 
 
 @dataclass(frozen=True)
@@ -50,3 +55,11 @@ def _describe(exc: ValueError, raw: str) -> str:
 def _kind(value: Any) -> str:
     names = {list: "array", str: "string", bool: "boolean", int: "number", float: "number", type(None): "null"}
     return names.get(type(value), type(value).__name__)
+
+
+def redacted_arguments(tool: Tool, args: dict[str, Any], secrets: Iterable[str]) -> dict[str, Any]:
+    """`args` as `tool` should get them: for a tool with `writes_state` (it stores what it is
+    given under `.ctxagent/`), a copy with `secrets` and key-shaped strings replaced by
+    `[REDACTED]` (`ctxagent.redaction.redact`); other tools get `args` unchanged (a patch
+    or a command must stay exactly what was approved)."""
+    return redact(args, secrets) if getattr(tool, "writes_state", False) else args

@@ -120,7 +120,8 @@ class UsageEvent(Event):
 
 @dataclass
 class TurnEnd(Event):
-    """A turn ended. `reason`: finished, max_steps, max_tokens, max_cost, wall_time, interrupted, error;
+    """A turn ended. `reason`: finished, max_steps, max_tokens, max_cost, wall_time, interrupted, error,
+    blocked (a hook);
     `answer` (None unless finished), `message` (one line when not finished), `steps` (model
     calls), `elapsed_s`, `tokens` (prompt + completion), `cost_usd` (None: prices unknown),
     `limits` (max_steps, max_task_tokens, max_cost_usd, wall_time_s)."""
@@ -143,6 +144,21 @@ class ErrorEvent(Event):
     type: ClassVar[str] = "error"
     message: str
     kind: str = "CtxAgentError"
+
+
+@dataclass
+class Retry(Event):
+    """A model call failed in a way worth retrying and is sent again after `wait_s` seconds:
+    `attempt` of `attempts` at most; `message` is the line shown ("... retrying (2/5) in 1.2 s"),
+    `kind` the error's class name, `status` its HTTP status (None: no response)."""
+
+    type: ClassVar[str] = "retry"
+    attempt: int
+    attempts: int
+    wait_s: float
+    message: str
+    kind: str = "ProviderError"
+    status: int | None = None
 
 
 @dataclass

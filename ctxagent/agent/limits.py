@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ctxagent.llm.prices import prices_for
 from ctxagent.llm.usage import Usage
 
 
@@ -39,3 +40,19 @@ def limits_dict(agent: Any) -> dict[str, Any]:
     """The limits in force, for TurnEnd.limits."""
     return {"max_steps": agent.max_steps, "max_task_tokens": agent.max_task_tokens,
             "max_cost_usd": agent.max_cost_usd, "wall_time_s": agent.wall_time_s}
+
+
+def cost_cap_line(agent: Any, model: Any) -> str:
+    """One line for `ctxagent doctor`: whether `agent.max_cost_usd` can stop a turn with `model`
+    (ModelSettings), and the prices it counts with, or that it is inactive for lack of prices."""
+    prices = prices_for(model)
+    cap = f"agent.max_cost_usd = {agent.max_cost_usd:g}"
+    if model.model == "(none)":  # no provider configured (`load_settings(require_model=False)`)
+        return "cost cap: no model configured yet"
+    if prices is None:
+        return (f"cost cap: inactive, no prices for model {model.model!r} (provider {model.provider}), so {cap} never "
+                "stops a turn; set model.price_prompt_per_mtok, model.price_cached_prompt_per_mtok and "
+                "model.price_completion_per_mtok (USD per million tokens) in config.toml")
+    if (prices.input, prices.cached_input, prices.output) == (0, 0, 0):
+        return f"cost cap: not needed, provider {model.provider} costs nothing per token ({prices.source})"
+    return f"cost cap: {cap} per turn, counted at {prices.describe()}"

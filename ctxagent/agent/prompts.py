@@ -15,7 +15,7 @@ from ctxagent.harness.layer import SystemLayer, build_system_layer
 from ctxagent.storage.files import state_dir
 from ctxagent.templates import prompts
 
-__all__ = ["AGENTS_MD_MAX_CHARS", "feedback", "read_agents_md", "render", "system_prompt"]
+__all__ = ["AGENTS_MD_MAX_CHARS", "feedback", "read_agents_md", "render", "system_prompt", "tidy_lines"]
 
 _PROMPTS = prompts("ctxagent.agent")
 
@@ -26,8 +26,23 @@ def render(name: str, /, **variables: Any) -> str:
 
 
 def feedback(kind: str, /, **variables: Any) -> str:
-    """Render the `feedback.md` macro `kind` (e.g. "invalid_arguments") to one tool-result text."""
-    return " ".join(_PROMPTS.macro("feedback", kind, **variables).split())
+    """Render the `feedback.md` macro `kind` (e.g. "invalid_arguments") to one tool-result text.
+    Line structure and indentation are kept (a refused patch quotes lines to copy exactly);
+    only trailing spaces, blank lines at either end and runs of blank lines are tidied."""
+    return tidy_lines(_PROMPTS.macro("feedback", kind, **variables))
+
+
+def tidy_lines(text: str) -> str:
+    """`text` with each line's trailing white space removed, runs of blank lines cut to one,
+    and blank lines at the start and end dropped; leading indentation is kept."""
+    out: list[str] = []
+    for line in text.split("\n"):
+        line = line.rstrip()
+        if line or (out and out[-1]):
+            out.append(line)
+    while out and not out[-1]:
+        out.pop()
+    return "\n".join(out)
 
 
 def system_prompt(repo: Path, tool_names: list[str], layer: SystemLayer | None = None) -> str:

@@ -1,12 +1,8 @@
 """The harness's system layer for an agent, and the hook that adds nested AGENTS.md files.
 
-`open_layer(repo, settings)` loads the profile files, the AGENTS.md chain and the skills
-(`ctxagent.harness.layer`) with the user's folders and the `[harness]` limits, and warns
-(one UserWarning each) about cuts, refused imports and skipped skills. `NestedRules`, a
-sink, watches the tool calls that read files (terminal, context_fetch, apply_patch): when
-one touches a folder below the workspace that holds an AGENTS.md (or an override or a
-fallback name) not loaded yet, the file joins the chain and the agent's system prompt is
-rendered again, so the rule is in every later request, after compaction too.
+`open_layer(repo, settings)` loads profile files, the AGENTS.md chain and skills
+(`ctxagent.harness.layer`), warning once per cut; `NestedRules`, a sink, adds an AGENTS.md
+below the workspace when a tool call first touches its folder (docs/harness.md).
 """
 
 from __future__ import annotations
@@ -36,9 +32,10 @@ def harness_options(settings: Settings) -> HarnessOptions:
                           profile_max_bytes=harness.profile_max_bytes, context_window=model.context_window)
 
 
-def open_layer(repo: Path, settings: Settings) -> SystemLayer:
-    """The system layer for `repo`; each of its warnings is issued once as a UserWarning."""
-    layer = build_system_layer(repo, harness_options(settings))
+def open_layer(repo: Path, settings: Settings, cwd: Path | None = None) -> SystemLayer:
+    """The system layer for `repo` (`cwd`: the user's working directory, for the AGENTS.md chain);
+    each of its warnings is issued once as a UserWarning."""
+    layer = build_system_layer(repo, harness_options(settings), cwd=cwd)
     for message in layer.all_warnings():
         warnings.warn(message, stacklevel=2)
     return layer

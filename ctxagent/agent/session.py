@@ -1,27 +1,8 @@
 """A session: its id, its history, and its transcript on disk.
 
-Transcript: `<repo>/.ctxagent/sessions/<id>.jsonl`, appended (and fsynced) as things
-happen, one JSON record a line (docs/state.md):
-
-- `{"kind": "meta", "ts", "session_id", "repo", "provider", "model", "resumed": bool}`
-- `{"kind": "message", "ts", "message": {OpenAI message}, "usage": {...} | null}`
-- `{"kind": "event", "ts", "event": {"type": ..., ...}}` (streaming deltas are not recorded)
-- `{"kind": "history", "ts", "messages": [...]}`: the loop replaced its history (a `/compact`,
-  or a compaction after a context-length error); the history goes on from these messages
-- `{"kind": "protocol", "ts", "protocol", "reason"}`: the session switched protocol (the
-  server refused native tool calls); a resumed session goes on with the last one
-- `{"kind": "view", "ts", "turn", "method", "covers", "digest", "messages": [...]}`: what an
-  automatic compaction made of the history, written right after its `compaction` event. The
-  history itself stays whole; the model was sent this view of its first `covers` messages
-  (`ctxagent.context.compaction.view`: each entry `{"from": i}`, a history message unchanged, or
-  `{"message": {...}}`, the summary or a masked result, with `"from"` when it stands for one)
-
-Every record passes through `ctxagent.redaction.redact` first, so API keys never reach the disk even if a
-tool or the model echoes one. `resume` rebuilds the history from the last history record
-and the message records after it (so a compacted session resumes compacted, with no new
-summary call) and repairs the pairing, so a session that crashed mid-tool-call resumes validly.
-Its `compaction_view` is the last view record after that history record, which the
-context engine rebuilds instead of compacting again (`view_from_records`).
+Transcript: `<repo>/.ctxagent/sessions/<id>.jsonl`, one redacted JSON record a line
+(meta, message, event, history, protocol, view), appended and fsynced. `resume` rebuilds
+the history and the last compaction view. Record shapes: docs/state.md ("Module notes").
 """
 
 from __future__ import annotations
@@ -38,6 +19,7 @@ from ctxagent.context.messages import repair_pairing
 from ctxagent.errors import NotFoundError
 from ctxagent.redaction import redact
 from ctxagent.storage.files import append_jsonl, ensure_state_dir, read_jsonl, refuse_link, state_dir
+from ctxagent.storage.ids import resolve_id
 
 __all__ = ["Session", "ensure_state_dir", "find_transcript", "history_from_records", "new_session_id",
            "sessions_dir", "view_from_records"]
@@ -70,11 +52,24 @@ class Session:
     secrets: list[str] = field(default_factory=list, repr=False)
     compaction_view: dict[str, Any] | None = field(default=None, repr=False)
     protocol: str | None = None
+    parent: str | None = None
+    carry_cutoff: float | None = field(default=None, repr=False)
+    """Todo items and notes changed before this (Unix s) are not injected (`ctxagent.agent.carryover`)."""
 
     @property
     def path(self) -> Path:
-        """The transcript file."""
-        return sessions_dir(self.repo) / f"{self.id}.jsonl"
+        """The transcript file (a sub-agent's: in its parent's folder, `sessions/<parent>/<id>.jsonl`)."""
+        folder = sessions_dir(self.repo)
+        return (folder / self.parent if self.parent else folder) / f"{self.id}.jsonl"
+
+    @classmethod
+    def child(cls, parent: "Session", child_id: str, *, meta: dict[str, Any] | None = None) -> "Session":
+        """A sub-agent's session `child_id` under `parent` (not listed by `ctxagent sessions`, never
+        resumed on its own); its meta record names the parent."""
+        session = cls(id=child_id, repo=parent.repo, secrets=list(parent.secrets), parent=parent.id)
+        session._append({"kind": "meta", "session_id": child_id, "parent": parent.id, "repo": str(parent.repo),
+                         "resumed": False, **(meta or {})})
+        return session
 
     @classmethod
     def create(cls, repo: Path, *, secrets: Iterable[str] = (), meta: dict[str, Any] | None = None) -> "Session":
@@ -176,17 +171,20 @@ def view_from_records(records: list[dict[str, Any]]) -> dict[str, Any] | None:
 
 
 def find_transcript(repo: Path, ref: str) -> Path:
-    """Path of session `ref` (id or `last`, the most recently written) in `repo`."""
+    """Path of session `ref` (id, unique id prefix, or `last`, the most recently written) in
+    `repo`. Raises NotFoundError (an ambiguous prefix names its candidates)."""
     folder = sessions_dir(repo)
     files = sorted(folder.glob("*.jsonl")) if folder.is_dir() else []
     if ref == "last":
         if not files:
             raise NotFoundError(f"no sessions in {folder}; start one with `ctxagent chat`")
         return max(files, key=lambda p: (p.stat().st_mtime, p.name))
-    path = folder / f"{ref}.jsonl"
-    if "/" in ref or not path.is_file():
-        raise NotFoundError(f"no session {ref!r} in {folder}; list them with `ctxagent sessions`")
-    return path
+    missing = f"no session {ref!r} in {folder}; list them with `ctxagent sessions`"
+    if not ref or "/" in ref or ref.startswith("."):
+        raise NotFoundError(missing)
+    ref = resolve_id(ref, [p.stem for p in files if p.is_file()], what="session",
+                     listing=f"in {folder}; list them with `ctxagent sessions`")
+    return folder / f"{ref}.jsonl"
 
 
 @dataclass

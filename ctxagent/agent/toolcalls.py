@@ -1,16 +1,9 @@
 """Run one tool call the model asked for, and turn whatever happens into one result.
 
-Order: parse the raw arguments (case L01) -> look the tool up -> for tools that need
-approval, build the preview and ask the `ApprovalPolicy` (tools that run commands or
-code give a `Gate` instead: refused, rule-allowed or asked, `ApprovalPolicy.decide_gate`) -> for tools that keep what they
-are given (`Tool.writes_state`: notes, todo, memory, rag, plan), redact the session's
-secrets and key-shaped strings from the arguments (`redacted_arguments`; keys never reach
-`.ctxagent/`, breaker report F7) -> `Tool.execute` -> clip the
-result to `tools.max_result_chars` (head and tail kept, marked; case C05). Every path
-ends in exactly one `Outcome`, which the loop sends as the call's `tool` message
-(case C02): invalid arguments, an unknown tool, a refusal and a crash are results, not
-exceptions. Only KeyboardInterrupt (Ctrl-C while a tool or the approval prompt runs)
-passes through, and the loop answers the remaining calls itself.
+parse arguments -> look up -> approval or `Gate` -> redact stored arguments
+(`redacted_arguments`) -> `Tool.execute` -> clip to `tools.max_result_chars`. Every path
+ends in one `Outcome` (case C02); only KeyboardInterrupt passes through.
+Order and cases: docs/architecture.md ("The loop in detail").
 """
 
 from __future__ import annotations
@@ -20,13 +13,14 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 from ctxagent.agent.approval import ApprovalPolicy
-from ctxagent.agent.arguments import parse_arguments
-from ctxagent.agent.events import ApprovalRequest, Event
+from ctxagent.agent.arguments import parse_arguments, redacted_arguments  # noqa: F401 - re-exported
+from ctxagent.agent.events import ApprovalRequest, Event, Notice
 from ctxagent.agent.prompts import feedback
 from ctxagent.context.messages import truncate_tool_result
 from ctxagent.errors import CtxAgentError
 from ctxagent.exec.gate import Gate
-from ctxagent.redaction import redact, redact_known
+from ctxagent.harness.hooks import NO_HOOKS, HookResult, Hooks
+from ctxagent.redaction import redact_known
 from ctxagent.tools.base import Tool, ToolRegistry
 
 
@@ -44,15 +38,17 @@ class ToolRunner:
 
     max_result_chars: characters of a result kept in the history (Settings.tools.max_result_chars).
     secrets: strings redacted from the arguments of state-writing tools (`Settings.secrets()`).
+    hooks: the session's PreToolUse / PostToolUse hooks (docs/hooks.md).
     """
 
     def __init__(self, registry: ToolRegistry, approval: ApprovalPolicy, emit: Callable[[Event], None],
-                 *, max_result_chars: int, secrets: Iterable[str] = ()) -> None:
+                 *, max_result_chars: int, secrets: Iterable[str] = (), hooks: Hooks = NO_HOOKS) -> None:
         self.registry = registry
         self.approval = approval
         self.emit = emit
         self.max_result_chars = max_result_chars
         self.secrets = list(secrets)
+        self.hooks = hooks
 
     def run(self, call_id: str, name: str, raw_arguments: str, *, finish_reason: str | None = None) -> Outcome:
         """Execute one call; never raises except KeyboardInterrupt."""
@@ -64,13 +60,16 @@ class ToolRunner:
         if tool is None:
             kind = "python_unavailable" if name == "python_exec" else "unknown_tool"  # <python> of a text protocol
             return Outcome(False, feedback(kind, name=name, available=self.registry.names()), "unknown")
+        pre = self._hook("PreToolUse", name, tool_name=name, tool_input=parsed.args)
+        if pre.blocked or pre.stop:
+            return Outcome(False, feedback("hook_blocked", name=name, reason=pre.reason), "refused")
         gate_of = getattr(tool, "gate", None)
         if callable(gate_of):
-            refusal = self._gate(call_id, tool, gate_of, parsed.args)
+            refusal = self._gate(call_id, tool, gate_of, parsed.args, pre.permission)
             if refusal is not None:
                 return refusal
         elif getattr(tool, "needs_approval", False):
-            refusal = self._approve(call_id, tool, parsed.args)
+            refusal = self._approve(call_id, tool, parsed.args, pre.permission)
             if refusal is not None:
                 return refusal
         try:
@@ -78,28 +77,45 @@ class ToolRunner:
         except Exception as exc:  # execute() should never raise; a buggy tool must not end the session
             return Outcome(False, feedback("crashed", name=name, error=f"{type(exc).__name__}: {exc}"), "crashed")
         content = redact_known(str(result.content), self.secrets)  # an API key a command printed (from /proc/PPID/environ, say)
-        return Outcome(bool(result.ok), truncate_tool_result(content, self.max_result_chars))
+        content = truncate_tool_result(content, self.max_result_chars)
+        post = self._hook("PostToolUse", name, tool_name=name, tool_input=parsed.args,
+                          tool_response={"ok": bool(result.ok), "content": content})
+        return Outcome(bool(result.ok), content + _post_note(post))
 
-    def _approve(self, call_id: str, tool: Tool, args: dict[str, Any]) -> Outcome | None:
-        """None when approved; otherwise the Outcome to send instead of running."""
+    def _hook(self, event: str, name: str, **fields: Any) -> HookResult:
+        """Fire `event`'s hooks for tool `name`; their warnings become notices."""
+        result = self.hooks.fire(event, name, **fields)
+        if result.warning:
+            self.emit(Notice(message=result.warning))
+        return result
+
+    def _approve(self, call_id: str, tool: Tool, args: dict[str, Any], hook: str | None = None) -> Outcome | None:
+        """None when approved; otherwise the Outcome to send instead of running. `hook`: a
+        PreToolUse hook's "allow" (no question) or "ask" (a question even under --yes)."""
         try:
             preview = _preview(tool, args)
         except CtxAgentError as exc:
             return Outcome(False, feedback("invalid_preview", name=tool.name, error=str(exc)), "invalid")
         except Exception as exc:
             return Outcome(False, feedback("crashed", name=tool.name, error=f"{type(exc).__name__}: {exc}"), "crashed")
-        self.emit(ApprovalRequest(call_id=call_id, name=tool.name, preview=preview, auto=self.approval.pre_approved))
-        decision = self.approval.decide(tool.name, preview)
+        if hook == "allow":
+            self.emit(ApprovalRequest(call_id=call_id, name=tool.name, preview=preview, auto=True,
+                                      auto_reason="allowed by a PreToolUse hook"))
+            return None
+        ask = hook == "ask"
+        self.emit(ApprovalRequest(call_id=call_id, name=tool.name, preview=preview,
+                                  auto=self.approval.pre_approved and not ask))
+        decision = self.approval.decide(tool.name, preview, force_ask=ask)
         if decision.approved:
             return None
         return Outcome(False, feedback("refused", name=tool.name, reason=decision.reason), "refused")
 
 
     def _gate(self, call_id: str, tool: Tool, gate_of: Callable[[dict[str, Any]], Gate | None],
-              args: dict[str, Any]) -> Outcome | None:
+              args: dict[str, Any], hook: str | None = None) -> Outcome | None:
         """For tools that run commands or code (`tool.gate(args)`: a `Gate`, or None when the
         call needs no approval): None when it may run (the gate is marked approved),
-        else the Outcome to send instead."""
+        else the Outcome to send instead. `hook`: as for `_approve` (a refusal still wins)."""
         try:
             gate = gate_of(args)
         except CtxAgentError as exc:
@@ -110,22 +126,24 @@ class ToolRunner:
             return None
         if gate.refusal:
             return Outcome(False, gate.refusal, "refused")
-        why = self.approval.gate_pre_approved(gate)
+        why = "allowed by a PreToolUse hook" if hook == "allow" else ("" if hook == "ask" else self.approval.gate_pre_approved(gate))
         self.emit(ApprovalRequest(call_id=call_id, name=tool.name, preview=gate.subject, auto=bool(why),
                                   language=gate.language, details="\n".join(gate.details), auto_reason=why))
-        decision = self.approval.decide_gate(gate)
+        if hook == "allow":
+            gate.approved = True
+            return None
+        decision = self.approval.decide_gate(gate, force_ask=hook == "ask")
         if decision.approved:
             gate.approved = True
             return None
         return Outcome(False, feedback("refused", name=tool.name, reason=decision.reason), "refused")
 
 
-def redacted_arguments(tool: Tool, args: dict[str, Any], secrets: Iterable[str]) -> dict[str, Any]:
-    """`args` as `tool` should get them: for a tool with `writes_state` (it stores what it is
-    given under `.ctxagent/`), a copy with `secrets` and key-shaped strings replaced by
-    `[REDACTED]` (`ctxagent.redaction.redact`); other tools get `args` unchanged (a patch
-    or a command must stay exactly what was approved)."""
-    return redact(args, secrets) if getattr(tool, "writes_state", False) else args
+def _post_note(post: HookResult) -> str:
+    """What PostToolUse hooks add to the result the model reads: a block's reason, then context."""
+    parts = [f"[PostToolUse hook] {post.reason}"] if (post.blocked or post.stop) and post.reason else []
+    parts += [f"[PostToolUse hook context] {text}" for text in post.context]
+    return "".join(f"\n\n{part}" for part in parts)
 
 
 def _preview(tool: Tool, args: dict[str, Any]) -> str:

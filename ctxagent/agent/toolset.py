@@ -7,12 +7,15 @@ order the model sees them) that `[agent] tools` offers. Reference: docs/tools.md
 
 from __future__ import annotations
 
+import sys
 import warnings
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from ctxagent.config.settings import Settings
 from ctxagent.errors import ConfigError, StorageError
+from ctxagent.mcp.manager import ServerManager
+from ctxagent.mcp.startup import open_servers, session_servers
 from ctxagent.tools import TOOLS, tool_class
 from ctxagent.tools.base import Tool, ToolRegistry
 from ctxagent.tools.unavailable import UnavailableTool
@@ -69,3 +72,12 @@ def open_tool(name: str, workspace: Path, settings: Settings, *, session_id: str
             raise
         warnings.warn(f"{tool_cls.name} is unavailable in this session: {exc}", stacklevel=3)
         return UnavailableTool(tool_cls, str(exc))
+
+
+def open_mcp(repo: Path, settings: Settings, *, ask: Callable[[str], str | None] | None = None) -> ServerManager:
+    """The session's MCP servers, started (a repository's once approved: asked through `ask` on a
+    terminal only) or listed as not started; notices queued. docs/mcp.md."""
+    servers, problems = session_servers(repo, settings.mcp_servers, settings.mcp)
+    return open_servers(repo, servers, settings.mcp, repo_trusted=settings.repo_trust.trusted, ask=ask,
+                        interactive=sys.stdin is not None and sys.stdin.isatty(), secrets=settings.secrets(),
+                        problems=problems)

@@ -10,11 +10,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
+from ctxagent.agent.carryover import state_loader
 from ctxagent.agent.compaction import compaction_event  # noqa: F401  (re-exported: its old home)
 from ctxagent.agent.events import ToolCallEvent, TurnStart
 from ctxagent.context.assembler import ContextAssembler, request_params_of
 from ctxagent.context.compaction.model_summary import llm_summarizer
 from ctxagent.context.record.recorder import SnapshotRecorder
+from ctxagent.context.state.read import gather_state
 from ctxagent.llm.meter import RecordedClient
 
 #: Memory hits put in each request, and the least importance they need; the same defaults
@@ -27,8 +29,9 @@ def memory_search(tool: Any, *, limit: int = MEMORY_HITS, min_importance: float 
                   session_id: str | None = None) -> Callable[[str], list]:
     """`query -> [hit dicts]` over a MemoryTool (the textbook's `run({"action": "search"})`), for
     `ContextAssembler(memory_search=...)`. `session_id`: its own memories are left out of the
-    search, so they take no place of earlier sessions' ones (the assembler drops any left)."""
-    args = {"action": "search", "limit": limit, "min_importance": min_importance}
+    search, so they take no place of earlier sessions' ones (the assembler drops any left).
+    Stale memories (their files changed since: `ctxagent.memory.stale`) are left out."""
+    args = {"action": "search", "limit": limit, "min_importance": min_importance, "exclude_stale": True}
     if session_id:
         args["exclude_session_id"] = session_id
 
@@ -97,11 +100,14 @@ def make_assembler(settings: Any, repo: Path, session: Any, *, client: Any = Non
                    recorder: SnapshotRecorder | None = None, memory: Any = None) -> ContextAssembler:
     """The context engine's assembler for `session`: summaries through `client` (extractive
     without one), snapshots through `recorder` (default: `make_recorder`), the memory layer
-    from `memory` (a MemoryTool, other sessions' memories only), the resumed view rebuilt.
+    from `memory` (a MemoryTool, other sessions' memories only), the resumed view rebuilt,
+    the todo items and notes older than `session.carry_cutoff` left out.
     Raises ConfigError when a `[context]` compaction or selection setting is out of range."""
     recorder = recorder or make_recorder(settings, repo, session, client=client)
     summarize = llm_summarizer(RecordedClient(client, recorder.summary_reply)) if client is not None else None
     search = memory_search(memory, session_id=getattr(session, "id", None)) if memory is not None else None
+    cutoff = getattr(session, "carry_cutoff", None)
     return ContextAssembler(settings.model, context=settings.context, secrets=settings.secrets(), summarize=summarize,
                             recorder=recorder, memory_search=search,
+                            load_state=state_loader(cutoff) if cutoff is not None else gather_state,
                             resume=getattr(session, "compaction_view", None))

@@ -1,12 +1,8 @@
 """`ctxagent apply PATCH_FILE [--repo PATH] [--yes]`: apply a patch file by hand.
 
-Same checks as the agent's `apply_patch` tool (parse, path rules, hunk location, the
-configured `tools.patch_max_*` limits, all or nothing, a checkpoint first that
-`ctxagent undo` restores; none recorded: refused). Shows the diff in
-colour (the agent's approval preview, `ctxagent.cli.render.approval_preview`: control
-characters shown escaped, with a warning line above), asks y/n unless `--yes`, refuses
-to ask when stdin is not a terminal.
-Exit code 0 only when every operation was applied; 1 with a message otherwise.
+The same checks, limits and checkpoint as the agent's `apply_patch` tool; shows the
+approval preview and asks y/n unless `--yes`. Exit 0 only when every operation was
+applied (docs/cli.md, "Module notes").
 """
 
 from __future__ import annotations
@@ -19,6 +15,7 @@ from rich.console import Console
 
 from ctxagent.cli.render import approval_preview
 from ctxagent.cli.safe_text import markup, visible
+from ctxagent.cli.workspace import repo_option
 from ctxagent.config.settings import ToolSettings, load_settings
 from ctxagent.errors import ConfigError, CtxAgentError
 from ctxagent.exec.guard import CheckpointGuard
@@ -34,10 +31,9 @@ def register(cli: click.Group) -> None:
 
 @click.command("apply")
 @click.argument("patch_file", type=click.Path(dir_okay=False, allow_dash=True))
-@click.option("--repo", type=click.Path(file_okay=False), default=".", show_default=True,
-              help="workspace the patch paths are relative to")
+@repo_option
 @click.option("--yes", "-y", is_flag=True, help="apply without asking")
-def apply_command(patch_file: str, repo: str, yes: bool) -> None:
+def apply_command(patch_file: str, repo: Path, yes: bool) -> None:
     """Show PATCH_FILE (a '*** Begin Patch' patch, '-' for stdin) as a diff and apply it."""
     err = Console(stderr=True, highlight=False)
     try:
@@ -82,7 +78,9 @@ def _limits(repo: Path, err: Console) -> PatchLimits:
     try:
         tools = load_settings(repo, require_key=False, require_model=False).tools  # no model needed (S15)
     except ConfigError as exc:
-        err.print(f"warning: settings not loaded ({markup(str(exc))}); using default patch limits", soft_wrap=True)
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        err.print(f"warning: default patch limits used: the settings do not load ({markup(first)}; "
+                  "`ctxagent doctor` shows it all)", soft_wrap=True)
         tools = ToolSettings()
     return PatchLimits(max_files=tools.patch_max_files, max_changed_lines=tools.patch_max_changed_lines)
 

@@ -2,13 +2,14 @@
 
 On a terminal: a prompt_toolkit prompt with history in `<repo>/.ctxagent/chat_history`,
 Esc+Enter (or a line ending in `\\`) for a new line, Ctrl-C cancels the running turn
-(or clears the prompt), Ctrl-D exits; slash commands in `ctxagent.cli.slash`. When
+(or clears the prompt), Ctrl-D exits (saying the session id and how to resume it); slash commands in `ctxagent.cli.slash`. When
 stdin is not a terminal, lines are read from it (one message per line, `\\` continues),
 so a chat can be scripted; approvals then read an answer line too.
 """
 
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
@@ -19,9 +20,10 @@ from rich.markup import escape
 
 from ctxagent.cli.main import write_crash_log
 from ctxagent.cli.render import RichRenderer
-from ctxagent.cli.run_cmd import exec_options, model_options, protocol_option, repo_option, stdin_asker, trust_option
+from ctxagent.cli.run_cmd import exec_options, model_options, protocol_option, stdin_asker, trust_option
 from ctxagent.cli.safe_text import markup
 from ctxagent.cli.slash import ChatContext, dispatch, is_command
+from ctxagent.cli.workspace import find_workspace, repo_option, workspace_of
 from ctxagent.config.settings import load_settings
 from ctxagent.storage.files import ensure_state_dir
 
@@ -41,11 +43,12 @@ def register(cli: click.Group) -> None:
 @repo_option
 @click.option("--resume", metavar="ID|last", help="continue a previous session (see `ctxagent sessions`)")
 @click.option("--yes", "-y", is_flag=True, help="approve every patch without asking")
+@click.option("--fresh", is_flag=True, help="leave earlier sessions' todo items and notes out of the model's view")
 @exec_options
 @model_options
 @protocol_option
 @trust_option
-def chat_command(repo: Path, resume: str | None, yes: bool, mode: str | None, allow_exec: bool | None,
+def chat_command(repo: Path, resume: str | None, yes: bool, fresh: bool, mode: str | None, allow_exec: bool | None,
                  model: str | None, base_url: str | None, provider: str | None, protocol: str | None,
                  trust_repo: bool) -> int:
     """Talk with the agent about the repository, turn after turn."""
@@ -57,8 +60,9 @@ def chat_command(repo: Path, resume: str | None, yes: bool, mode: str | None, al
     console = Console(highlight=False)
     renderer = RichRenderer(console, secrets=settings.secrets())
     read, ask = _input_functions(Path(repo), console, settings.secrets())
-    with open_agent(repo, settings, resume=resume, sinks=[renderer], ask=ask,
-                    notice=lambda text: console.print(text, style="yellow", markup=False)) as agent:
+    with open_agent(repo, settings, resume=resume, sinks=[renderer], ask=ask, fresh=fresh,
+                    notice=lambda text: console.print(text, style="yellow", markup=False),
+                    cwd=workspace_of().cwd) as agent:
         _banner(agent, console, resumed=bool(resume))
         repl(agent, read, console, renderer)
     return 0
@@ -82,14 +86,26 @@ def repl(agent: "Agent", read: ReadLine, console: Console, renderer: RichRendere
             continue
         except EOFError:
             console.print()
+            _farewell(agent, console)
             return
         if not text.strip():
             continue
         if is_command(text, context):
             if _dispatch(text, context, console, renderer):
+                _farewell(agent, console)
                 return
             continue
         run_turn(agent, text, console, renderer)
+
+
+def _farewell(agent: "Agent", console: Console) -> None:
+    """The session id and the command that resumes it (with `--repo` when the working
+    directory would not find this workspace again)."""
+    session = agent.session
+    repo = Path(session.repo).resolve()
+    where = "" if find_workspace(None).root == repo else f" --repo {shlex.quote(str(repo))}"
+    console.print(f"session {session.id} ({session.turns} turn(s)) is saved; resume it with: "
+                  f"ctxagent chat --resume {session.id}{markup(where)}", soft_wrap=True, highlight=False)
 
 
 def _dispatch(text: str, context: ChatContext, console: Console, renderer: RichRenderer) -> bool:

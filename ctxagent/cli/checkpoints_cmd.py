@@ -14,12 +14,13 @@ import click
 from rich.console import Console
 
 from ctxagent.cli.restore_flow import checkpoint_table, describe, run_restore, show_plan
-from ctxagent.cli.run_cmd import repo_option
 from ctxagent.cli.safe_text import markup, safe_json
+from ctxagent.cli.workspace import repo_option
 from ctxagent.errors import NotFoundError
 from ctxagent.exec.checkpoints import CheckpointStore
 from ctxagent.exec.legacy import backup_files, backup_folders, restore_backup
 from ctxagent.exec.restore import change_files, last_change, plan_restore
+from ctxagent.storage.ids import resolve_id
 
 _session = click.option("--session", "session_id", metavar="ID", help="only the checkpoints of this session")
 _force = click.option("--force", is_flag=True, help="also overwrite files edited by hand since the change")
@@ -43,6 +44,7 @@ def undo_command(repo: Path, session_id: str | None, force: bool, dry_run: bool,
     back, created files removed, deleted files restored."""
     console = Console(highlight=False)
     store = CheckpointStore.for_repo(repo)
+    session_id = session_of(store, session_id)
     cp = last_change(store, session_id)
     if cp is None:
         _legacy(console, Path(repo), session_id, force, dry_run, from_backup)
@@ -93,6 +95,7 @@ def checkpoints_command(repo: Path, session_id: str | None, limit: int, as_json:
     """List the checkpoints recorded before each change (turn, tool, files), or restore one."""
     console = Console(highlight=False)
     store = CheckpointStore.for_repo(repo)
+    session_id = session_of(store, session_id)
     rows = store.checkpoints(session_id)
     if number is not None:
         _restore(console, store, Path(repo), rows, number, what, force, session_id)
@@ -109,6 +112,17 @@ def checkpoints_command(repo: Path, session_id: str | None, limit: int, as_json:
         return
     console.print(checkpoint_table(store, rows))
     console.print("[dim]restore one with `ctxagent checkpoints --restore N` (--what code|conversation|both)[/]")
+
+
+def session_of(store: CheckpointStore, given: str | None) -> str | None:
+    """The session id `--session` names: itself, or the one checkpointed session it is a prefix
+    of (NotFoundError naming the candidates when several); None stays None."""
+    if given is None:
+        return None
+    known = {c.session_id for c in store.checkpoints() if c.session_id}
+    if given in known or not any(k.startswith(given) for k in known):
+        return given  # an exact id, or one with no checkpoints: "nothing to undo" says so
+    return resolve_id(given, known, what="session", listing="list them with `ctxagent checkpoints`")
 
 
 def _files_json(store: CheckpointStore, cp, everything) -> list | None:

@@ -1,17 +1,9 @@
 """`ctxagent context QUERY` and `ctxagent inspect SESSION`: see what a model call sees, and why.
 
-`context` builds a context for a query from the repository (AGENTS.md, todo board,
-notes, memory when available) without calling a model. `inspect` reads the snapshot
-of a past model call (`.ctxagent/snapshots/<session>/<n>.json`) and draws its layers as
-a budget bar chart and every packet's decision in a table, after one line each for the
-request's parameters, a redaction, the compaction-summary calls made for it and the
-side calls made after it (plan calls for its reply's tool calls, the summary call of a
-`/compact` or of a context-length error). A side call's own snapshot (no layers, no
-packets) shows who made it, for which call, its usage and one line per message. `--grep
-TEXT` answers "why did the model not see TEXT?" in one command, and names the session's
-plan and summary calls that were sent TEXT, with the command that shows each. A damaged
-snapshot asked for by number is an error; for the last call, the newest readable one is
-shown, with a warning naming the damaged file.
+`context` builds a context without calling a model (the repository's files ranked by
+context_fetch among its sources: `ctxagent.cli.context_files`); `inspect` draws a past call's
+snapshot (`.ctxagent/snapshots/<session>/<n>.json`): layers, packet decisions, side
+calls; `--grep TEXT` says why TEXT was or was not seen (docs/context.md, "Seeing a context").
 """
 
 from __future__ import annotations
@@ -21,18 +13,20 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich import box
 from rich.console import Console
-from rich.table import Table
 
+from ctxagent.cli.context_files import SOURCE, file_packets
+from ctxagent.cli.report_view import draw_report
 from ctxagent.cli.safe_text import markup
+from ctxagent.cli.workspace import repo_option
 from ctxagent.context import ContextBuilder, ContextConfig, TokenCounter
 from ctxagent.context.gather import repo_sources
 from ctxagent.context.messages import content_text
-from ctxagent.context.record.report import layer_rows, message_preview
+from ctxagent.context.record.report import message_preview
 from ctxagent.context.record.snapshot import (
     REDACTED,
     list_calls,
+    list_sessions,
     read_snapshot,
     resolve_session,
     side_calls_for,
@@ -42,10 +36,6 @@ from ctxagent.context.record.snapshot import (
 )
 from ctxagent.storage.files import read_jsonl, state_dir
 
-_DECISION_STYLE = {"selected": "green", "truncated": "yellow", "dropped": "red"}
-BAR_WIDTH = 36  # with the merged "history + tool_results" row the chart fits 80 columns
-WIDE_COLUMNS = 150  # terminal width from which the packet table shows previews
-
 
 def register(cli: click.Group) -> None:
     """Add `context` and `inspect` to `cli`."""
@@ -54,15 +44,19 @@ def register(cli: click.Group) -> None:
 
 
 def _open_memory_tool(repo: Path) -> object:
-    """The memory source of `ctxagent context` (imported here: an optional part)."""
+    """The memory source of `ctxagent context` (imported here: an optional part). Looking creates
+    no `.ctxagent/` (issue 16): without a memory.db the source is reported as absent."""
     from ctxagent.tools.memory import MemoryTool
+
+    if not (state_dir(repo) / "memory.db").is_file():
+        raise FileNotFoundError("no memory yet (.ctxagent/memory.db)")
 
     return MemoryTool.for_repo(repo)
 
 
 @click.command("context")
 @click.argument("query")
-@click.option("--repo", type=click.Path(file_okay=False, exists=True), default=".", show_default=True, help="repository to gather from")
+@repo_option
 @click.option("--max-tokens", type=click.IntRange(64, 10**8), default=None, help="window size in tokens (default: configured context_window, else 8000)")
 @click.option("--model", default=None, help="model whose tokenizer counts (default: the configured model)")
 @click.option("--messages", "as_messages", is_flag=True, help="show the chat messages instead of the sectioned text")
@@ -74,6 +68,8 @@ def context_command(query: str, repo: str, max_tokens: int | None, model: str | 
                                  "ctxagent context \"how is the config parsed?\"", param_hint="QUERY")
     model, window = _model_and_window(Path(repo), model, max_tokens)
     found = repo_sources(Path(repo), query, memory_tool=_open_memory_tool)
+    files, found.sources[SOURCE] = file_packets(Path(repo), query)  # the code context_fetch would show
+    found.packets.extend(files)
     builder = ContextBuilder(memory_tool=found.memory_tool, config=ContextConfig(max_tokens=window), counter=TokenCounter(model))
     args = dict(user_query=query, system_instructions=found.instructions, custom_packets=found.packets)
     if as_messages:
@@ -104,7 +100,7 @@ def _model_and_window(repo: Path, model: str | None, max_tokens: int | None) -> 
 @click.command("inspect")
 @click.argument("session", default="last")
 @click.option("--call", "call", type=click.IntRange(0), default=None, help="model call number (default: the last)")
-@click.option("--repo", type=click.Path(file_okay=False), default=".", show_default=True, help="repository whose snapshots to read")
+@repo_option
 @click.option("--grep", "grep", default=None, help="show only packets mentioning TEXT, whether the request contains it, and the plan and summary calls sent it")
 @click.option("--json", "as_json", is_flag=True, help="print the snapshot as JSON")
 def inspect_command(session: str, call: int | None, repo: str, grep: str | None, as_json: bool) -> None:
@@ -126,8 +122,11 @@ def inspect_command(session: str, call: int | None, repo: str, grep: str | None,
                 if c.get("call") != number and request_mentions(c.get("request") or {}, grep)]
         kept = [c for c in summary_calls_in(root, session_id)
                 if isinstance(c.get("request"), dict) and request_mentions(c["request"], grep)]
+    children = [(c, len(list_calls(root, c))) for c in list_sessions(root) if c.startswith(f"{session_id}.")]
     if as_json:
         payload = {**snap} if kind else {**snap, "report": report}
+        if children:
+            payload["subagents"] = [{"session": c, "calls": n} for c, n in children]
         if side:
             payload["side_calls"] = [side_call_summary(c) for c in side]
         if grep:
@@ -156,6 +155,8 @@ def inspect_command(session: str, call: int | None, repo: str, grep: str | None,
     for other in side:
         console.print(markup(side_call_line(other, this_call=True)), soft_wrap=True)
     draw_report(console, report, title=str(report.get("query", ""))[:80])
+    for child, n in children:
+        console.print(f"sub-agent {markup(child)}: {n} call(s); see `ctxagent inspect {markup(child)}`", soft_wrap=True)
     if grep:
         seen = request_mentions(snap.get("request", {}), grep)
         verdict = "[green]appears[/]" if seen else "[red]does not appear[/]"
@@ -383,99 +384,3 @@ def why_lines(rows: list[dict]) -> list[str]:
 def request_mentions(request: dict, text: str) -> bool:
     """True if `text` occurs (case-insensitive) anywhere in the request's messages."""
     return text.lower() in json.dumps(request.get("messages", request), ensure_ascii=False).lower()
-
-
-def draw_report(console: Console, report: dict, *, title: str = "") -> None:
-    """The budget line, the layer bar chart and the packet table of a builder/assembler report."""
-    budget = report.get("budget", {})
-    console.rule(markup(title) if title else "report")
-    console.print(
-        f"used [bold]{budget.get('used_tokens', '?')}[/] of {budget.get('input_budget', '?')} input tokens "
-        f"(window {budget.get('max_tokens', '?')}, {budget.get('reserve_tokens', '?')} reserved for the reply; "
-        f"tools {budget.get('tools_tokens', 0)}); query type {report.get('query_type', '?')}, "
-        f"{'exact' if report.get('exact') else 'estimated'} counts"
-    )
-    console.print(layer_chart(report))
-    problems = {k: v for k, v in (report.get("sources") or {}).items() if not v.get("ok", True)}
-    for name, info in problems.items():
-        console.print(f"[yellow]source {markup(name)}: {markup(str(info.get('error')))}[/]")
-    console.print(packet_table(report.get("packets", []), console.width))
-
-
-def layer_chart(report: dict) -> Table:
-    """One row per layer (`reporting.layer_rows`): tokens used, budget, and a bar of both against the input
-    budget, then the "unused" and "input budget" rows; the caption explains the unused room and the bars.
-    How the bars read: docs/context.md, "Reading the layer chart" (an older snapshot: no total rows)."""
-    layers, budget = report.get("layers", {}), report.get("budget", {})
-    total = max(1, int(budget.get("input_budget") or 1))
-    marked = any("fixed" in entry for entry in layers.values())
-    table = Table(box=None, show_header=True, header_style="bold", pad_edge=False, caption_justify="left",
-                  caption=_chart_caption(budget) if marked else OLD_SNAPSHOT_NOTE)
-    for column in ("layer", "tokens", "budget", ""):
-        table.add_column(column, justify="right" if column in ("tokens", "budget") else "left", no_wrap=True)
-    budgets = 0
-    for name, entry in layer_rows(layers):
-        used, allowed = int(entry.get("used", 0)), int(entry.get("budget", 0))
-        budgets += allowed
-        fixed = bool(entry.get("fixed"))
-        table.add_row(name, str(used), f"[dim]{allowed}[/]" if fixed else str(allowed),
-                      _bar(total, used, None if fixed else allowed) + "│")
-    if marked:
-        unused = int(budget.get("unused_tokens", total - int(budget.get("used_tokens") or 0)))
-        table.add_row("unused", str(unused), str(total - budgets) if total != budgets else "", "")
-        table.add_row("[bold]input budget[/]", str(total), str(total), "")
-    return table
-
-
-#: The layer chart's caption for a snapshot written before fixed parts were marked.
-OLD_SNAPSHOT_NOTE = ("[dim]written by an older ctxagent: a budget equal to the tokens is the part's size, not an "
-                     "allowance, and the tool schemas are in no row (or in current)[/]")
-_LEGEND = "[dim]▒ a fixed part's size, █ tokens used, ··· budget not used, ▓ tokens beyond the budget[/]"
-
-
-def _chart_caption(budget: dict) -> str:
-    note = budget.get("unused_note")
-    return f"unused {budget.get('unused_tokens', '?')} tokens" + (f": {markup(note)}" if note else "") + "\n" + _LEGEND
-
-
-def _bar(total: int, used: int, allowed: int | None) -> str:
-    """BAR_WIDTH cells standing for `total` tokens, then a label if it fits. A fixed part
-    (`allowed` None): its size hatched, "fixed". A layer: solid to its tokens, dotted on to
-    its budget, shaded beyond it with "+excess"."""
-    cells = lambda tokens: min(BAR_WIDTH, round(BAR_WIDTH * max(0, tokens) / total))
-    if allowed is None:
-        bar, width, label = "[dim]" + "▒" * cells(used) + "[/]", cells(used), " fixed"
-    else:
-        solid, reach = cells(min(used, allowed)), cells(max(used, allowed))
-        rest = "[magenta]" + "▓" * (reach - solid) + "[/]" if used > allowed else "·" * (reach - solid)
-        bar, width, label = "[cyan]" + "█" * solid + "[/]" + rest, reach, f" +{used - allowed}" if used > allowed else ""
-    label = label if width + len(label) <= BAR_WIDTH else ""
-    return bar + label + " " * (BAR_WIDTH - width - len(label))
-
-
-def packet_table(rows: list[dict], width: int = 200) -> Table:
-    """Every packet: id, layer, tokens, relevance, score, decision, reason; on terminals of
-    WIDE_COLUMNS or more also type, recency and a preview."""
-    wide = width >= WIDE_COLUMNS
-    columns = ["id", "layer", *(["type"] if wide else []), "tok", "rel", *(["rec"] if wide else []), "score", "decision", "reason"]
-    columns += ["preview"] if wide else []
-    table = Table(box=box.SIMPLE_HEAD, header_style="bold", expand=False, pad_edge=False)
-    for column in columns:
-        numeric = column in ("tok", "rel", "rec", "score")
-        table.add_column(column, justify="right" if numeric else "left", no_wrap=column != "reason",
-                         overflow="fold" if column == "reason" else "ellipsis",
-                         max_width=None if column == "reason" else 40 if wide else 24)
-    for r in rows:
-        style = _DECISION_STYLE.get(str(r.get("decision")), "white")
-        cells = {
-            "id": markup(str(r.get("id", ""))), "layer": str(r.get("layer", "")), "type": markup(str(r.get("type", ""))),
-            "tok": str(r.get("tokens", "")), "rel": _num(r.get("relevance")), "rec": _num(r.get("recency")),
-            "score": _num(r.get("score")), "decision": f"[{style}]{r.get('decision', '')}[/]",
-            "reason": markup(str(r.get("reason", ""))), "preview": markup(str(r.get("preview", ""))[:80]),
-        }
-        table.add_row(*(cells[c] for c in columns))
-    return table
-
-
-def _num(value: Any) -> str:
-    return f"{value:.2f}" if isinstance(value, (int, float)) else ""

@@ -1,25 +1,34 @@
-"""`ctxagent doctor`: the resolved settings (keys masked), where each came from, and an endpoint check.
+"""`ctxagent doctor`: the resolved settings (keys masked), where each came from, the tools and
+folders ctxagent needs, and an endpoint check.
 
-Exit code 0 when the settings load and the endpoint answers; 1 otherwise.
+The report is `REPORT_LINES` in order, one function `(settings, workspace) -> rich markup`
+each: add a check by adding a function. A configuration problem (no provider, bad TOML...)
+is printed first, then as much of the report as the settings allow (all of it when only
+the model is missing). Exit code 0 when the settings load and the endpoint answers; 1 otherwise.
 """
 
 from __future__ import annotations
 
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import click
 from rich.console import Console
 from rich.table import Table
 
-from ctxagent.cli.run_cmd import model_options, repo_option, trust_option
+from ctxagent.agent.limits import cost_cap_line
+from ctxagent.cli.run_cmd import model_options, trust_option
 from ctxagent.cli.safe_text import markup
+from ctxagent.cli.workspace import Workspace, repo_option, workspace_of
 from ctxagent.config.settings import LOCAL_PROVIDER, Settings, load_settings
 from ctxagent.config.trust import RepoConfigTrust
-from ctxagent.errors import ConfigError
+from ctxagent.errors import ConfigError, StorageError
 from ctxagent.llm.presets import check_endpoint
 from ctxagent.llm.settings import mask
+
+#: The model name `load_settings(require_model=False)` gives when no provider is configured.
+NO_MODEL = "(none)"
 
 
 def register(cli: click.Group) -> None:
@@ -37,22 +46,45 @@ def doctor_command(repo: Path, model: str | None, base_url: str | None, provider
     """Show the settings ctxagent would use, where each came from, and whether the model endpoint answers."""
     console = Console(highlight=False)
     flags = {"model": model, "base_url": base_url, "provider": provider}
-    try:
-        settings = load_settings(repo, flags, require_key=False, trust_repo=trust_repo)
-    except ConfigError as exc:
-        console.print(f"[red]configuration problem:[/] {markup(str(exc))}", soft_wrap=True)
+    settings, problem = _settings(repo, flags, trust_repo)
+    if problem is not None:
+        console.print(f"[red]configuration problem:[/] {markup(problem)}", soft_wrap=True)
+    if settings is None:  # the files themselves are wrong: no settings to show
+        _print_lines(console, None, workspace_of())
         return 1
     console.print(settings_table(settings))
-    console.print(trust_line(settings.repo_trust), soft_wrap=True)
-    for name in ("rg", "bwrap"):
-        console.print(f"{name}: {'found' if shutil.which(name) else '[yellow]not found[/]'}")
-    console.print(exec_line(settings), soft_wrap=True)
-    console.print(checkpoint_line(), soft_wrap=True)
+    _print_lines(console, settings, workspace_of())
+    if settings.model.model == NO_MODEL:
+        console.print("endpoint: [red]not checked[/] (no model provider: see the problem above)", soft_wrap=True)
+        return 1
     if offline:
-        return 0
+        return 0 if problem is None else 1
     ok, detail = _check(settings)
     console.print(f"endpoint: {'[green]ok[/]' if ok else '[red]failed[/]'} {markup(detail)}", soft_wrap=True)
-    return 0 if ok else 1
+    return 0 if ok and problem is None else 1
+
+
+def _settings(repo: Path, flags: dict[str, Any], trust_repo: bool) -> tuple[Settings | None, str | None]:
+    """(settings, the problem to show first or None). Without a usable provider the settings are
+    loaded without a model, so everything else can still be shown."""
+    try:
+        return load_settings(repo, flags, require_key=False, trust_repo=trust_repo), None
+    except ConfigError as exc:
+        problem = str(exc)
+    try:
+        return load_settings(repo, flags, require_key=False, require_model=False, trust_repo=trust_repo), problem
+    except ConfigError:
+        return None, problem
+
+
+def _print_lines(console: Console, settings: Settings | None, workspace: Workspace) -> None:
+    for line in REPORT_LINES:
+        try:
+            text = line(settings, workspace)
+        except Exception as exc:  # noqa: BLE001 - one failing check must not hide the others
+            text = f"{line.__name__}: [red]could not be checked ({markup(type(exc).__name__)}: {markup(str(exc))})[/]"
+        if text:
+            console.print(text, soft_wrap=True)
 
 
 def settings_table(settings: Settings) -> Table:
@@ -68,6 +100,65 @@ def settings_table(settings: Settings) -> Table:
         table.add_row(f"context.{key}", markup(str(value)), markup(settings.sources.get(f"context.{key}", "?")))
     table.caption = "config files read: " + (", ".join(settings.files) or "none")
     return table
+
+
+def workspace_line(_settings: Settings | None, workspace: Workspace) -> str:
+    """`workspace: ROOT (how it was chosen; the folder the user is in)` (rich markup)."""
+    how = ("--repo" if workspace.given else "the enclosing git repository" if (workspace.root / ".git").exists()
+           else "the working directory (not in a git repository)")
+    where = f"; started in {markup(workspace.user_dir() or '')}/" if workspace.user_dir() else ""
+    notes = "".join(f"\n  [yellow]{markup(n)}[/]" for n in workspace.notices)
+    return f"workspace: {markup(str(workspace.root))} ({how}{where}){notes}"
+
+
+def state_line(_settings: Settings | None, workspace: Workspace) -> str:
+    """`state folder: ROOT/.ctxagent (N sessions)` (rich markup); not created yet; red when refused."""
+    from ctxagent.storage.files import state_dir
+
+    try:
+        folder = state_dir(workspace.root)
+    except StorageError as exc:
+        return f"state folder: [red]{markup(str(exc))}[/]"
+    if not folder.exists():
+        return f"state folder: {markup(str(folder))} (not created yet: the first command that keeps state makes it)"
+    if not folder.is_dir():
+        return f"state folder: [red]{markup(str(folder))} is not a folder: move it away[/]"
+    sessions = len(list((folder / "sessions").glob("*.jsonl"))) if (folder / "sessions").is_dir() else 0
+    return f"state folder: {markup(str(folder))} ({sessions} session(s); see `ctxagent sessions`)"
+
+
+def repo_config_line(settings: Settings | None, _workspace: Workspace) -> str:
+    """`trust_line` of the loaded settings ("" without settings)."""
+    return trust_line(settings.repo_trust) if settings is not None else ""
+
+
+def ripgrep_line(_settings: Settings | None, _workspace: Workspace) -> str:
+    """`rg: PATH`, or yellow when missing: context_fetch then scans files in Python."""
+    from ctxagent.shell.programs import find_rg
+
+    rg = find_rg()
+    return (f"rg: {markup(rg)}" if rg else "rg: [yellow]not found[/] (context_fetch scans files in Python, "
+            "more slowly; `rg` in the terminal is refused)")
+
+
+def bwrap_line(_settings: Settings | None, _workspace: Workspace) -> str:
+    """`bwrap: found` or yellow `not found` (the read-only terminal's extra jail, the commands' sandbox)."""
+    return f"bwrap: {'found' if shutil.which('bwrap') else '[yellow]not found[/]'}"
+
+
+def commands_line(settings: Settings | None, _workspace: Workspace) -> str:
+    """`exec_line` of the loaded settings ("" without settings)."""
+    return exec_line(settings) if settings is not None else ""
+
+
+def checkpoints_line(_settings: Settings | None, _workspace: Workspace) -> str:
+    """`checkpoint_line()`."""
+    return checkpoint_line()
+
+
+def cost_cap(settings: Settings | None, _workspace: Workspace) -> str:
+    """`cost_cap_line` of the loaded settings: whether `agent.max_cost_usd` can act ("" without settings)."""
+    return markup(cost_cap_line(settings.agent, settings.model)) if settings is not None else ""
 
 
 def exec_line(settings: Settings) -> str:
@@ -122,3 +213,11 @@ def _check(settings: Settings) -> tuple[bool, str]:
     if settings.model.provider == LOCAL_PROVIDER:
         return True, "offline local model (started on demand; not checked here)"
     return check_endpoint(settings.model)
+
+
+#: The report after the settings table, in order; each line `(settings or None, workspace) -> markup`
+#: ("" to show nothing). Add a check here.
+REPORT_LINES: list[Callable[[Settings | None, Workspace], str]] = [
+    workspace_line, state_line, repo_config_line, ripgrep_line, bwrap_line, commands_line, checkpoints_line,
+    cost_cap,
+]

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import click
 
-from ctxagent.cli.run_cmd import repo_option
 from ctxagent.cli.safe_text import visible
+from ctxagent.cli.workspace import repo_option
 from ctxagent.config.settings import user_config_path
 from ctxagent.harness.init import init_profile
 from ctxagent.storage.files import ensure_state_dir

@@ -1,15 +1,11 @@
-"""The terminal renderer: a sink that shows loop events with rich.
+"""The terminal renderer: a sink that shows loop events with rich (docs/cli.md, "How a turn looks").
 
-Colours per role: the model's answer in the default colour, its reasoning dim italic,
-tool calls cyan (one line: name + short arguments), results green (ok) or red, diffs
-for approval coloured by line, warnings yellow. A spinner runs while the model thinks,
-until its first streamed output. After each turn, one line of token usage.
-
-Everything shown that came from the model, a tool or a file goes through
-`ctxagent.cli.safe_text` (control characters made visible, never read as rich markup)
-and `ctxagent.redaction` (the configured `secrets` and key-shaped strings replaced;
-streamed text through a `StreamRedactor`, so a key split across deltas is caught too).
-An approval preview that holds control characters gets a warning line above it.
+Answer in the default colour (Markdown drawn live on a terminal, `cli.live`; plain text
+elsewhere), reasoning dim italic, tool calls cyan on one line, results green or red
+(`cli.results`), approval diffs coloured by line, spinners with elapsed seconds, one usage
+line per turn. All text from the model, a tool or a file goes through `cli.safe_text`
+(controls made visible, never markup) and `ctxagent.redaction` (secrets replaced; streamed
+text through a `StreamRedactor`); a preview with control characters gets a warning line.
 """
 
 from __future__ import annotations
@@ -30,17 +26,18 @@ from ctxagent.agent.events import (
     Event,
     Notice,
     ReasoningDelta,
+    Retry,
     TextDelta,
     ToolCallEvent,
     ToolResultEvent,
     TurnEnd,
     TurnStart,
 )
+from ctxagent.cli.live import Elapsed, MarkdownStream
+from ctxagent.cli.results import FOLD, cut, result_lines
 from ctxagent.cli.safe_text import CONTROL_WARNING, has_controls, plain, visible
 from ctxagent.redaction import StreamRedactor, redact
 
-#: Characters of tool arguments / results shown on their one line.
-SHORT = 100
 _PATCH_PATH = re.compile(r"^\*\*\* (Add|Update|Delete) File:\s*(.+)$", re.MULTILINE)
 
 
@@ -50,17 +47,13 @@ def short_args(name: str, raw: str) -> str:
     try:
         args = json.loads(raw) if raw.strip() else {}
     except ValueError:
-        return _cut(visible(raw.replace("\n", " ")))
+        return cut(visible(raw.replace("\n", " ")))
     if isinstance(args, dict) and isinstance(args.get("command"), str):
-        return _cut(visible(args["command"]))
+        return cut(visible(args["command"]))
     if isinstance(args, dict) and isinstance(args.get("patch"), str):
         files = [f"{op[0]} {path.strip()}" for op, path in _PATCH_PATH.findall(args["patch"])]
-        return _cut(visible(", ".join(files) or "(no files)"))
-    return _cut(visible(json.dumps(args, ensure_ascii=False)))
-
-
-def _cut(text: str, limit: int = SHORT) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+        return cut(visible(", ".join(files) or "(no files)"))
+    return cut(visible(json.dumps(args, ensure_ascii=False)))
 
 
 def diff_text(diff: str) -> Text:
@@ -74,12 +67,17 @@ def diff_text(diff: str) -> Text:
     return out
 
 
-def approval_preview(preview: str) -> Text:
+def approval_preview(preview: str, *, folded: bool = False) -> Text:
     """What the user approves: `diff_text(preview)`, below a yellow CONTROL_WARNING line when
-    the preview holds control characters (shown escaped; the file gets them raw)."""
+    the preview holds control characters (shown escaped; the file gets them raw). `folded`
+    (a diff already approved, shown for information): its first FOLD lines, then `... +N lines`."""
     out = Text()
     if has_controls(preview):
         out.append(CONTROL_WARNING + "\n", style="bold yellow")
+    if folded and preview.count("\n") > FOLD + 1:
+        lines = preview.rstrip("\n").split("\n")
+        out.append_text(diff_text("\n".join(lines[:FOLD]) + "\n"))
+        return out.append(f"... +{len(lines) - FOLD} lines\n", style="dim")
     return out.append_text(diff_text(preview))
 
 
@@ -87,7 +85,7 @@ def run_preview(subject: str, language: str, details: str) -> Group:
     """What the user approves before a command or python_exec runs: a yellow title, the
     `details` lines (cwd, sandbox, mode) and `subject` with syntax colours; control
     characters made visible (a warning line when there were any)."""
-    title = "run this command?" if language == "bash" else "run this Python code?"
+    title = {"bash": "run this command?", "python": "run this Python code?"}.get(language, "call this MCP tool?")
     parts: list[Any] = [Text(f"▸ {title}", style="bold yellow")]
     for line in details.splitlines():
         style = "bold red" if "NONE" in line or line.startswith("note:") else "dim"
@@ -112,6 +110,8 @@ class RichRenderer:
         self._status: Status | None = None
         self._midline = False
         self._in_reasoning = False
+        self._answer = ""  # the answer streamed so far, drawn by `_markdown` (terminal only)
+        self._markdown: MarkdownStream | None = None
         self.session_id = ""
 
     def __call__(self, event: Event) -> None:
@@ -120,21 +120,23 @@ class RichRenderer:
             self._stop_spinner()
         if event.type not in ("text_delta", "reasoning_delta", "usage"):
             self._flush_stream()
+            self._end_answer()
         if handler is not None:
             handler(event)
 
     def close(self) -> None:
         """Show any held-back streamed text and stop the spinner (call when the turn is abandoned)."""
         self._flush_stream()
+        self._end_answer()
         self._stop_spinner()
 
     def _clean(self, text: str) -> str:
         """Text from outside ctxagent, ready to print: secrets redacted, controls visible."""
         return visible(redact(text, self.secrets))
 
-    def _spinner(self) -> None:
-        if self._status is None and self.console.is_terminal:
-            self._status = self.console.status("thinking…", spinner="dots")
+    def _spinner(self, label: str = "thinking…") -> None:
+        if self._status is None and self._markdown is None and self.console.is_terminal:
+            self._status = self.console.status(Elapsed(label), spinner="dots")
             self._status.start()
 
     def _stop_spinner(self) -> None:
@@ -154,6 +156,7 @@ class RichRenderer:
     def _on_text_delta(self, event: TextDelta) -> None:
         if self._in_reasoning:
             self._flush_stream()
+            self._end_answer()
             self._newline()
             self._in_reasoning = False
         self._print_streamed(self._stream.feed(event.text), "")
@@ -162,6 +165,7 @@ class RichRenderer:
         if self.show_reasoning:
             if not self._in_reasoning:
                 self._flush_stream()
+                self._end_answer()
             self._in_reasoning = True
             self._print_streamed(self._stream.feed(event.text), "dim italic")
 
@@ -169,14 +173,28 @@ class RichRenderer:
         self._print_streamed(self._stream.flush(), "dim italic" if self._in_reasoning else "")
 
     def _print_streamed(self, text: str, style: str) -> None:
-        if text:
+        if text and self.console.is_terminal:  # the answer as Markdown, reasoning as dim text: wrapped at words
+            self._answer += text
+            if self._markdown is None:
+                self._newline()
+                self._markdown = MarkdownStream(self.console, style=style or None)
+            self._markdown.update(visible(self._answer))
+        elif text:
             self.console.print(plain(text, style), end="", soft_wrap=True)
             self._midline = not text.endswith("\n")
+
+    def _end_answer(self) -> None:
+        """The answer (or reasoning) is complete, another event came: draw its last lines for good."""
+        if self._markdown is not None:
+            self._markdown.close()
+            self._markdown = None
+        self._answer = ""
 
     def _on_tool_call(self, event: ToolCallEvent) -> None:
         self._newline()
         self.console.print(Text.assemble(("▸ ", "cyan"), (event.name, "bold cyan"), "  ",
                                          (short_args(event.name, redact(event.arguments, self.secrets)), "cyan")))
+        self._spinner(f"running {event.name}…")  # stopped by its approval request or its result
 
     def _on_approval_request(self, event: ApprovalRequest) -> None:
         self._newline()
@@ -188,15 +206,22 @@ class RichRenderer:
                 self.console.print(Text(f"  (runs: {event.auto_reason})", style="dim"))
             return
         # soft_wrap: a long line is wrapped by the terminal, never split into what looks like two diff lines
-        self.console.print(approval_preview(redact(event.preview, self.secrets)), end="", soft_wrap=True)
+        self.console.print(approval_preview(redact(event.preview, self.secrets), folded=event.auto), end="",
+                           soft_wrap=True)
         if event.auto:
             self.console.print(Text("  (approved: --yes / all)", style="dim"))
 
     def _on_tool_result(self, event: ToolResultEvent) -> None:
-        lines = self._clean(event.content).strip().split("\n") or [""]
-        more = f"  (+{len(lines) - 1} lines)" if len(lines) > 1 else ""
+        lines = result_lines(event.name, event.ok, self._clean(event.content))
         mark, style = ("✓", "green") if event.ok else ("✗", "red")
-        self.console.print(Text.assemble(("  " + mark + " ", style), (_cut(lines[0]), style), (more, "dim")))
+        body = Text(lines[0], style=style)
+        for line in lines[1:]:  # a patch's other files, a board, the rest of an error
+            body.append("\n" + line, style="dim" if line.startswith("... +") else "red" if not event.ok else "")
+        out = Text()  # wrapped here, so a wrapped line stays under the text, not under the mark
+        for n, line in enumerate(body.wrap(self.console, max(20, self.console.width - 4))):
+            line.rstrip()
+            out.append_text(Text.assemble("\n" if n else "", ("  " + mark + " ", style) if not n else "    ", line))
+        self.console.print(out, soft_wrap=True)
         self._spinner()
 
     def _on_compaction(self, event: Compaction) -> None:
@@ -221,6 +246,11 @@ class RichRenderer:
     def _on_notice(self, event: Notice) -> None:
         self._newline()
         self.console.print(Text.assemble(("note:", "yellow"), " ", self._clean(event.message)), soft_wrap=True)
+
+    def _on_retry(self, event: Retry) -> None:
+        self._newline()
+        self.console.print(Text.assemble(("model:", "yellow"), " ", self._clean(event.message)), soft_wrap=True)
+        self._spinner()
 
     def _on_error(self, event: ErrorEvent) -> None:
         self._newline()

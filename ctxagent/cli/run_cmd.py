@@ -1,44 +1,34 @@
 """`ctxagent run "TASK"`: run one task to its end, non-interactively.
 
-Exit codes: 0 finished; 2 configuration error; 3 a limit stopped the task (steps,
-tokens, cost, wall time); 4 the model failed; 130 interrupted (Ctrl-C).
-Approval of patches: `--yes` approves all; otherwise, on a terminal you are asked; when
-stdin is not a terminal, one answer line is read from stdin per approval (`y`, `n
-reason`, `a`), and end of input means no. Commands and python_exec (`--mode
-workspace-write`) are asked the same way; `--yes` never approves them, `--allow-exec` does. With `--json`, stdout carries only JSON lines
-(one per event, then a final `{"type": "result", ...}`); questions go to stderr.
+Exit codes 0 finished, 2 config, 3 limit, 4 model, 130 interrupted; approvals from the
+terminal or one stdin line each; `--json` puts only JSON lines on stdout.
+Reference: docs/cli.md ("`ctxagent run`", "Module notes").
 """
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import click
-from rich.console import Console
-from rich.text import Text
 
-from ctxagent.cli.jsonout import JsonLinesSink
-from ctxagent.cli.render import RichRenderer
 from ctxagent.cli.safe_text import visible
+from ctxagent.cli.workspace import repo_option, workspace_of
 from ctxagent.config.settings import load_settings
 from ctxagent.redaction import redact
 
+if TYPE_CHECKING:  # rich and the sinks are imported when a task runs: `tool` and `--help` need neither
+    from rich.console import Console
+
 #: TurnEnd reason -> exit code (docs/cli.md).
 EXIT_BY_REASON = {"finished": 0, "max_steps": 3, "max_tokens": 3, "max_cost": 3, "wall_time": 3,
-                  "error": 4, "interrupted": 130}
+                  "error": 4, "interrupted": 130, "blocked": 5}
 
 
 def register(cli: click.Group) -> None:
     """Add `run` to the CLI."""
     cli.add_command(run_command)
-
-
-def repo_option(func: Callable) -> Callable:
-    """`--repo PATH` (default: the current directory), shared by the agent commands."""
-    return click.option("--repo", type=click.Path(exists=True, file_okay=False, path_type=Path), default=".",
-                        show_default=True, help="repository (workspace) to work in")(func)
 
 
 def trust_option(func: Callable) -> Callable:
@@ -79,18 +69,24 @@ def model_options(func: Callable) -> Callable:
 @click.option("--yes", "-y", is_flag=True, help="approve every patch without asking")
 @click.option("--max-steps", type=int, help="most model calls for this task")
 @click.option("--resume", metavar="ID|last", help="continue a previous session")
+@click.option("--fresh", is_flag=True, help="leave earlier sessions' todo items and notes out of the model's view")
 @exec_options
 @model_options
 @protocol_option
 @trust_option
-def run_command(task: str, repo: Path, as_json: bool, yes: bool, max_steps: int | None, resume: str | None,
+def run_command(task: str, repo: Path, as_json: bool, yes: bool, max_steps: int | None, resume: str | None, fresh: bool,
                 mode: str | None, allow_exec: bool | None, model: str | None, base_url: str | None,
                 provider: str | None, protocol: str | None, trust_repo: bool) -> int:
     """Run TASK in the repository until the model answers, then exit."""
     if not task.strip():
         raise click.BadParameter("the task is empty; say what to do, e.g. ctxagent run \"add a --verbose flag\"",
                                  param_hint="TASK")
+    from rich.console import Console
+    from rich.text import Text
+
     from ctxagent.agent.runtime import open_agent  # imports the model client: only when running
+    from ctxagent.cli.jsonout import JsonLinesSink
+    from ctxagent.cli.render import RichRenderer
 
     flags = {"model": model, "base_url": base_url, "provider": provider, "protocol": protocol, "max_steps": max_steps,
              "yes": yes, "mode": mode, "allow_exec": allow_exec}
@@ -99,8 +95,11 @@ def run_command(task: str, repo: Path, as_json: bool, yes: bool, max_steps: int 
     json_sink = JsonLinesSink(secrets=settings.secrets()) if as_json else None
     renderer = None if as_json else RichRenderer(console, secrets=settings.secrets())
     sinks = [json_sink or renderer]
-    with open_agent(repo, settings, resume=resume, sinks=sinks, ask=stdin_asker(console),
-                    notice=lambda text: click.echo(text, err=True)) as agent:
+    with open_agent(repo, settings, resume=resume, sinks=sinks, ask=stdin_asker(console), fresh=fresh,
+                    notice=lambda text: click.echo(text, err=True), cwd=workspace_of().cwd) as agent:
+        if renderer is not None:  # stderr: `ctxagent run ... > answer.md` keeps only the answer
+            Console(stderr=True, highlight=False).print(Text(run_header(agent, resumed=bool(resume)), style="dim"),
+                                                        soft_wrap=True)
         end = agent.run_turn(task)
     code = EXIT_BY_REASON.get(end.reason, 1)
     if json_sink is not None:
@@ -112,6 +111,19 @@ def run_command(task: str, repo: Path, as_json: bool, yes: bool, max_steps: int 
     return code
 
 
+def run_header(agent: Any, *, resumed: bool) -> str:
+    """`ctxagent run · provider/model · session ID (new) · read-only, patches asked` (control
+    characters of the configured names shown escaped)."""
+    model, limits = agent.settings.model, agent.settings.agent
+    protocol = "" if agent.protocol.native else f" · {agent.protocol.name} protocol"
+    patches = "patches approved (--yes)" if limits.auto_approve else "patches asked"
+    commands = ", commands asked" if limits.mode == "workspace-write" and limits.approval == "ask" else \
+        ", commands run without asking" if limits.mode == "workspace-write" else ""
+    what = "resumed" if resumed else "new"
+    return visible(f"ctxagent run · {model.provider}/{model.model}{protocol} · session {agent.session.id} ({what}) · "
+                   f"{limits.mode}, {patches}{commands}")
+
+
 def _summary(end: Any) -> dict[str, Any]:
     return {"reason": end.reason, "answer": end.answer, "message": end.message, "steps": end.steps,
             "tokens": end.tokens, "cost_usd": end.cost_usd}
@@ -119,6 +131,8 @@ def _summary(end: Any) -> dict[str, Any]:
 
 def stdin_asker(console: Console) -> Callable[[str], str | None]:
     """The approval prompt: interactive on a terminal, else one line of stdin per question (EOF = None)."""
+
+    from rich.text import Text
 
     def ask(question: str) -> str | None:
         if sys.stdin is None:

@@ -1,32 +1,19 @@
 """Text from the model, a tool or a file, made safe to show on a terminal.
 
-A terminal obeys control characters: `ESC [2K` erases a line, `\\r` returns to its
-start, `ESC ]0;...BEL` retitles the window, OSC 52 sets the clipboard. A model (or a
-file it reads) that can send them can show the user one patch and have them approve
-another (breaker report F8). Unicode bidirectional overrides do the same inside a line
-(Trojan Source, CVE-2021-42574). So every string that did not come from ctxagent itself
-goes through `visible()` before it is printed: each such character is replaced by a
-visible escape (`\\x1b`, `\\r`, `\\u202e`), and `\\n`, `\\t` and a `\\r` that ends a
-CRLF line are kept.
-
-The same text must never be read as rich markup (`[bold red]`, `[link=...]`): print it
-as a `rich.text.Text` (`plain(...)`), or through `markup(...)` inside a markup string.
-This module is the one place that knows which characters are unsafe; callers never
-write their own patterns.
-
-`safe_json()` does the same for JSON written to stdout: JSON already escapes C0
-controls; the C1 controls, DEL and bidi overrides are written as `\\uXXXX`, which any
-JSON reader decodes to the same value.
+`visible()` replaces control characters and bidi overrides with visible escapes (breaker
+report F8, CVE-2021-42574); `plain()` / `markup()` keep such text from being read as rich
+markup; `safe_json()` escapes the same for JSON. The one place that knows which
+characters are unsafe; why: docs/cli.md ("Module notes").
 """
 
 from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.markup import escape
-from rich.text import Text
+if TYPE_CHECKING:  # rich is imported by the two functions that use it: `ctxagent --help` needs none
+    from rich.text import Text
 
 #: C0 controls except \t \n \r, DEL, C1 controls, bidi marks/embeddings/overrides/isolates,
 #: Unicode line and paragraph separators; plus a \r that does not end a CRLF line.
@@ -65,6 +52,8 @@ def has_controls(text: str) -> bool:
 
 def plain(text: str, style: str = "") -> Text:
     """`text` as a rich Text: control characters made visible, never parsed as markup."""
+    from rich.text import Text
+
     return Text(visible(text), style=style)
 
 
@@ -72,6 +61,8 @@ def markup(text: str) -> str:
     """`text` for use inside a rich markup string: control characters made visible and
     square brackets escaped, so `[bold]` or `[link=...]` in it is shown, not obeyed.
     (Rich still turns emoji codes such as `:smile:` into emoji there; `plain` does not.)"""
+    from rich.markup import escape
+
     return escape(visible(text))
 
 

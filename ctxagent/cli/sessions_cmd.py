@@ -15,21 +15,26 @@ from rich.table import Table
 from rich.text import Text
 
 from ctxagent.agent.session import list_sessions
-from ctxagent.cli.run_cmd import repo_option
 from ctxagent.cli.safe_text import plain, safe_json, visible
+from ctxagent.cli.workspace import repo_option
 
 
 def register(cli: click.Group) -> None:
-    """Add `sessions` to the CLI."""
+    """Add `sessions` (and `sessions prune`) to the CLI."""
+    from ctxagent.cli.sessions_prune import prune_command
+
+    sessions_command.add_command(prune_command)
     cli.add_command(sessions_command)
 
 
-@click.command("sessions")
+@click.group("sessions", invoke_without_command=True)
 @repo_option
 @click.option("--json", "as_json", is_flag=True, help="print a JSON list instead of a table")
 @click.option("--limit", type=int, default=20, show_default=True, help="most sessions shown")
 def sessions_command(repo: Path, as_json: bool, limit: int) -> int:
     """List the sessions recorded in REPO/.ctxagent/sessions (resume one with `ctxagent chat --resume ID`)."""
+    if click.get_current_context().invoked_subcommand:  # `sessions prune`
+        return 0
     rows = list_sessions(repo)[:limit]
     if as_json:
         click.echo(safe_json([{"id": r.id, "started": r.started, "turns": r.turns, "task": r.task,

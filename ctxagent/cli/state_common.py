@@ -1,12 +1,8 @@
 """Helpers shared by the state commands (`ctxagent notes`, `ctxagent todo`).
 
-Each command calls a tool's `run` (the same actions the model has), then renders:
-`--json` prints the returned data as JSON on stdout, otherwise a rich renderer draws
-it for people. Storage warnings (a corrupt file set aside, an index rebuilt) are shown
-on stderr as one `warning: ...` line each by the CLI's handler (`ctxagent.cli.warn`); a
-CtxAgentError goes up to `ctxagent.cli.main`, which prints `error: ...` and exits 1.
-Drawers show stored text (titles, bodies) through `ctxagent.cli.safe_text`: control
-characters visible, never read as rich markup; JSON goes through `safe_json`.
+Each command calls a tool's `run`, then prints JSON (`--json`, through `safe_json`) or a
+rich drawing (stored text through `ctxagent.cli.safe_text`); warnings are one
+`warning: ...` line each (docs/cli.md, "Module notes").
 """
 
 from __future__ import annotations
@@ -17,14 +13,14 @@ import click
 from rich.console import Console
 
 from ctxagent.cli.safe_text import safe_json
+from ctxagent.cli.workspace import repo_option
 from ctxagent.tools.base import Tool
 
 
 def common_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Add `--repo PATH` (default ".") and `--json` to a command."""
+    """Add `--repo PATH` (`ctxagent.cli.workspace.repo_option`) and `--json` to a command."""
     func = click.option("--json", "as_json", is_flag=True, help="print the result as JSON")(func)
-    return click.option("--repo", type=click.Path(file_okay=False, exists=True), default=".", show_default=True,
-                        help="repository whose .ctxagent/ state to use")(func)
+    return repo_option(func)
 
 
 def run_tool(tool: Tool, args: dict[str, Any], as_json: bool, draw: Callable[[Console, Any], None]) -> None:

@@ -6,6 +6,7 @@ takes `--repo PATH` and `--json`. The board is drawn in colour (the model gets p
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -79,10 +80,18 @@ def rm_command(item_id: int, repo: str, as_json: bool) -> None:
 
 
 @todo_group.command("clear")
+@click.option("--all", "everything", is_flag=True, help="remove every item, not only the completed ones")
 @common_options
-def clear_command(repo: str, as_json: bool) -> None:
-    """Remove every completed item."""
-    _run(repo, {"action": "clear_completed"}, as_json)
+def clear_command(everything: bool, repo: str, as_json: bool) -> None:
+    """Remove every completed item (--all: every item)."""
+    if not everything:
+        _run(repo, {"action": "clear_completed"}, as_json)
+        return
+    removed = TodoTool.for_repo(Path(repo)).board.clear()
+    if as_json:
+        click.echo(json.dumps([item.to_dict() for item in removed], ensure_ascii=False))
+    else:
+        click.echo(f"removed {len(removed)} todo item(s); the board is empty")
 
 
 def draw_board(con: Console, items: list[TodoItem]) -> None:

@@ -1,27 +1,25 @@
 """`ctxagent tool NAME 'JSON_ARGS'`: run one agent tool directly, as the model would.
 
-The tool is opened as the agent opens it (`ctxagent.agent.toolset.open_tool`: its
-`for_repo(repo, settings)`, the agent's limits); only that tool is opened. No approval is
-asked: you are the one running it. `--json` prints `{"ok", "content", "data"}`. The
-configured API key is redacted from what is printed, and control characters in the
-output are shown escaped (`ctxagent.cli.safe_text`).
-Exit code 0 when the tool reports ok, 1 when not, 2 for an unknown tool or bad JSON.
+Opened as the agent opens it (`ctxagent.agent.toolset.open_tool`), without approval (you run
+it); a tool that only looks creates no `.ctxagent/` (case F5). `--json` prints `{"ok",
+"content", "data"}`, the API key redacted and control characters escaped. Exit 0 when the
+tool reports ok, 1 when not, 2 for an unknown tool or bad JSON.
 """
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 import click
 
-from ctxagent.agent.arguments import parse_arguments
-from ctxagent.agent.toolcalls import redacted_arguments
+from ctxagent.agent.arguments import parse_arguments, redacted_arguments
 from ctxagent.agent.toolset import open_tool
-from ctxagent.cli.run_cmd import repo_option
 from ctxagent.cli.safe_text import safe_json, visible
+from ctxagent.cli.workspace import Workspace, repo_option, workspace_of
 from ctxagent.config.settings import load_settings
 from ctxagent.redaction import redact
-from ctxagent.storage.files import ensure_state_dir
+from ctxagent.storage.files import state_dir
 from ctxagent.tools import TOOLS
 
 
@@ -43,11 +41,20 @@ def tool_command(name: str, json_args: str, repo: Path, as_json: bool) -> int:
     parsed = parse_arguments(json_args)
     if not parsed.ok:
         raise click.BadParameter(f"not a JSON object: {parsed.problem}", param_hint="'JSON_ARGS'")
-    ensure_state_dir(repo)  # as before: every command that runs a tool sets up `.ctxagent/` (case F5)
+    state_dir(repo)  # a linked `.ctxagent` is refused (F16); a tool that stores state creates it (F5), looking does not
     tool = open_tool(name, repo.resolve(), settings)
+    _start_in_working_directory(tool, workspace_of())
     result = tool.execute(redacted_arguments(tool, parsed.args, settings.secrets()))
     if as_json:
         click.echo(safe_json(redact(result.to_dict(), settings.secrets())))
     else:
         click.echo(visible(redact(result.content, settings.secrets())), err=not result.ok)
     return 0 if result.ok else 1
+
+
+def _start_in_working_directory(tool: object, workspace: Workspace) -> None:
+    """The terminal starts where the user is (a subfolder of the workspace), as their own
+    shell would: its `cd`, so the same path rules apply; other tools take root-relative paths."""
+    folder = workspace.user_dir()
+    if folder is not None and getattr(tool, "name", "") == "terminal":
+        tool.execute({"command": "cd " + shlex.quote(folder)})  # type: ignore[attr-defined]

@@ -1,12 +1,8 @@
 """Python warnings from ctxagent's own code, shown to CLI users as one clean line.
 
-The storage layer reports what it recovered from with `warnings.warn` (a corrupt
-`todos.json` set aside, the notes index rebuilt, a note whose YAML front matter does
-not parse skipped). Python's default display prints `file.py:207: UserWarning: ...`
-and the source line; a parser message may span several lines. In the CLI every
-warning is instead one line on stderr, `warning: <message>`, with control characters
-made visible (breaker report F12). `ctxagent.cli.main.run_cli` installs the handler
-for the whole command (`cli_warnings()`); `state_common.run_tool` uses `warning_line`.
+`cli_warnings()` (installed by `run_cli`) and `warning_line` print `warning: <message>`
+on stderr with control characters visible (breaker report F12). Why: docs/cli.md
+("Module notes").
 """
 
 from __future__ import annotations

@@ -1,14 +1,8 @@
 """Checks behind `ctxagent.config.settings.load_settings`: key names, ranges, the `[context]` table.
 
-- `unknown_key_message(dotted, valid, path)`: an unknown key, with a did-you-mean
-  (`difflib`, the closest valid key) and the list of valid keys (docs/configuration.md:
-  unknown keys are errors, in every table).
-- `allowed_range(model, key)`: a field's bounds as text ("0 < value <= 3600"), read from
-  its pydantic constraints, so an out-of-range value names the range it must be in.
-- `context_keys()` / `check_context(values)`: `[context]` holds the fields of
-  `ctxagent.context.packet.ContextConfig` and `compaction_<field>` for each field of
-  `ctxagent.context.compaction.compactor.CompactionConfig`; values are checked by those classes
-  themselves (one definition of each range), at load time rather than mid-run.
+`unknown_key_message` (did-you-mean), `allowed_range` (bounds read from pydantic
+constraints), `context_keys` / `check_context` (`[context]` checked by `ContextConfig`
+and `CompactionConfig` themselves). Details: docs/configuration.md ("Module notes").
 """
 
 from __future__ import annotations

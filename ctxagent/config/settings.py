@@ -1,13 +1,8 @@
 """Settings from flags, environment and config files, in that precedence.
 
-Highest first: command-line flags > environment (CTXAGENT_PROVIDER, CTXAGENT_MODEL,
-CTXAGENT_BASE_URL, CTXAGENT_API_KEY, and the chosen preset's own OPENAI_API_KEY,
-DEEPSEEK_API_KEY...) > `<repo>/.ctxagent/config.toml` > `$XDG_CONFIG_HOME/ctxagent/config.toml`
-> provider preset > defaults. `Settings.sources` says where each value came from. A
-provider set on purpose replaces the model, base_url and api_key of lower levels (a key
-is never sent to another provider). With no provider anywhere: a preset whose key
-variable is set, else "custom" for a bare base_url, else the offline local model if
-installed, else a ConfigError saying how to set one. Reference: docs/configuration.md.
+flags > environment > `<repo>/.ctxagent/config.toml` > user config > provider preset >
+defaults; `Settings.sources` says where each value came from. Provider choice and the
+fallback to a local model: docs/configuration.md (reference, "Module notes").
 """
 
 from __future__ import annotations
@@ -21,11 +16,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ctxagent.config import toml as tomllib
 from ctxagent.config.check import allowed_range, check_context, context_keys, shown_value, unknown_key_message
 from ctxagent.config.exec_settings import ExecSettings
-from ctxagent.config.trust import TRUSTED_REPOS_KEY, RepoConfigTrust, RepoTrust
+from ctxagent.config.state_settings import StateSettings
+from ctxagent.config.trust import TRUSTED_REPOS_KEY, IgnoredSetting, RepoConfigTrust, RepoTrust
 from ctxagent.errors import ConfigError, StorageError
 from ctxagent.exec.gate import ExecPolicy
+from ctxagent.harness.hooks.config import parse_hooks
 from ctxagent.llm.presets import PRESETS
 from ctxagent.llm.settings import ModelSettings
+from ctxagent.mcp.config import SERVERS_KEY, parse_server_tables
+from ctxagent.mcp.settings import McpSettings, ServerConfig
 from ctxagent.storage.files import state_dir
 
 #: The tools the bundled offline model gets when `[agent] tools` is not set: SmolLM2-135M,
@@ -48,7 +47,7 @@ class AgentSettings(BaseModel):
     max_task_tokens: int = Field(2_000_000, gt=0, le=1_000_000_000)
     """Prompt + completion tokens per turn (the plan tool's and compaction summaries' model calls included) before it stops (reason max_tokens); 1 to 10^9."""
     max_cost_usd: float = Field(2.0, gt=0, le=10_000)
-    """USD per turn (side calls included, as for max_task_tokens) before it stops (reason max_cost); counted only when model prices are set; (0, 10000]."""
+    """USD per turn (side calls included, as for max_task_tokens) before it stops (reason max_cost); counted only when the model's prices are known (model.price_*, else ctxagent/llm/prices.json; `ctxagent doctor` says which); (0, 10000]."""
     wall_time_s: float = Field(1800.0, gt=0, le=86_400)
     """Seconds per turn before it stops (reason wall_time); checked before each model call; (0, 86400]."""
     auto_approve: bool = False
@@ -58,7 +57,13 @@ class AgentSettings(BaseModel):
     approval: Literal["ask", "never"] = "ask"
     """"never": run commands and python_exec without asking, for headless runs (same as --allow-exec; trusted config only)."""
     episodic_memory: bool = True
-    """Write a short episodic memory (task, outcome, files changed, tokens) to memory.db when a turn ends."""
+    """Write a short episodic memory (task, outcome, files changed, tokens) to memory.db when a turn that changed files or found something ends."""
+    max_concurrent_subagents: int = Field(3, gt=0, le=16)
+    """Sub-agents (`delegate` calls of one reply) run at the same time; 1 to 16."""
+    subagent_max_steps: int = Field(20, gt=0, le=1_000)
+    """Model calls of one sub-agent unless its definition sets `max_steps`; 1 to 1000."""
+    subagent_max_task_tokens: int = Field(300_000, gt=0, le=1_000_000_000)
+    """Prompt + completion tokens of one sub-agent (at most the parent's max_task_tokens); they count in the parent's too."""
     tools: list[str] | Literal["all"] | None = None
     """Tools offered to the model, by name (e.g. ["terminal", "apply_patch"]), or "all"; unset: all of them, except for provider local (the bundled offline model), which gets only terminal and apply_patch."""
 
@@ -136,12 +141,20 @@ class Settings(BaseModel):
     """Approved commands and python_exec: rules, sandbox, limits."""
     harness: HarnessSettings = Field(default_factory=HarnessSettings)
     """Profile files, the AGENTS.md chain, skills."""
+    state: StateSettings = Field(default_factory=StateSettings)
+    """Session retention and what a new session carries over (`[state]`)."""
     sources: dict[str, str] = Field(default_factory=dict)
     """Where each non-default value came from: "flag --model", "env CTXAGENT_MODEL", a file path, "preset deepseek"."""
     files: list[str] = Field(default_factory=list)
     """Config files that were read, lowest precedence first."""
     repo_trust: RepoConfigTrust = Field(default_factory=RepoConfigTrust)
     """Whether `<repo>/.ctxagent/config.toml` was trusted and which of its settings were ignored (F0)."""
+    hook_tables: list[tuple[str, dict[str, Any]]] = Field(default_factory=list)
+    """`[hooks]` tables that may run, (file, table), user file first; checked (docs/hooks.md)."""
+    mcp: McpSettings = Field(default_factory=McpSettings)
+    """`[mcp]`: whether MCP servers start, which of their tools run without asking (docs/mcp.md)."""
+    mcp_servers: list[ServerConfig] = Field(default_factory=list)
+    """`[mcp_servers.NAME]` definitions, user file first; a repository's have origin "repo" (docs/mcp.md)."""
 
     def exec_policy(self) -> ExecPolicy:
         """The `ExecPolicy` of `[exec]` under `[agent] mode`."""
@@ -154,8 +167,10 @@ class Settings(BaseModel):
 
 
 _SECTIONS = {"model": ModelSettings, "agent": AgentSettings, "tools": ToolSettings, "context": ContextSettings,
-             "exec": ExecSettings, "harness": HarnessSettings}
+             "exec": ExecSettings, "harness": HarnessSettings, "state": StateSettings, "mcp": McpSettings}
 _LOADER_KEYS = {"model.api_key_env"}
+HOOKS_KEY = "hooks"
+"""The top-level table of hook rules (Claude Code's events table), kept whole in `Settings.hook_tables`."""
 _ENV = {"CTXAGENT_PROVIDER": "model.provider", "CTXAGENT_MODEL": "model.model",
         "CTXAGENT_BASE_URL": "model.base_url", "CTXAGENT_API_KEY": "model.api_key"}
 #: Flag names (as the CLI passes them) -> dotted settings; dotted keys are accepted too.
@@ -165,6 +180,8 @@ FLAGS = {"provider": "model.provider", "model": "model.model", "base_url": "mode
          "auto_approve": "agent.auto_approve", "yes": "agent.auto_approve", "mode": "agent.mode",
          "allow_exec": "agent.approval", "protocol": "model.protocol"}
 _IDENTITY = ("model.model", "model.base_url", "model.api_key")
+#: The settings that choose the provider: a problem with one is "no usable model" for commands that need none.
+_PROVIDER_KEYS = ("model.provider", "model.base_url", "model.api_key", "model.api_key_env")
 _AUTO_ORDER = ("openai", "deepseek", "qwen")
 LOCAL_PROVIDER = "local"
 CUSTOM_PROVIDER = "custom"
@@ -193,32 +210,58 @@ def repo_config_path(repo: Path) -> Path:
 def load_settings(repo: Path, flags: dict[str, Any] | None = None, env: Mapping[str, str] | None = None,
                   *, require_key: bool = True, require_model: bool = True, trust_repo: bool = False) -> Settings:
     """Resolve the settings for `repo`; `flags`: CLI values (None = not given), `env`: default
-    os.environ. The repository's file is untrusted unless `trust_repo`/`trusted_repos` (one warning,
-    `ctxagent.config.trust`). Raises ConfigError naming the file or variable and the fix: bad TOML,
-    unknown keys, invalid values, unknown or no provider (without `require_model`: the model
-    "(none)"), a hosted provider without an API key (with `require_key`)."""
+    os.environ; the repository's file untrusted unless `trust_repo`/`trusted_repos`. Raises
+    ConfigError naming the file or variable and the fix (bad TOML, unknown keys, invalid values, no
+    usable provider, no API key with `require_key`); without `require_model` a missing or unusable
+    provider is the model "(none)", its source saying why (docs/cli.md)."""
     env = os.environ if env is None else env
     values: dict[str, Value] = {}
     files = []
     trust = RepoTrust(repo, user_config_path(env), flag=trust_repo, sections=_SECTIONS)
+    hooks: list[tuple[str, dict[str, Any]]] = []
+    servers: list[ServerConfig] = []
     for path, rank in ((user_config_path(env), _USER), (repo_config_path(repo), _REPO)):
         if os.path.lexists(path):  # a folder or unreadable file in its place is an error, not "no file"
-            layer = _file_layer(path)
+            layer = _file_layer(path, hooks, servers, "repo" if rank == _REPO else "user")
+            if rank == _REPO and hooks and hooks[-1][0] == str(path) and not trust.report.trusted:
+                hooks.pop()
+                trust.report.ignored.append(IgnoredSetting(key=HOOKS_KEY, reason="runs commands"))
             _merge(values, trust.filter(layer, values, path) if rank == _REPO else layer, rank)
             files.append(str(path))
     _merge(values, {k: (env[name], f"env {name}") for name, k in _ENV.items() if env.get(name)}, _ENVRANK)
     _merge(values, _flag_layer(flags or {}), _FLAG)
+    if not require_model:  # a command that needs no model never fails (or warns) for the model's settings
+        return _without_model(values, env, files, trust.report, hooks, servers)
     _resolve_key_env(values, env)
-    if not require_model and not _provider_hint(values, env):
-        values["model.model"] = ("(none)", "no provider configured", _DEFAULT)
-        values["model.provider"] = (CUSTOM_PROVIDER, "no provider configured", _DEFAULT)
-        return _build(values, files, trust.report)
     provider = _apply_provider(values, env)
-    settings = _build(values, files, trust.report)
+    settings = _build(values, files, trust.report, hooks, servers)
     if require_key and provider in PRESETS:
         from ctxagent.llm.presets import resolve_api_key
         resolve_api_key(settings.model)
     return settings
+
+
+def _without_model(values: dict[str, Value], env: Mapping[str, str], files: list[str],
+                   trust: RepoConfigTrust, hooks: list[tuple[str, dict[str, Any]]],
+                   servers: list[ServerConfig]) -> Settings:
+    """The settings of `load_settings(require_model=False)`: the provider's when it resolves,
+    else the model "(none)" with the reason as its source (a problem with another setting
+    still raises); the other sections as configured."""
+    reason = "no provider configured"
+    if _provider_hint(values, env):
+        chosen = dict(values)
+        try:
+            _resolve_key_env(chosen, env)
+            _apply_provider(chosen, env)
+            return _build(chosen, files, trust, hooks, servers)
+        except ConfigError as exc:
+            if exc.setting not in _PROVIDER_KEYS:
+                raise
+            reason = f"not usable: {str(exc).splitlines()[0]}"
+    values = {k: v for k, v in values.items() if k not in (*_PROVIDER_KEYS, "model.model")}
+    values["model.model"] = ("(none)", reason, _DEFAULT)
+    values["model.provider"] = (CUSTOM_PROVIDER, reason, _DEFAULT)
+    return _build(values, files, trust, hooks, servers)
 
 
 def _merge(values: dict[str, Value], layer: dict[str, tuple[Any, str]], rank: int) -> None:
@@ -227,7 +270,11 @@ def _merge(values: dict[str, Value], layer: dict[str, tuple[Any, str]], rank: in
             values[key] = (value, source, rank)
 
 
-def _file_layer(path: Path) -> dict[str, tuple[Any, str]]:
+def _file_layer(path: Path, hooks: list[tuple[str, dict[str, Any]]], servers: list[ServerConfig],
+                origin: str) -> dict[str, tuple[Any, str]]:
+    """The settings of one file as dotted key -> (value, source); its `[hooks]` table, checked,
+    is appended to `hooks`, its `[mcp_servers]` (of `origin`) to `servers`. Raises ConfigError
+    naming the file."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
@@ -240,9 +287,16 @@ def _file_layer(path: Path) -> dict[str, tuple[Any, str]]:
     for section, table in data.items():
         if section == TRUSTED_REPOS_KEY:  # read by ctxagent.config.trust
             continue
+        if section == HOOKS_KEY:  # Claude Code's events table, read by ctxagent.harness.hooks
+            parse_hooks(table, str(path))
+            hooks.append((str(path), table))
+            continue
+        if section == SERVERS_KEY:  # Codex's server tables, read by ctxagent.mcp.config
+            servers += parse_server_tables(table, str(path), origin=origin)
+            continue
         if section not in _SECTIONS or not isinstance(table, dict):
             raise ConfigError(f"{path}: unknown top-level entry {section!r}; use the tables "
-                              + ", ".join(f"[{s}]" for s in _SECTIONS), setting=section)
+                              + ", ".join(f"[{s}]" for s in (*_SECTIONS, HOOKS_KEY, SERVERS_KEY)), setting=section)
         for key, value in table.items():
             dotted = f"{section}.{key}"
             _check_known(dotted, path)
@@ -315,7 +369,8 @@ def _apply_provider(values: dict[str, Value], env: Mapping[str, str]) -> str:
         if key in values and values[key][2] < rank and not source.startswith("auto"):
             del values[key]
     label = f"preset {name}"
-    for field in ("model", "base_url", "context_window", "max_output_tokens", "send_reasoning_content", "empty_content"):
+    for field in ("model", "base_url", "context_window", "max_output_tokens", "send_reasoning_content", "empty_content",
+                  "cache_control"):
         if field in preset:
             values.setdefault(f"model.{field}", (preset[field], label, _PRESET))
     for field, env_names in (("base_url", preset["base_url_env"]), ("api_key", preset["key_env"])):
@@ -366,7 +421,8 @@ def _local_unavailable_reason(env: Mapping[str, str]) -> str | None:
     return local_unavailable_reason(env=env)
 
 
-def _build(values: dict[str, Value], files: list[str], trust: RepoConfigTrust) -> Settings:
+def _build(values: dict[str, Value], files: list[str], trust: RepoConfigTrust,
+           hooks: list[tuple[str, dict[str, Any]]], servers: list[ServerConfig]) -> Settings:
     nested: dict[str, dict[str, Any]] = {s: {} for s in _SECTIONS}
     for dotted, (value, _source, _rank) in values.items():
         section, key = dotted.split(".", 1)
@@ -374,9 +430,11 @@ def _build(values: dict[str, Value], files: list[str], trust: RepoConfigTrust) -
     sources = {k: source for k, (_v, source, _r) in sorted(values.items())}
     check_context({k.split(".", 1)[1]: (v, s) for k, (v, s, _r) in values.items() if k.startswith("context.")})
     try:
-        settings = Settings(**nested, sources=sources, files=files, repo_trust=trust)
+        settings = Settings(**nested, sources=sources, files=files, repo_trust=trust, hook_tables=hooks,
+                            mcp_servers=servers)
     except ValidationError as exc:
-        raise ConfigError(_explain(exc, values)) from None
+        first = exc.errors()[0].get("loc", ())[:2]
+        raise ConfigError(_explain(exc, values), setting=".".join(map(str, first)) or None) from None
     model = settings.model
     if model.max_output_tokens >= model.context_window:
         out, window = (values.get(f"model.{k}", (None, "defaults", 0))[1] for k in ("max_output_tokens", "context_window"))

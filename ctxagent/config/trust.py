@@ -1,29 +1,9 @@
 """Which settings a repository's own `.ctxagent/config.toml` may set (breaker report F0).
 
-A cloned repository is not trusted: its committed config file must not choose where
-requests go, which secret is sent, or how much the agent may do without asking. So the
-repository layer goes through an explicit ALLOW-LIST (a key not listed below is
-trusted-only, new settings included):
-
-- FREE keys choose how to talk to the endpoint the user chose: the model name,
-  temperature, token limits, protocol quirks, and every `[context]` key.
-- AT_MOST / AT_LEAST keys are limits a repository may only tighten: its value is taken
-  when it is at most (at least, for prices: a higher price reaches `max_cost_usd` sooner)
-  the value it would replace (the user file's, else the default).
-- ONLY keys may be set to one value: `agent.auto_approve = false`, `exec.network = false`.
-- UNION keys add to what lower levels set: `exec.deny` (a repository may forbid more
-  commands; it can never allow one, switch the mode or turn approval off).
-
-Everything else (`model.provider`, `base_url`, `api_key`, `api_key_env`, `extra_body`,
-`agent.auto_approve = true`, a loosened limit, `trusted_repos`) is ignored, and one
-`UntrustedConfigWarning` names the keys and how to trust the repository (the CLI shows
-it as one `warning:` line per run). Ignoring rather than refusing keeps the agent usable
-on a repository that ships a config for its own maintainers; the warning makes it loud.
-
-A repository is trusted when the user file lists its resolved real path in
-`trusted_repos = ["/abs/path", ...]`, or with `--trust-repo-config`; then its file is
-read whole. Environment variables and flags are always trusted. Reference:
-docs/configuration.md ("Repository config files are not trusted").
+An allow-list: FREE, AT_MOST / AT_LEAST, ONLY and UNION keys; anything else is ignored
+with one `UntrustedConfigWarning`. Trusted repositories (`trusted_repos`,
+`--trust-repo-config`) are read whole. Reference: docs/configuration.md
+("Repository config files are not trusted", "Module notes").
 """
 
 from __future__ import annotations
@@ -41,18 +21,20 @@ from ctxagent.errors import ConfigError
 FREE = frozenset({
     "model.model", "model.context_window", "model.max_output_tokens", "model.max_tokens_field",
     "model.temperature", "model.send_reasoning_content", "model.empty_content", "agent.episodic_memory",
-    "model.protocol",
+    "model.protocol", "model.cache_control",
 })
 """Keys a repository may set to any valid value."""
 FREE_SECTIONS = frozenset({"context"})
 """Tables whose every key a repository may set (budget shares, weights, compaction ratios)."""
 AT_MOST = frozenset({
     "model.timeout_s", "model.max_retries", "agent.max_steps", "agent.max_task_tokens", "agent.max_cost_usd",
-    "agent.wall_time_s", "tools.terminal_timeout_s", "tools.terminal_max_output_bytes", "tools.patch_max_files",
+    "agent.wall_time_s", "agent.max_concurrent_subagents", "agent.subagent_max_steps",
+    "agent.subagent_max_task_tokens", "tools.terminal_timeout_s", "tools.terminal_max_output_bytes", "tools.patch_max_files",
     "tools.patch_max_changed_lines", "tools.max_result_chars", "exec.timeout_s", "exec.max_output_bytes",
 })
 """Limits a repository may only lower."""
-AT_LEAST = frozenset({"model.price_prompt_per_mtok", "model.price_completion_per_mtok"})
+AT_LEAST = frozenset({"model.price_prompt_per_mtok", "model.price_cached_prompt_per_mtok",
+                      "model.price_completion_per_mtok"})
 """Prices a repository may only raise (None, "not counted", is the loosest)."""
 ONLY = {"agent.auto_approve": False, "exec.network": False}
 """Keys a repository may set to this one value only (a singleton, compared with `is`: "false" is not False)."""

@@ -1,19 +1,8 @@
 """Layer budgets: how the input budget is split between layers, by query type.
 
-The configured `layer_shares` are the starting point. When `adaptive_layers` is on,
-the query is classified and the shares re-weighted before they are normalised:
-
-- "code" (identifiers such as `parse_cfg`/`ContextBuilder`, paths, errors, tracebacks,
-  words like function/class/test, or 函数/代码/报错): retrieved evidence and tool
-  results matter most, so evidence x1.6, tool_results x1.5, history x0.7;
-- "recall" (remember, earlier, last time, 之前, 记得): memory x2.0, history x1.3;
-- "followup" (a short message leaning on what came before: "and the tests?", 继续):
-  history x1.6, tool_results x1.2;
-- "general": the shares as configured.
-
-The multipliers are engineering judgement, not measured constants; they only move
-budget between layers, and whatever a layer leaves unused flows to the others in
-the selection's second pass, so a wrong guess costs little.
+`layer_shares` are re-weighted by query type ("code", "recall", "followup", "general")
+when `adaptive_layers` is on, then normalised. The multipliers are engineering
+judgement, not measured (docs/context.md, "Module notes").
 """
 
 from __future__ import annotations

@@ -1,18 +1,9 @@
 """ContextBuilder: the GSSC pipeline (gather, select, structure, compress).
 
-Usage (the Hello-Agents textbook's, chapter 9, section 9.3.4):
-
-    builder = ContextBuilder(memory_tool=memory, rag_tool=rag, config=ContextConfig(max_tokens=3000))
-    text = builder.build(user_query="...", conversation_history=[Message(...)], system_instructions="...")
-    messages, report = builder.build_messages(user_query="...", conversation_history=history, tools=schemas)
-
-Budget rule: the request (text, or messages with their 3-token framing, the reply
-primer and the tool schemas) never exceeds `config.input_budget` tokens =
-max_tokens - round(max_tokens * reserve_ratio), by this builder's own counter. The
-system instructions and the current request are required; if they alone exceed the
-budget, `ContextOverflowError` says by how much. Everything else is selected
-(`select`), rendered (`structure`), measured, and trimmed again if the whole came out
-larger than its parts (`compress.enforce_budget`).
+Usage as in the Hello-Agents textbook (chapter 9, section 9.3.4): `build(...)` -> text,
+`build_messages(...)` -> (messages, report). The request never exceeds
+`config.input_budget` tokens by this builder's counter; required parts that alone do
+not fit raise `ContextOverflowError` (docs/context.md).
 """
 
 from __future__ import annotations

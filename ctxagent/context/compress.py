@@ -1,13 +1,8 @@
-"""Compress: cut packets and history units to a token limit, and make a finished
-context fit its budget when the parts' sum underestimated the whole.
+"""Compress: cut packets and history units to a token limit, and make a finished context fit its budget.
 
-This is the builder's own last stage (truncation); the session's compaction
-(observation masking, summaries) is `ctxagent.context.compaction.compactor`.
-
-Cutting keeps head and tail around a marker (`truncate_observation`), and tool
-results keep their JSON keys (`truncate_tool_result`). Character limits are found by
-bisection against the real counter, so a cut text is within its token limit by the
-same accounting the budget uses.
+The builder's own last stage (truncation); session compaction is
+`ctxagent.context.compaction.compactor`. Cuts keep head and tail around a marker; limits
+are found by bisection against the real counter (docs/context.md, "Module notes").
 """
 
 from __future__ import annotations

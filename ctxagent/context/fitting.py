@@ -1,29 +1,8 @@
 """The last step of every request: make it fit the input budget, or say clearly why not.
 
-Applied after (optional) compaction, deterministically and without a model call, in
-this order until the request fits (docs/compaction.md, "Fitting every request"):
-
-1. mask old tool results (all but the `keep_tool_results` most recent);
-2. share the room: when the tool results of the last unit (a parallel read of big
-   files, say) take more than half of the room left beside the parts never given up
-   (system, tool schemas, session state, the task, the latest request, summaries), cut
-   them, as far as the request needs and never below that half, so that one big
-   observation does not push the whole history out;
-3. drop whole history units, oldest first (a call and its results go together, case
-   C01), never the pinned task, the latest user message, a summary or the last unit;
-4. drop session-state layers: memory hits, then notes, then the todo board, then memory
-   files (each layer whole; `stateselect` already chose what is in them);
-5. drop compaction summaries;
-6. cut the tool results of the last unit (head + tail, marked; case C05) to the room left;
-7. put back what fits of what steps 3-5 took out (the cuts leave room): summaries, then
-   the state layers, then history units, newest first.
-
-Every count is of the request as sent, with a bridge between adjacent user messages
-(`alternate`).
-
-If the request still does not fit, the irreducible part (system + pinned task + current
-request + tool schemas) is larger than the budget: `ContextOverflowError` says so with
-the figures. Nothing here loops: each step runs once.
+Seven deterministic steps, each run once, no model call (docs/compaction.md, "Fitting
+every request"): mask, share the room, drop history units, state layers, summaries, cut
+the last unit's results, put back what fits. Still too big: `ContextOverflowError`.
 """
 
 from __future__ import annotations

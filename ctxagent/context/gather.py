@@ -1,12 +1,8 @@
 """Gather: collect candidate packets and the history from every source.
 
-Sources follow the textbook's tool conventions (chapter 9, section 9.3.3):
-`memory_tool.run({"action": "search", "query": q, "limit": k, "min_importance": m})`
-and `rag_tool.run({"action": "search", "query": q, "limit": k})`. A source may answer
-with a list of dicts, a list of objects with `content`, a dict holding such a list
-under `results`/`items`/`memories`/`documents`/`hits`, or plain text (numbered or
-bulleted lines, or paragraphs). A source that raises is recorded in the report and
-skipped; the build goes on.
+Sources follow the textbook's tool conventions (chapter 9, section 9.3.3): memory and rag
+tools answer `{"action": "search", ...}` with lists, dicts or text; a source that raises
+is recorded in the report and skipped (docs/context.md, "How selection works").
 """
 
 from __future__ import annotations

@@ -1,15 +1,8 @@
-"""Chat messages as plain OpenAI dicts: normalisation, call/result pairing, history units,
-and truncation of tool results before they enter the history.
+"""Chat messages as plain OpenAI dicts: normalisation, call/result pairing, history units, truncation.
 
-Rules (docs/context.md "Message rules"; cases C01, C02, C05, C06, C07):
-- every `tool` message answers a `tool_calls` id of the assistant message just before
-  it (and its sibling results); every call gets exactly one result;
-- an assistant message that carries tool calls is kept even with empty content (C07);
-- extra keys such as `reasoning_content` (DeepSeek thinking mode, C06) ride along
-  untouched: nothing here rebuilds a message from selected fields;
-- a tool call and its results form one history unit, kept or dropped together (C01);
-- long tool output is cut to head + tail around a marker that says how much went
-  (C05); JSON output keeps all of its keys, only long values are cut.
+Rules (docs/context.md "Message rules"; cases C01, C02, C05, C06, C07): one result per
+tool call, assistant messages with calls kept, extra keys (`reasoning_content`) untouched,
+a call and its results one unit, long tool output cut to head + tail (JSON keys kept).
 """
 
 from __future__ import annotations

@@ -1,16 +1,8 @@
 """The loop's boundaries, as small protocols (the loop depends on no concrete class).
 
-The loop depends on these, never on concrete classes:
-
-- `ChatModel`: anything with `chat(messages, tools, *, on_delta, cancel) -> ChatResponse`
-  (`ctxagent.llm.client.LLMClient` is the real one).
-- `ContextAssembler`: turns the full history into the request actually sent, before
-  every model call. `PassthroughAssembler` (here) sends the history as is; the context
-  engine's assembler (`ctxagent.context.assembler`) selects, compresses and snapshots.
-  An assembler may also have `compact(history) -> list[dict]`, which the loop calls once
-  after a context-length error (see `ctxagent.agent.compaction`).
-- The loop turns what `AssembledRequest` says happened (compaction, view, notices) into its
-  events; the context package never imports the agent package.
+`ChatModel` (`chat(...) -> ChatResponse`), `ContextAssembler` (`assemble`, optional
+`compact`), `PassthroughAssembler` and `AssembledRequest`, whose records the loop turns
+into events; the context package never imports the agent package (docs/architecture.md).
 """
 
 from __future__ import annotations

@@ -1,30 +1,8 @@
 """Select: score every candidate and choose what fits the token budget.
 
-score = relevance_weight * relevance + recency_weight * recency, where relevance is
-BM25 against the query (`ctxagent.text.scoring`), normalised per layer (see
-`score`; a caller's own score is kept) and recency halves every `half_life_s` seconds. Then, in order:
-
-1. pinned candidates (the task's first user message, the current turn, packets marked
-   `pinned`) are taken first;
-2. candidates below `min_relevance` are dropped (never pinned, state or history ones);
-3. pass 1: each layer fills its own budget (`budget.layer_budgets`), history layers
-   newest first, the others best score first; a candidate that does not fit is
-   skipped and the fill goes on (it never stops at the first misfit);
-4. pass 2: what the layers left unused flows to the skipped candidates, best score
-   first; with `enable_compression` the best packet that still does not fit is cut
-   to the space left (if at least MIN_TRUNCATED_TOKENS);
-5. a packet whose term-bigram set overlaps an already selected packet's by Jaccard
-   >= `dedup_threshold` is dropped as a near-duplicate.
-
-Costs may start as lower bounds (`Candidate.exact` False, see `TokenCounter.floor`):
-a candidate whose lower bound already exceeds the space left is dropped without being
-counted, and any other is counted exactly (`recount`) before it is judged, so every
-decision that takes a candidate uses its exact cost and the budget holds exactly as
-with exact costs throughout. Only the report's `tokens` of a candidate dropped
-uncounted is a lower bound (its row says `"tokens_exact": false`).
-
-Cost: sorting is O(n log n); the duplicate check looks only at selected packets
-through an inverted index of their shingles, so the whole stage grows as n log n.
+score = relevance_weight * BM25 relevance + recency_weight * recency; pinned first, then
+`min_relevance`, two fill passes, near-duplicate drop (docs/context.md, "How selection
+works"). Lower-bound costs are recounted exactly before any decision takes them.
 """
 
 from __future__ import annotations

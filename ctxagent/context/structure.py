@@ -1,15 +1,8 @@
 """Structure: selected packets -> the sectioned text, or OpenAI chat messages.
 
-Every packet type has a section, so nothing selected silently vanishes:
-
-    [Role & Policies]  instructions, system, policy
-    [Task]             the current request (task packets join it)
-    [State]            state, task_state, todo, plan, note
-    [Evidence]         rag, evidence, knowledge, code_structure, git_history, file, tool_result
-    [Context]          history, memory, custom and any type not listed
-
-The templates are `prompts/context_sections.md` (text form) and `prompts/context_block.md`
-(the block put in front of the request in the last user message), beside this module.
+Every packet type has a section ([Role & Policies], [Task], [State], [Evidence],
+[Context]; unknown types go to [Context]), so nothing selected vanishes. Templates:
+`prompts/context_sections.md` and `prompts/context_block.md` (docs/context.md).
 """
 
 from __future__ import annotations

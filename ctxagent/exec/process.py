@@ -1,22 +1,22 @@
 """Run one approved program: own process group, stdin /dev/null, one timeout, capped output.
 
-The program starts in a new session (`start_new_session=True`); when it ends, times out
-or is interrupted (Ctrl-C), its whole process group is killed with SIGKILL, so what it
-started (in the background too) dies with it.
-stdout and stderr are read concurrently into bounded head/tail buffers
-(`ctxagent.shell.output.HeadTailBuffer`), so a program printing gigabytes costs bounded
-memory. A Ctrl-C (KeyboardInterrupt) kills the group and is raised again with the
-partial `Completed` attached as `exc.completed`.
+The program starts a new session; when it ends, times out or is interrupted, its whole
+process group gets SIGKILL. stdout/stderr go to bounded `shell.output.HeadTailBuffer`s.
+A KeyboardInterrupt is raised again with the partial `Completed` as `exc.completed`
+(docs/exec.md, "How a run goes").
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import selectors
 import signal
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from ctxagent.shell.output import HeadTailBuffer
 
@@ -38,17 +38,24 @@ class Completed:
 
 
 def run_program(argv: list[str], *, cwd: str, env: dict[str, str], timeout: float, max_output: int,
-                prefix: list[str] | None = None) -> Completed:
-    """Run `prefix + argv` in `cwd` with `env` (seconds, bytes kept per stream). Never
-    raises for the program's own failures; KeyboardInterrupt passes (see module doc)."""
+                prefix: list[str] | None = None, stdin_bytes: bytes | None = None) -> Completed:
+    """Run `prefix + argv` in `cwd` with `env` (seconds, bytes kept per stream); stdin is
+    /dev/null, or `stdin_bytes` (from a temporary file: a program that never reads it cannot
+    block us). Never raises for the program's own failures; KeyboardInterrupt passes."""
     out, err = HeadTailBuffer(max_output), HeadTailBuffer(max_output)
     started = time.monotonic()
-    try:
-        proc = subprocess.Popen([*(prefix or []), *argv], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-                                close_fds=True)
-    except OSError as exc:
-        return Completed(out, err, None, 0.0, not_found=f"{argv[0]}: {exc.strerror or exc}")
+    with contextlib.ExitStack() as stack:
+        stdin: Any = subprocess.DEVNULL
+        if stdin_bytes is not None:
+            stdin = stack.enter_context(tempfile.TemporaryFile())
+            stdin.write(stdin_bytes)
+            stdin.seek(0)
+        try:
+            proc = subprocess.Popen([*(prefix or []), *argv], cwd=cwd, env=env, stdin=stdin,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                                    close_fds=True)
+        except OSError as exc:
+            return Completed(out, err, None, 0.0, not_found=f"{argv[0]}: {exc.strerror or exc}")
     deadline = started + timeout
     try:
         timed_out = _pump(proc, {proc.stdout.fileno(): out, proc.stderr.fileno(): err}, deadline)  # type: ignore[union-attr]

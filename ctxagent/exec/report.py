@@ -1,17 +1,8 @@
 """What the model sees after a command or python_exec run: one compact text.
 
-```
-$ python -m pytest -q
-exit code 1 · 0.84 s · sandbox: bubblewrap, network off
-[stdout]
-...head... [... N bytes of output dropped ...] ...tail...
-[stderr]
-...
-[files] modified: src/app.py · created: build/x.o · deleted: old.txt
-```
-
-A timeout, a Ctrl-C, a missing program, binary output and output over the cap each get
-a line saying so; output is text with control characters escaped (`shell.output`).
+`$ cmd`, then `exit code · seconds · sandbox`, `[stdout]` / `[stderr]` (head and tail,
+control characters escaped) and `[files]`; a timeout, Ctrl-C, missing program, binary
+output or cut output get a line each. Example: docs/exec.md ("How a run goes").
 """
 
 from __future__ import annotations

@@ -1,18 +1,8 @@
 """Permission rules for commands: `allow = ["pytest *"]`, `deny = ["git push *"]`.
 
-A rule is a command line of words (quoted like a shell would), matched word by word on
-the PARSED argv of a command, never on its text: `pytest; rm -rf ~` is not the command
-`pytest` with arguments, so it cannot match `pytest *`. A lone `*` as the last word
-matches any number of further words (none too); a lone `*` elsewhere matches one word;
-any other word is an `fnmatch` pattern for one word (`test_*.py`).
-
-A command line is rule-ALLOWED only when it is one simple command (`shell.parse` accepts
-it and it has one stage: no `|`, `;`, `&&`, redirection, substitution or expansion).
-Anything else can only be approved by the user. Deny rules are checked on every simple
-command found in the line (`;`, `&&`, `|`, newlines, `$(...)` split apart; `sh -c '...'`
-looked into; `NAME=v`, `env`, `xargs`, `timeout`... looked past), the program matched also
-by its base name; deny wins over allow. Deny is a
-best-effort filter in front of the user, not a wall: the sandbox is the wall.
+Matched word by word on the parsed argv, never the text. Allow only for one simple
+command; deny checked on every simple command in the line and wins. Deny is a filter in
+front of the user, not a wall: the sandbox is. Reference: docs/exec.md ("Permission rules").
 """
 
 from __future__ import annotations

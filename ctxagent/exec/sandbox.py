@@ -1,14 +1,9 @@
 """The sandbox of approved commands and python_exec, with bubblewrap (`bwrap`).
 
-Unlike the read-only terminal's jail (`ctxagent.shell.jail`, which shows only the system
-and the workspace), an approved command sees the whole file system READ-ONLY (compilers,
-interpreters and virtual environments live anywhere), with the workspace and a private
-scratch directory (HOME, TMPDIR) writable. `<workspace>/.ctxagent` stays read-only, so a
-command cannot rewrite its own checkpoints or transcripts. The network is unshared
-(off) unless the user's config says `network = true`; PIDs and IPC are private, and the
-sandbox dies with ctxagent. Where bwrap is missing or cannot run (containers without
-user namespaces) commands run unsandboxed after approval, and the approval prompt and
-`ctxagent doctor` say so (`Sandbox.describe`).
+The whole file system read-only, the workspace and a scratch HOME/TMPDIR writable,
+`.ctxagent` read-only, network off unless `network = true`. Without a working bwrap,
+commands run unsandboxed after approval and `Sandbox.describe` says so (docs/exec.md,
+"The sandbox"; the terminal's jail is `ctxagent.shell.jail`).
 """
 
 from __future__ import annotations

@@ -1,17 +1,8 @@
 """Token budgets for context_fetch: counting, a fair split between hits, trimming.
 
-Each source (files, notes, memory, tests) gets its own budget (default 800 tokens). A
-source's budget is split between its hits max-min fairly ("water-filling", the
-classic fair-share rule): every hit gets what it needs if it can, and no hit gets more
-than an equal share while another, bigger hit is cut. A hit over its share loses
-context lines first (the farthest from the match), then the end of its text; a hit whose
-share cannot hold even its first words is dropped.
-
-Tokens are counted by `count_tokens`, the project's estimate
-(`ctxagent.text.tokens.estimate_tokens`, calibrated against cl100k, erring towards
-overcounting), or chars/4 if that module is unavailable. The estimate is a sum over
-characters rounded up, so the count of joined pieces never exceeds the sum of the
-pieces' counts: budgets checked piece by piece hold for the joined text.
+Each source gets its own budget (default 800 tokens), split max-min fairly between hits
+("water-filling"); a hit over its share loses context lines, then text. `count_tokens`
+is `ctxagent.text.tokens.estimate_tokens`, additive over pieces (docs/context-fetch.md).
 """
 
 from __future__ import annotations

@@ -1,29 +1,31 @@
 """Per-workspace ranking index and a small LRU of file results, invalidated on change.
 
-Each context_fetch call lists the workspace's files with their (mtime, size, inode)
-signatures (`ctxagent.fetch.walk`); the fingerprint of that listing is the cache key's
-validity: when any file is added, removed or rewritten (a patch applied, an editor
-save), the index re-reads the changed files and the result LRU is emptied. `invalidate`
-does the same on demand (the patch tool's success path may call it, so a result can
-never outlive a patch even within one clock tick).
-
-Indexes are kept for the MAX_WORKSPACES most recently used workspaces (process-wide,
-shared by every ContextFetchTool on the same folder).
+The fingerprint of the workspace listing ((mtime, size, inode) per file) keeps the
+index and the LRU valid; `invalidate` forces a refresh. MAX_WORKSPACES indexes are kept
+process-wide (docs/context-fetch.md, "Cache").
+The index is on disk in `.ctxagent/index/fetch.db` when `.ctxagent/` exists, else in memory
+(looking creates no state folder; docs/context-fetch.md, "Cache and the on-disk index").
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import threading
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Hashable, Iterable
 
+from ctxagent.errors import StorageError
 from ctxagent.fetch.rank import WorkspaceIndex
+from ctxagent.fetch.store import IndexStore
 from ctxagent.fetch.walk import FileEntry
+from ctxagent.storage.files import STATE_DIR_NAME, state_dir
 
 MAX_RESULTS = 32
 MAX_WORKSPACES = 8
+#: The on-disk index, inside the workspace's state folder (docs/context-fetch.md).
+INDEX_PATH = Path("index", "fetch.db")
 
 
 class LRU:
@@ -50,6 +52,10 @@ class LRU:
             while len(self._items) > self.maxsize:
                 self._items.popitem(last=False)
 
+    def __contains__(self, key: Hashable) -> bool:
+        with self._lock:
+            return key in self._items
+
     def clear(self) -> None:
         with self._lock:
             self._items.clear()
@@ -60,10 +66,8 @@ class LRU:
 
 def fingerprint(entries: list[FileEntry]) -> str:
     """A digest of every file's path and signature: changes when any file changes."""
-    digest = hashlib.blake2b(digest_size=16)
-    for entry in entries:
-        digest.update(f"{entry.rel}\0{entry.sig}\n".encode("utf-8", errors="surrogatepass"))
-    return digest.hexdigest()
+    text = "".join([f"{rel}\0{sig}\n" for rel, _, sig in entries])
+    return hashlib.blake2b(text.encode("utf-8", errors="surrogatepass"), digest_size=16).hexdigest()
 
 
 class WorkspaceCache:
@@ -71,20 +75,29 @@ class WorkspaceCache:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.index = WorkspaceIndex()
+        self.index = WorkspaceIndex(open_store(root))
         self.results = LRU()
         self._fingerprint: str | None = None
         self._lock = threading.Lock()
 
-    def sync(self, entries: list[FileEntry]) -> str:
-        """Update the index to `entries` if they changed; returns their fingerprint."""
+    @property
+    def stamp(self) -> str | None:
+        """The fingerprint the index was last refreshed to (None before the first refresh)."""
+        return self._fingerprint
+
+    def sync(self, entries: list[FileEntry]) -> int:
+        """Update the index to `entries` if they changed; returns how many files this call
+        (re-)indexed or dropped (0 also when another process sharing the index had)."""
         stamp = fingerprint(entries)
+        updated = 0
         with self._lock:
+            if self.index.store.path is None and os.path.isdir(self.root / STATE_DIR_NAME):
+                self.index, self._fingerprint = WorkspaceIndex(open_store(self.root)), None
             if stamp != self._fingerprint:
-                self.index.refresh(entries)
+                updated = self.index.refresh(entries)
                 self.results.clear()
                 self._fingerprint = stamp
-        return stamp
+        return updated
 
     def invalidate(self, paths: Iterable[str] | None = None) -> None:
         """Forget cached results and the index entries of `paths` (workspace-relative
@@ -93,6 +106,17 @@ class WorkspaceCache:
             self.index.forget(None if paths is None else [_rel(p) for p in paths])
             self.results.clear()
             self._fingerprint = None
+
+
+def open_store(root: Path) -> IndexStore:
+    """The index store of workspace `root`: on disk when `root/.ctxagent/` exists, else in
+    memory (also when the state folder is refused, e.g. a symbolic link, or unwritable)."""
+    if os.path.isdir(root / STATE_DIR_NAME):
+        try:
+            return IndexStore(state_dir(root) / INDEX_PATH)
+        except StorageError:
+            pass
+    return IndexStore(None)
 
 
 _REGISTRY: OrderedDict[Path, WorkspaceCache] = OrderedDict()

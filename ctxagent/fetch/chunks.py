@@ -1,16 +1,8 @@
 """Split a source file into definition chunks, the finer granularity of the file ranking.
 
-A chunk runs from one definition line (`def`, `class`, `function`, `fn`, `func`,
-`struct`, `interface`... in Python, JavaScript/TypeScript, Go, Rust, Java-like code;
-Markdown headings) to the next one, whatever its indentation, so a method is its own
-chunk and a class chunk holds its header and class-level statements. Text before the
-first definition is a chunk of its own (imports, module constants). Chunks longer than
-`MAX_CHUNK_LINES` are cut into windows so a match deep in a long text file is still
-localised. Pure functions of text: no file system.
-
-Why regexes and not a parser: one cheap rule works for every language, tolerates files
-that do not parse, and is what the field weights in `ctxagent.fetch.rank` need (the
-definition's name and its enclosing class), nothing more.
+A chunk runs from one definition line (or Markdown heading) to the next; text before the
+first is a chunk; chunks over `MAX_CHUNK_LINES` are windowed. Pure functions of text.
+Why regexes and not a parser: docs/context-fetch.md ("Module notes").
 """
 
 from __future__ import annotations

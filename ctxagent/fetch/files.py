@@ -1,22 +1,15 @@
 """Literal candidate search: which files contain the query text, and on which lines.
 
-ripgrep (`rg`) does it when installed; a pure-Python scan gives the same answer when it
-is not (same files per `ctxagent.fetch.walk`, same lines). The search is a fixed string,
-case-insensitive; a multi-line query is searched by its longest line.
-
-The query is data, never a shell word or an rg option: rg runs from a list argv (no
-shell), with `--fixed-strings` (regex metacharacters are literal), `--no-config` (no
-user config file can add options such as `--pre`), the query after `--` (so `--pre=sh`,
-`-e foo` or `-x` are patterns, not flags) and the glob as one `--glob=<glob>` word.
-`--no-ignore` also keeps rg from opening any ignore file (`.gitignore`, `.ignore`,
-`.rgignore`, `.git/info/exclude`, those of parent directories): rg follows a link there
-and prints lines it cannot parse, and a FIFO would block it (issue 17 S9).
+ripgrep when installed, else a pure-Python scan with the same answer; fixed string,
+case-insensitive, a multi-line query by its longest line. The query is data, never an
+rg option; `--no-ignore` keeps rg off ignore files (issue 17 S9). docs/context-fetch.md.
 """
 
 from __future__ import annotations
 
 import os
 import subprocess
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -60,14 +53,44 @@ def search_literal(root: Path, query: str, *, glob: str | None = None, rg: str |
     `rg`: the ripgrep binary to use, or None for the pure-Python scan. If rg fails to
     run, the Python scan answers instead (its `engine` says so).
     """
-    pattern = literal_pattern(query)
-    if not pattern:
-        return LiteralHits("python" if rg is None else "rg", "")
-    if rg is not None:
-        found = _search_rg(rg, root, pattern, glob)
-        if found is not None:
-            return LiteralHits("rg", pattern, found)
-    return LiteralHits("python", pattern, _search_python(root, pattern, glob))
+    return LiteralSearch(root, query, glob=glob, rg=rg).result()
+
+
+class LiteralSearch:
+    """`search_literal` started now and answered by `result()`: ripgrep runs (in a thread
+    that waits for it) while the caller ranks, so a query costs about one rg run, not an
+    rg run plus the ranking. `cancel()` stops rg when the answer is not needed."""
+
+    def __init__(self, root: Path, query: str, *, glob: str | None = None, rg: str | None = None) -> None:
+        self.root, self.glob, self.rg = root, glob, rg
+        self.pattern = literal_pattern(query)
+        self._found: dict[str, list[tuple[int, str]]] | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._cancelled = threading.Event()
+        self._thread = None
+        if self.pattern and rg is not None:
+            self._thread = threading.Thread(target=self._run_rg, args=(rg,), name="context_fetch-rg", daemon=True)
+            self._thread.start()
+
+    def result(self) -> LiteralHits:
+        """The hits (waits for rg; the Python scan answers when rg failed or is absent)."""
+        if not self.pattern:
+            return LiteralHits("python" if self.rg is None else "rg", "")
+        if self._thread is not None:
+            self._thread.join()
+            if self._found is not None:
+                return LiteralHits("rg", self.pattern, self._found)
+        return LiteralHits("python", self.pattern, _search_python(self.root, self.pattern, self.glob))
+
+    def cancel(self) -> None:
+        """Stop rg if it still runs; `result()` must not be called afterwards."""
+        self._cancelled.set()
+        proc = self._proc
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+
+    def _run_rg(self, rg: str) -> None:
+        self._found = _search_rg(rg, self.root, self.pattern, self.glob, self)
 
 
 def rg_argv(rg: str, pattern: str, glob: str | None) -> list[str]:
@@ -81,15 +104,25 @@ def rg_argv(rg: str, pattern: str, glob: str | None) -> list[str]:
     return argv + ["--", pattern, "."]
 
 
-def _search_rg(rg: str, root: Path, pattern: str, glob: str | None) -> dict[str, list[tuple[int, str]]] | None:
+def _search_rg(rg: str, root: Path, pattern: str, glob: str | None,
+               search: LiteralSearch) -> dict[str, list[tuple[int, str]]] | None:
     try:
-        proc = subprocess.run(rg_argv(rg, pattern, glob), cwd=root, capture_output=True, timeout=RG_TIMEOUT_S,
-                              env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, stdin=subprocess.DEVNULL)
+        with subprocess.Popen(rg_argv(rg, pattern, glob), cwd=root, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                              env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, stdin=subprocess.DEVNULL) as proc:
+            search._proc = proc
+            if search._cancelled.is_set():
+                proc.kill()
+            try:
+                out, _ = proc.communicate(timeout=RG_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.communicate()
+                return None
     except (OSError, subprocess.SubprocessError):
         return None
     if proc.returncode not in (0, 1):
         return None
-    return _parse_rg(proc.stdout, root, glob)
+    return _parse_rg(out, root, glob)
 
 
 def _parse_rg(out: bytes, root: Path, glob: str | None) -> dict[str, list[tuple[int, str]]]:

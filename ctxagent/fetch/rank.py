@@ -1,37 +1,22 @@
 """Rank workspace files for a question: BM25 at two granularities with field weights.
 
-One ranking in the whole project: `ctxagent.text.scoring.BM25Index` over the terms
-of `ctxagent.text.terms.terms`. context_fetch uses it twice:
-- a *file* index: one document per file = its text + its definition names + its path;
-- a *chunk* index: one document per definition chunk (`ctxagent.fetch.chunks`) =
-  the chunk's text + its name x NAME_WEIGHT + its enclosing class x PARENT_WEIGHT
-  + the file's path terms x PATH_WEIGHT.
-Field weights are applied by repeating a field's terms (the usual BM25F approximation).
-A file scores FILE_WEIGHT x (file score / best file score) + CHUNK_WEIGHT x (its best
-chunk's score / best chunk score): a question about one function is answered by the
-file whose single definition matches best, not by the longest file that mentions most
-words. Files containing the query literally (ripgrep) get LITERAL_BONUS on top.
-
-The weights come from `benchmarks/context_fetch_recall.py` (docstring -> file datasets of
-rich, click, httpx and prompt_toolkit; docs/benchmarks.md): plain file BM25 gives mean
-recall@5 0.84, file + chunk 0.86, with name/class/path fields 0.90, chunk weight 2 0.91;
-the figures were flat (+-0.005) for NAME_WEIGHT 3..5 and PATH_WEIGHT 1..2.
-
-`WorkspaceIndex` keeps the per-file terms keyed by each file's (mtime, size, inode), so
-a refresh re-reads only changed files; the BM25 tables are rebuilt from cached terms
-when anything changed.
+A file index and a chunk index over `ctxagent.text.scoring.BM25Index`, field weights by
+term repetition (BM25F); score = FILE_WEIGHT x file + CHUNK_WEIGHT x best chunk, plus
+LITERAL_BONUS. Weights from `benchmarks/context_fetch_recall.py` (docs/context-fetch.md).
+The terms live in an `IndexStore` (`ctxagent.fetch.store`, SQLite), refreshed from each
+file's (mtime, size, inode); files and chunks are scored with the project's BM25.
 """
 
 from __future__ import annotations
 
 import re
 import threading
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Iterable
 
 from ctxagent.fetch.chunks import Chunk, split_chunks
+from ctxagent.fetch.store import IndexedFile, IndexStore
 from ctxagent.fetch.walk import FileEntry, read_text
-from ctxagent.text.scoring import BM25Index
 from ctxagent.text.terms import terms
 
 FILE_WEIGHT = 1.0
@@ -42,19 +27,14 @@ PATH_WEIGHT = 1
 LITERAL_BONUS = 1.0
 #: Chunks per file remembered for a query (they locate the hit lines).
 TOP_CHUNKS = 3
+#: Best chunks (by FTS5's bm25()) scored per query, among the allowed files; recall@5 on
+#: benchmarks/context_fetch_recall.py is the same as with all of them (docs/benchmarks.md).
+CHUNK_CANDIDATES = 600
+#: Files tokenized between two writes: a first build commits as it goes, and holds the
+#: write lock only while it writes.
+WRITE_BATCH = 200
 
-STALE = (-1, -1, -1)  # a signature no file has: forces a re-read
 _MARKDOWN = (".md", ".markdown", ".rst", ".txt")
-
-
-@dataclass
-class FileDoc:
-    """Index terms of one file, valid while the file's `sig` is unchanged."""
-
-    sig: tuple[int, int, int]
-    chunks: list[Chunk]
-    chunk_terms: list[list[str]]
-    file_terms: list[str]
 
 
 @dataclass
@@ -73,74 +53,59 @@ def path_terms(rel: str) -> list[str]:
     return terms(re.sub(r"\.[A-Za-z0-9]+$", "", rel).replace("/", " "))
 
 
-def index_file(rel: str, text: str, sig: tuple[int, int, int]) -> FileDoc:
-    """Tokenize one file into its chunk and file documents (see the module doc)."""
+def index_file(rel: str, text: str, sig: tuple[int, int, int]) -> IndexedFile:
+    """Tokenize one file into its chunk and file documents (see the module doc). The chunks
+    cover every line once, in order, and no term spans a line break, so the file's text
+    terms are its chunks' body terms end to end: each line is tokenized once."""
     lines = text.split("\n")
     chunks = split_chunks(text, markdown=rel.lower().endswith(_MARKDOWN))
     p_terms = path_terms(rel)
-    chunk_terms, names = [], []
+    chunk_terms, bodies, names = [], [], []
     for chunk in chunks:
         body = terms("\n".join(lines[chunk.start : chunk.end]))
         name = terms(chunk.name)
         chunk_terms.append(body + name * NAME_WEIGHT + terms(chunk.parent) * PARENT_WEIGHT + p_terms * PATH_WEIGHT)
+        bodies.extend(body)
         names.extend(name)
-    return FileDoc(sig, chunks, chunk_terms, terms(text) + names + p_terms * PATH_WEIGHT)
+    return IndexedFile(rel, sig, chunks, bodies + names + p_terms * PATH_WEIGHT, chunk_terms)
 
 
 class WorkspaceIndex:
-    """The ranking index of one workspace, refreshed incrementally. Thread-safe."""
+    """The ranking index of one workspace, refreshed incrementally. Thread-safe.
+    `store`: where the terms live (default: a new in-memory `IndexStore`)."""
 
-    def __init__(self) -> None:
-        self.docs: dict[str, FileDoc] = {}
+    def __init__(self, store: IndexStore | None = None) -> None:
+        self.store = store if store is not None else IndexStore(None)
         self._lock = threading.Lock()
-        self._keys: list[str] = []
-        self._chunk_owner: list[tuple[int, int]] = []  # chunk doc -> (file index, chunk index)
-        self._file_bm25 = BM25Index([])
-        self._chunk_bm25 = BM25Index([])
-        self._pos: dict[str, int] = {}
-        self._built = False
+        self._forced: set[str] | None = set()  # None: every file
+
+    def __len__(self) -> int:
+        return self.store.count()
 
     def refresh(self, entries: list[FileEntry]) -> int:
-        """Bring the index in line with `entries` (the workspace's files now).
-
-        Re-reads new and changed files, drops deleted ones; builds new tables and swaps
-        them in, so a concurrent `rank` sees the old or the new index, never a mix.
-        Returns how many files changed (0: nothing was rebuilt).
-        """
+        """Bring the index in line with `entries` (the workspace's files now): re-read new,
+        changed and forgotten files, drop deleted ones. Returns how many files this call
+        wrote or dropped (0 when nothing changed, or another process had done it)."""
         with self._lock:
-            docs = {e.rel: self.docs[e.rel] for e in entries if e.rel in self.docs and self.docs[e.rel].sig == e.sig}
-            changed = [e for e in entries if e.rel not in docs]
-            removed = len(self.docs) - (len(docs) + sum(1 for e in changed if e.rel in self.docs))
-            for entry in changed:
-                text = read_text(entry.path)
-                if text is not None:
-                    docs[entry.rel] = index_file(entry.rel, text, entry.sig)
-            if changed or removed or self._built is False:
-                self._swap(docs)
-            return len(changed) + removed
+            forced, self._forced = self._forced, set()
+            stored = self.store.signatures()
+            changed = [e for e in entries if stored.get(e.rel) != e.sig or forced is None or e.rel in forced]
+            removed = set(stored) - {e.rel for e in entries}
+            done = self.store.write([], removed) if removed else 0
+            for start in range(0, len(changed), WRITE_BATCH):
+                batch = changed[start : start + WRITE_BATCH]
+                docs = [_index_entry(e) for e in batch]
+                done += self.store.write(docs, [], force={e.rel for e in batch if forced is None or e.rel in forced})
+            return done
 
     def forget(self, rels: Iterable[str] | None = None) -> None:
         """Mark files (all if None) as changed, so the next `refresh` re-reads them even
         if their (mtime, size, inode) looks the same."""
         with self._lock:
-            targets = list(self.docs) if rels is None else [r for r in rels if r in self.docs]
-            docs = dict(self.docs)
-            for rel in targets:
-                docs[rel] = replace(docs[rel], sig=STALE)
-            self.docs = docs
-
-    def _swap(self, docs: dict[str, FileDoc]) -> None:
-        keys = sorted(docs)
-        owners, chunk_docs = [], []
-        for fi, rel in enumerate(keys):
-            for ci, doc_terms in enumerate(docs[rel].chunk_terms):
-                owners.append((fi, ci))
-                chunk_docs.append(doc_terms)
-        self._file_bm25 = BM25Index([docs[rel].file_terms for rel in keys])
-        self._chunk_bm25 = BM25Index(chunk_docs)
-        self.docs, self._keys, self._chunk_owner = docs, keys, owners
-        self._pos = {rel: fi for fi, rel in enumerate(keys)}
-        self._built = True
+            if rels is None or self._forced is None:
+                self._forced = None
+            else:
+                self._forced.update(rels)
 
     def rank(self, query: str, *, allowed: set[str] | None = None, literal: set[str] | None = None,
              limit: int = 10) -> list[RankedFile]:
@@ -150,41 +115,60 @@ class WorkspaceIndex:
         text contains the query verbatim (they get LITERAL_BONUS). Files with no
         matching term and no literal hit are never returned.
         """
+        return self.scores(query, allowed=allowed).ranked(literal=literal, limit=limit)
+
+    def scores(self, query: str, *, allowed: set[str] | None = None) -> QueryScores:
+        """The BM25 part of `rank`, before the literal hits are known (`QueryScores.ranked`)."""
         q_terms = terms(query)
-        with self._lock:
-            keys, owners, pos, docs = self._keys, self._chunk_owner, self._pos, self.docs
-            file_raw = self._file_bm25.raw_scores(q_terms)
-            chunk_raw = self._chunk_bm25.raw_scores(q_terms)
-        best_chunks = _best_chunks(chunk_raw, owners)
+        file_raw = self.store.file_scores(q_terms)
+        chunk_raw = self.store.chunk_scores(q_terms, limit=CHUNK_CANDIDATES, only=allowed)
+        return QueryScores(self.store, file_raw, _best_chunks(chunk_raw), max(chunk_raw.values(), default=0.0),
+                           allowed)
+
+
+@dataclass
+class QueryScores:
+    """Raw BM25 of one query: files {rel: score}, best chunks {rel: [(chunk number, score)]},
+    the best chunk score, and the paths allowed (None: all)."""
+
+    store: IndexStore
+    file_raw: dict[str, float]
+    best_chunks: dict[str, list[tuple[int, float]]]
+    chunk_top: float
+    allowed: set[str] | None
+
+    def ranked(self, *, literal: set[str] | None = None, limit: int = 10) -> list[RankedFile]:
+        """The `limit` best files once the literal hits are known (see `WorkspaceIndex.rank`)."""
+        file_raw, best_chunks = self.file_raw, self.best_chunks
         f_top = max(file_raw.values(), default=0.0) or 1.0
-        c_top = max(chunk_raw.values(), default=0.0) or 1.0
-        scores: dict[int, float] = {}
-        for fi in set(file_raw) | set(best_chunks):
-            top_chunk = best_chunks[fi][0][1] if fi in best_chunks else 0.0
-            scores[fi] = FILE_WEIGHT * file_raw.get(fi, 0.0) / f_top + CHUNK_WEIGHT * top_chunk / c_top
-        for rel in literal or ():
-            if rel in pos:
-                scores[pos[rel]] = scores.get(pos[rel], 0.0) + LITERAL_BONUS
-        return _ranked(scores, keys, docs, best_chunks, allowed, limit)
+        c_top = self.chunk_top or 1.0
+        scores: dict[str, float] = {}
+        for rel in set(file_raw) | set(best_chunks):
+            top_chunk = best_chunks[rel][0][1] if rel in best_chunks else 0.0
+            scores[rel] = FILE_WEIGHT * file_raw.get(rel, 0.0) / f_top + CHUNK_WEIGHT * top_chunk / c_top
+        for rel in self.store.chunks(literal) if literal else ():
+            scores[rel] = scores.get(rel, 0.0) + LITERAL_BONUS
+        order = sorted((rel for rel in scores if self.allowed is None or rel in self.allowed),
+                       key=lambda rel: (-scores[rel], rel))[:limit]
+        spans = self.store.chunks(order)
+        top = scores[order[0]] if order else 1.0
+        return [RankedFile(rel, round(scores[rel] / top, 4), [(spans[rel][n], value) for n, value in
+                                                              best_chunks.get(rel, []) if n < len(spans.get(rel, []))])
+                for rel in order]
 
 
-def _ranked(scores: dict[int, float], keys: list[str], docs: dict[str, FileDoc],
-            best_chunks: dict[int, list[tuple[int, float]]], allowed: set[str] | None, limit: int) -> list[RankedFile]:
-    order = sorted((fi for fi in scores if allowed is None or keys[fi] in allowed),
-                   key=lambda fi: (-scores[fi], keys[fi]))[:limit]
-    top = scores[order[0]] if order else 1.0
-    out = []
-    for fi in order:
-        doc = docs[keys[fi]]
-        chunks = [(doc.chunks[ci], value) for ci, value in best_chunks.get(fi, [])]
-        out.append(RankedFile(keys[fi], round(scores[fi] / top, 4), chunks))
-    return out
+def _index_entry(entry: FileEntry) -> IndexedFile:
+    """The terms of one listed file; a binary or unreadable file is stored without any, so
+    it is not read again until it changes."""
+    text = read_text(entry.path)
+    if text is None:
+        return IndexedFile(entry.rel, entry.sig, [], [], [])
+    return index_file(entry.rel, text, entry.sig)
 
 
-def _best_chunks(chunk_raw: dict[int, float], owners: list[tuple[int, int]]) -> dict[int, list[tuple[int, float]]]:
-    """{file index: [(chunk index, raw score)] best first, at most TOP_CHUNKS}."""
-    by_file: dict[int, list[tuple[int, float]]] = {}
-    for doc, value in chunk_raw.items():
-        fi, ci = owners[doc]
-        by_file.setdefault(fi, []).append((ci, value))
-    return {fi: sorted(items, key=lambda item: (-item[1], item[0]))[:TOP_CHUNKS] for fi, items in by_file.items()}
+def _best_chunks(chunk_raw: dict[tuple[str, int], float]) -> dict[str, list[tuple[int, float]]]:
+    """{rel: [(chunk number, raw score)] best first, at most TOP_CHUNKS}."""
+    by_file: dict[str, list[tuple[int, float]]] = {}
+    for (rel, n), value in chunk_raw.items():
+        by_file.setdefault(rel, []).append((n, value))
+    return {rel: sorted(items, key=lambda item: (-item[1], item[0]))[:TOP_CHUNKS] for rel, items in by_file.items()}

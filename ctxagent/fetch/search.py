@@ -1,23 +1,25 @@
 """The files source: rank the workspace for a query and show the best lines, in budget.
 
-Steps: list files (`walk`) -> refresh the cached index (`cache`) -> literal search
-(`files`, ripgrep or Python) -> rank (`rank`: BM25 files + chunks, literal bonus) ->
+Steps: start the literal search (`files`: ripgrep runs meanwhile, or Python later) and the
+BM25 of files and chunks on the index as it is (`rank`, in a thread) -> list files (`walk`)
+-> refresh the index (`cache`; when it changed, BM25 again) -> the literal hits' bonus ->
 pick lines with context (`hits`) -> fit the source's token budget (`budget`).
 """
 
 from __future__ import annotations
 
 import copy
+import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ctxagent.fetch.budget import count_tokens, fair_shares
 from ctxagent.fetch.cache import workspace_cache
-from ctxagent.fetch.files import search_literal
+from ctxagent.fetch.files import LiteralSearch
 from ctxagent.fetch.hits import hit_tokens, make_hit, select_lines, trim_hit
 from ctxagent.fetch.rank import RankedFile
-from ctxagent.fetch.walk import list_files, read_text
+from ctxagent.fetch.walk import glob_match, list_files, read_text
 
 
 @dataclass(frozen=True)
@@ -39,22 +41,57 @@ def file_header(group: dict[str, Any]) -> str:
 
 def fetch_files(root: Path, request: FileQuery) -> dict[str, Any]:
     """{"files": [{"path", "score", "hits": [...]}], "engine": "rg"|"python",
-    "indexed": n files, "cached": bool} for `request` over workspace `root`."""
+    "indexed": n files, "cached": bool, "updated": files this call (re-)indexed} for
+    `request` over workspace `root`."""
     cache = workspace_cache(root)
-    entries = list_files(cache.root)
-    cache.sync(entries)
     key = (request.query, request.glob, request.max_files, request.budget, request.rg)
+    # a new query starts rg at once, to run while the files are listed and ranked
+    fresh = key not in cache.results
+    search = LiteralSearch(cache.root, request.query, glob=request.glob, rg=request.rg) if fresh else None
+    index, stamp = cache.index, cache.stamp
+    early = Background(lambda: index.scores(request.query)) if fresh and request.glob is None else None
+    entries = list_files(cache.root)
+    updated = cache.sync(entries)
     hit = cache.results.get(key)
     if hit is not None:
-        return {**copy.deepcopy(hit), "cached": True}
-    literal = search_literal(cache.root, request.query, glob=request.glob, rg=request.rg)
-    allowed = {e.rel for e in entries} if request.glob is None else {e.rel for e in list_files(cache.root, request.glob)}
-    ranked = cache.index.rank(request.query, allowed=allowed, literal=set(literal.lines), limit=request.max_files)
+        if search is not None:
+            search.cancel()
+        return {**copy.deepcopy(hit), "cached": True, "updated": updated}
+    search = search or LiteralSearch(cache.root, request.query, glob=request.glob, rg=request.rg)
+    allowed = None if request.glob is None else {e.rel for e in entries if glob_match(e.rel, request.glob)}
+    if early is not None and stamp is not None and stamp == cache.stamp and index is cache.index:  # no refresh
+        scores = early.result()
+    else:
+        scores = cache.index.scores(request.query, allowed=allowed)
+    literal = search.result()
+    ranked = scores.ranked(literal=set(literal.lines), limit=request.max_files)
     groups = [_group(cache.root, item, request.query, literal.lines.get(item.rel, [])) for item in ranked]
     result = {"files": fit_groups(groups, request.budget), "engine": literal.engine,
-              "indexed": len(cache.index.docs), "cached": False}
+              "indexed": len(cache.index), "cached": False}
     cache.results.put(key, copy.deepcopy(result))
-    return result
+    return {**result, "updated": updated}
+
+
+class Background:
+    """`fn()` run in a thread from now on; `result()` waits for its value (or raises its error).
+    The index's SQLite work releases the GIL, so it overlaps the file listing."""
+
+    def __init__(self, fn: Callable[[], Any]) -> None:
+        self._fn, self._value, self._error = fn, None, None
+        self._thread = threading.Thread(target=self._run, name="context_fetch-scores", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._value = self._fn()
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller by result()
+            self._error = exc
+
+    def result(self) -> Any:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._value
 
 
 def _group(root: Path, item: RankedFile, query: str, literal: list[tuple[int, str]]) -> dict[str, Any]:

@@ -1,18 +1,8 @@
 """Test artifacts a workspace already holds: pytest's last failures and JUnit XML reports.
 
-- `.pytest_cache/v/cache/lastfailed`: pytest's cache plugin writes a JSON object
-  {node id: true} of the tests that failed in the last run (and deletes the file when
-  none did), at the pytest root directory (the workspace root here).
-- JUnit XML (`<testsuites>`/`<testsuite>` with `<testcase>` children holding
-  `<failure>`/`<error>`/`<skipped>`), as written by `pytest --junitxml`, Maven
-  Surefire, Gradle, Jest-junit and most CI tools. Looked for in REPORT_DIRS and as
-  `*junit*.xml` / `TEST-*.xml` files, at most MAX_REPORTS files of MAX_XML_BYTES each
-  (Python's expat refuses entity-expansion bombs).
-Reading never raises: an unreadable file is reported with an `error` field.
-Artifacts are read only as regular files inside the workspace (issue 17 S11): every
-path component is opened with O_NOFOLLOW relative to the one before, so a symlinked
-`.pytest_cache`, report folder or file (`lastfailed -> /dev/zero`) is refused, and
-what is read is what was checked; at most MAX_LASTFAILED_BYTES / MAX_XML_BYTES.
+`.pytest_cache/v/cache/lastfailed` ({node id: true}) and JUnit XML from REPORT_DIRS,
+bounded by MAX_REPORTS / MAX_XML_BYTES; read as regular files inside the workspace only
+(O_NOFOLLOW per component, issue 17 S11); never raises (docs/context-fetch.md).
 """
 
 from __future__ import annotations

@@ -1,17 +1,8 @@
 """Which workspace files context_fetch looks at, and the `--glob` filter, in one place.
 
-The rule is the same for the ripgrep path and the pure-Python path, so both see the
-same files (ripgrep gets it as flags in `ctxagent.fetch.files`):
-- hidden files and folders (name starts with ".") are skipped: `.git`, `.ctxagent`,
-  `.venv`, `.pytest_cache`... (ripgrep's default without `--hidden`);
-- folders named in `EXCLUDED_DIRS` (dependencies, caches, build output) are skipped;
-- `.gitignore` files are NOT read (ripgrep runs with `--no-ignore`), so the two paths
-  agree exactly; the excluded folders cover what .gitignore files usually list;
-- symbolic links are not followed (ripgrep's default), so nothing outside the
-  workspace is ever read;
-- files over `MAX_FILE_BYTES` are skipped (ripgrep `--max-filesize`);
-- at most `MAX_FILES` files are listed (the Python scan and the index stop there).
-Binary files are detected when read (a NUL byte in the first 8 KiB, as ripgrep does).
+One rule for the ripgrep and the pure-Python path: hidden names, `EXCLUDED_DIRS`, links,
+files over `MAX_FILE_BYTES` and binary files skipped, `.gitignore` not read, at most
+`MAX_FILES` files (docs/context-fetch.md, "Which files").
 """
 
 from __future__ import annotations
@@ -19,9 +10,9 @@ from __future__ import annotations
 import os
 import re
 import stat
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import NamedTuple
 
 MAX_FILE_BYTES = 1_000_000
 #: Files listed at most (in sorted walk order): bounds the first index build of a huge tree.
@@ -31,11 +22,10 @@ EXCLUDED_DIRS = ("node_modules", "__pycache__", "venv", "env", "site-packages", 
 BINARY_PROBE_BYTES = 8192
 
 
-@dataclass(frozen=True)
-class FileEntry:
+class FileEntry(NamedTuple):
     """A candidate file: `rel` is its workspace-relative POSIX path, `abspath` its
     absolute path; `sig` is (mtime in ns, size in bytes, inode), which changes whenever
-    the file is rewritten."""
+    the file is rewritten. (A named tuple: a listing makes one per file, on every call.)"""
 
     rel: str
     abspath: str

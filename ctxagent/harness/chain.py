@@ -1,14 +1,8 @@
-"""The AGENTS.md chain, Codex's lookup: the user's file, then one file per directory from
-the git root down to the working directory.
+"""The AGENTS.md chain, Codex's lookup: the user's file, then one file per directory.
 
-User: `<user_dir>/AGENTS.override.md` if it has text, else `<user_dir>/AGENTS.md`.
-Project: the git root is the nearest folder upwards holding `.git` (a folder or a file);
-without one only the working directory is searched. In each folder, root first, the first
-existing of `AGENTS.override.md`, `AGENTS.md`, then the fallback names (default
-`CLAUDE.md`, `GEMINI.md`) is that folder's file; an empty one is skipped (it still hides
-the others, as in Codex). `@path` imports are expanded (`ctxagent.harness.imports`,
-confined to the git root; the user's file to its own folder). All files together are cut
-at `max_bytes` (32 KiB), the cut marked and warned about once. Reference: docs/harness.md.
+From the git root down to the working directory, one file a folder (`AGENTS.override.md`,
+`AGENTS.md`, fallback names); `@path` imports expanded (`ctxagent.harness.imports`); the
+whole cut at `max_bytes` (32 KiB). Reference: docs/harness.md.
 """
 
 from __future__ import annotations

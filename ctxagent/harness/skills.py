@@ -1,14 +1,8 @@
 """Agent Skills (the agentskills.io SKILL.md standard): discovery, validation, catalog.
 
-A skill is a folder `NAME/SKILL.md` in one of the skill roots (`skill_roots`: the
-repository's `.agents/skills`, `.claude/skills`, `.ctxagent/skills`, then the user's
-`~/.agents/skills`, `~/.config/ctxagent/skills`). SKILL.md starts with YAML front matter:
-`name` (1-64 of a-z, 0-9, `-`; no leading, trailing or double hyphen; equal to the
-folder's name), `description` (1-1,024 characters), optional `license`, `compatibility`
-(at most 500), `metadata` (a mapping), `allowed-tools`; other keys (Claude Code's) are
-tolerated. An invalid skill is skipped with one SkillWarning naming the file and the rule.
-On a repeated name the first found wins (repository before user), with a warning.
-`allowed-tools` is read and shown, never used to approve anything. Reference: docs/harness.md.
+A skill is `NAME/SKILL.md` in a skill root; its front matter is validated (`name`,
+`description`, ...), an invalid skill skipped with one SkillWarning, the first of a
+repeated name wins. `allowed-tools` never approves anything. Reference: docs/harness.md.
 """
 
 from __future__ import annotations

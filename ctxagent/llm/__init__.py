@@ -1,16 +1,7 @@
 """The model client: settings, provider presets, streaming chat with retries, typed errors.
 
-Modules (one idea each):
-  settings.py  ModelSettings (one endpoint; the key is a SecretStr), mask()
-  presets.py   PRESETS, settings_from_preset(), resolve_base_url/api_key(), check_endpoint()
-  client.py    LLMClient.chat(): streaming, retries, cancel
-  stream.py    StreamAssembler: chunks -> ChatResponse (tool-call fragments by index)
-  messages.py  ToolCall, StreamDelta, ChatResponse, prepare_messages() (outgoing shaping)
-  retry.py     RetryPolicy, parse_retry_after(), call_with_retries()
-  errors.py    the error classes and the SDK-exception table
-  usage.py     Usage, usage_from_dict(), cost_usd()
-
 Names are exported lazily: `import ctxagent.llm` does not import the openai SDK.
+One line per module: `ctxagent/llm/README.md`; the story: docs/providers.md.
 """
 
 from __future__ import annotations
@@ -42,6 +33,10 @@ _LAZY = {
     "LLMTimeoutError": "ctxagent.llm.errors",
     "StreamInterruptedError": "ctxagent.llm.errors",
     "LLMCancelledError": "ctxagent.llm.errors",
+    "UnexpectedReplyError": "ctxagent.llm.errors",
+    "EmptyReplyError": "ctxagent.llm.errors",
+    "Prices": "ctxagent.llm.prices",
+    "prices_for": "ctxagent.llm.prices",
 }
 
 __all__ = sorted(_LAZY)

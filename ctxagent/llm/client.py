@@ -1,51 +1,46 @@
 """`LLMClient`: one streaming chat-completions call, with our retries, cancel and typed errors.
 
-Built on the official `openai` SDK with the SDK's own retries off (`max_retries=0`):
-backoff, jitter and Retry-After are ours (`ctxagent.llm.retry`), and every SDK
-exception is mapped through the one table in `ctxagent.llm.errors`.
-
-A call always streams (`stream=True`, `stream_options={"include_usage": True}`; a server
-that rejects stream_options with a 400 naming it is asked again without, once, and the
-client remembers). The HTTP request and the stream run in a daemon thread that feeds a
-queue; the caller's thread assembles the chunks (`ctxagent.llm.stream`), calls
-`on_delta`, and checks the `cancel` event between chunks and every 50 ms while waiting,
-so a cancel or Ctrl-C is honoured at once even when the server stalls: the stream is
-closed and the request in flight abandoned.
-
-Retried: 429, 5xx, 409, timeouts and connection errors raised before the first chunk.
-An error after chunks have arrived (a dropped connection) is a StreamInterruptedError
-and is not retried here, because deltas were already shown; the session survives it.
+On the `openai` SDK with its retries off: backoff, Retry-After and the retry notices are ours
+(`retry.py`), every SDK exception goes through the table in `errors.py`, and the reply is read in
+a daemon thread (`reader.py`) so cancel and Ctrl-C act at once. A server that rejects
+stream_options is asked again without, once. Retried: 429, 5xx, 409, timeouts and connection
+errors before the first chunk. An empty reply is an EmptyReplyError, one that is no completion an
+UnexpectedReplyError; errors name the endpoint (`endpoint_errors.py`). docs/providers.md tells all.
 """
 
 from __future__ import annotations
 
 import logging
-import queue
 import re
 import threading
 import time
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import openai
 
+from ctxagent.llm.cache_marks import mark_stable_prefix
+from ctxagent.llm.endpoint_errors import for_endpoint
 from ctxagent.llm.errors import (
     BadRequestError,
+    EmptyReplyError,
     LLMCancelledError,
     ProviderError,
-    StreamInterruptedError,
-    classify_exception,
+    UnexpectedReplyError,
 )
 from ctxagent.llm.messages import ChatResponse, StreamDelta, ToolCall, prepare_messages
+from ctxagent.llm.plain_reply import quoted
 from ctxagent.llm.presets import resolve_api_key, resolve_base_url
-from ctxagent.llm.retry import RetryPolicy, call_with_retries, full_jitter
+from ctxagent.llm.prices import prices_for
+from ctxagent.llm.reader import ReplyReader
+from ctxagent.llm.retry import RetryNotice, RetryPolicy, call_with_retries, full_jitter
 from ctxagent.llm.settings import ModelSettings
 from ctxagent.llm.stream import StreamAssembler
 from ctxagent.llm.usage import Usage, cost_usd
+from ctxagent.redaction import redact
 
-__all__ = ["ChatResponse", "LLMClient", "StreamDelta", "ToolCall", "Usage"]
+__all__ = ["ChatResponse", "LLMClient", "RetryNotice", "StreamDelta", "ToolCall", "Usage"]
 
 log = logging.getLogger("ctxagent.llm")
-_POLL_S = 0.05
 _STREAM_OPTIONS_REJECTED = re.compile(r"stream_options|include_usage", re.IGNORECASE)
 
 
@@ -95,12 +90,13 @@ class LLMClient:
         *,
         on_delta: Callable[[StreamDelta], None] | None = None,
         cancel: threading.Event | None = None,
+        on_retry: Callable[[RetryNotice], None] | None = None,
     ) -> ChatResponse:
         """Send `messages` (OpenAI chat dicts, not mutated) and `tools` (schemas, as given); return
         the reply. `on_delta`: each fragment as it arrives, in the caller's thread; `cancel`: stops
-        at once. Raises a ProviderError subclass (RateLimitError, ServerError, BadRequestError,
-        ContextLengthError, AuthenticationError, ModelNotFoundError, LLMConnectionError,
-        StreamInterruptedError) or LLMCancelledError (cancel set or Ctrl-C)."""
+        at once; `on_retry`: told before each backoff wait. Raises a ProviderError subclass (see
+        ctxagent.llm.errors: EmptyReplyError for a reply with neither text nor tool call,
+        UnexpectedReplyError for one that is no completion) or LLMCancelledError (cancel, Ctrl-C)."""
         request = self.build_request(messages, tools)
         log.debug("chat: model=%s messages=%d tools=%d", self.settings.model,
                   len(messages), len(tools or []))
@@ -110,6 +106,7 @@ class LLMClient:
                 self._policy,
                 sleep=lambda seconds: self._backoff(seconds, cancel),
                 jitter=self._jitter,
+                on_retry=on_retry,
             )
         except KeyboardInterrupt:
             raise LLMCancelledError("interrupted (Ctrl-C) while waiting for the model") from None
@@ -118,9 +115,10 @@ class LLMClient:
                       tools: list[dict[str, Any]] | None) -> dict[str, Any]:
         """The request body (without extra_body) that `chat` sends."""
         s = self.settings
+        wire = prepare_messages(messages, s)
         request: dict[str, Any] = {
             "model": s.model,
-            "messages": prepare_messages(messages, s),
+            "messages": mark_stable_prefix(wire) if s.cache_control else wire,
             "stream": True,
             s.max_tokens_field: s.max_output_tokens,
         }
@@ -135,26 +133,37 @@ class LLMClient:
     def _attempt(self, request: dict[str, Any], on_delta: Callable[[StreamDelta], None] | None,
                  cancel: threading.Event | None) -> ChatResponse:
         try:
-            return self._stream_once(request, on_delta, cancel)
-        except BadRequestError as err:
-            if "stream_options" not in request or not _STREAM_OPTIONS_REJECTED.search(
-                f"{err.message} {err.body or ''}"
-            ):
-                raise
-            log.info("server rejected stream_options; asking again without (usage may be zero)")
-            self.stream_options_supported = False
-            request.pop("stream_options")
-            return self._stream_once(request, on_delta, cancel)
+            try:
+                return self._stream_once(request, on_delta, cancel)
+            except BadRequestError as err:
+                if "stream_options" not in request or not _STREAM_OPTIONS_REJECTED.search(
+                    f"{err.message} {err.body or ''}"
+                ):
+                    raise
+                log.info("server rejected stream_options; asking again without (usage may be zero)")
+                self.stream_options_supported = False
+                request.pop("stream_options")
+                return self._stream_once(request, on_delta, cancel)
+        except ProviderError as err:
+            self._explained(err)
+            raise
+
+    def _explained(self, err: ProviderError) -> ProviderError:
+        """`err` told for this endpoint (URL, key variables), with the key redacted from quoted replies."""
+        if isinstance(err, UnexpectedReplyError):
+            key = self.settings.api_key.get_secret_value() if self.settings.api_key is not None else ""
+            err.message = redact(err.message, [key] if key else [])
+        return for_endpoint(err, self.settings, self.base_url)
 
     def _stream_once(self, request: dict[str, Any], on_delta: Callable[[StreamDelta], None] | None,
                      cancel: threading.Event | None) -> ChatResponse:
         extra = dict(self.settings.extra_body) or None
-        reader = _StreamReader(lambda: self._sdk.chat.completions.create(**request, extra_body=extra))
+        reader = ReplyReader(lambda: self._sdk.chat.completions.create(**request, extra_body=extra), self.base_url)
         assembler = StreamAssembler()
         finished = False
         try:
-            for chunk in reader.chunks(cancel, assembler):
-                _emit(assembler.feed(chunk), on_delta)
+            for chunk in reader.chunks(cancel, lambda: assembler.chunks):
+                _emit(_feed(assembler, chunk), on_delta)
             finished = True
         finally:
             if not finished:
@@ -162,9 +171,8 @@ class LLMClient:
         if assembler.finish_reason is not None:
             _emit(assembler.flush(), on_delta)
         response = assembler.result()
-        s = self.settings
-        response.usage.cost_usd = cost_usd(response.usage, s.price_prompt_per_mtok,
-                                           s.price_completion_per_mtok)
+        _check_not_empty(response, self.settings)
+        response.usage.cost_usd = cost_usd(response.usage, prices_for(self.settings))
         return response
 
     def _backoff(self, seconds: float, cancel: threading.Event | None) -> None:
@@ -177,84 +185,33 @@ class LLMClient:
             raise LLMCancelledError("cancelled while waiting to retry the model call")
 
 
-class _StreamReader:
-    """Opens the stream and iterates it in a daemon thread, handing chunks over a queue.
-
-    The caller's thread never blocks on the network, so it can honour cancel and
-    Ctrl-C at once; `abandon()` closes the stream without waiting (from yet another
-    daemon thread, since closing a response another thread is reading may block).
-    """
-
-    def __init__(self, open_stream: Callable[[], Any]) -> None:
-        self._queue: queue.Queue[tuple[str, Any]] = queue.Queue()
-        self._stream: Any = None
-        self._abandoned = threading.Event()
-        threading.Thread(target=self._run, args=(open_stream,), daemon=True,
-                         name="ctxagent-llm-stream").start()
-
-    def _run(self, open_stream: Callable[[], Any]) -> None:
-        try:
-            self._stream = open_stream()
-            for chunk in self._stream:
-                if self._abandoned.is_set():
-                    break
-                self._queue.put(("chunk", chunk.to_dict()))
-            self._queue.put(("end", None))
-        except BaseException as exc:  # handed to the caller's thread, which decides
-            self._queue.put(("error", exc))
-        finally:
-            if self._abandoned.is_set() and self._stream is not None:
-                _close_quietly(self._stream)
-
-    def chunks(self, cancel: threading.Event | None,
-               assembler: StreamAssembler) -> Iterator[dict[str, Any]]:
-        """Yield chunk dicts until the stream ends. Raises LLMCancelledError when `cancel`
-        is set; a classified ProviderError for failures before the first chunk; a
-        StreamInterruptedError for failures after it."""
-        while True:
-            if cancel is not None and cancel.is_set():
-                raise LLMCancelledError("cancelled while the model was answering")
-            try:
-                kind, value = self._queue.get(timeout=_POLL_S)
-            except queue.Empty:
-                continue
-            if kind == "chunk":
-                yield value
-            elif kind == "end":
-                return
-            else:
-                raise _stream_failure(value, assembler.chunks)
-
-    def abandon(self) -> None:
-        """Stop reading and close the stream in the background; never blocks."""
-        self._abandoned.set()
-        stream = self._stream
-        if stream is not None:
-            threading.Thread(target=_close_quietly, args=(stream,), daemon=True).start()
-
-
 def _emit(deltas: list[StreamDelta], on_delta: Callable[[StreamDelta], None] | None) -> None:
     if on_delta is not None:
         for delta in deltas:
             on_delta(delta)
 
 
-def _close_quietly(stream: Any) -> None:
+def _feed(assembler: StreamAssembler, chunk: dict[str, Any]) -> list[StreamDelta]:
+    """`assembler.feed(chunk)`; a chunk of the wrong shape (a string for a delta...) is an UnexpectedReplyError."""
     try:
-        stream.close()
-    except Exception:  # the connection is being abandoned; nothing useful to report
-        log.debug("closing an abandoned stream failed", exc_info=True)
+        return assembler.feed(chunk)
+    except (AttributeError, TypeError, ValueError, KeyError) as exc:
+        raise UnexpectedReplyError(f"the server sent a stream chunk of the wrong shape ({exc}): {quoted(chunk)}") from None
 
 
-def _stream_failure(exc: BaseException, chunks_seen: int) -> BaseException:
-    if isinstance(exc, ProviderError):
-        return exc
-    if not isinstance(exc, openai.OpenAIError):
-        return exc
-    err = classify_exception(exc)
-    if chunks_seen == 0:
-        return err
-    return StreamInterruptedError(
-        f"the model's reply stream broke after {chunks_seen} chunk(s): {err.message}",
-        status=err.status, headers=err.headers, body=err.body,
-    )
+def _check_not_empty(response: ChatResponse, settings: ModelSettings) -> None:
+    """Raise EmptyReplyError when `response` has neither text nor a tool call (issue 15, item 8)."""
+    if response.tool_calls or (response.content or "").strip():
+        return
+    reason = response.finish_reason
+    if reason == "length":
+        raise EmptyReplyError(
+            f"the model's reply was cut at model.max_output_tokens = {settings.max_output_tokens} before any text "
+            f"or tool call{' (it spent them reasoning)' if response.reasoning_content else ''}",
+            hint="Raise model.max_output_tokens, or ask for less at once.")
+    if reason == "content_filter":
+        raise EmptyReplyError("the provider's content filter withheld the model's reply (finish_reason "
+                              "'content_filter')", hint="Rephrase the request.")
+    only = " (it only reasoned)" if response.reasoning_content else ""
+    raise EmptyReplyError(f"the model returned an empty reply: no text and no tool call{only}, "
+                          f"finish_reason {reason!r}")

@@ -1,21 +1,9 @@
 """Typed model-endpoint errors and the ONE table that maps SDK exceptions onto them.
 
-Every error here subclasses `ctxagent.errors.LLMError` (through `ProviderError`) and
-carries `status` (HTTP status or None), `headers` (lower-case names), `body` (the
-response text or None), `retryable` and `hint` (what the user can do).
-
-`ERROR_TABLE` maps each `openai` SDK exception class to (our class, retryable, hint),
-in the manner of Aider's `exceptions.py` (one table, not checks scattered over the client). `classify_exception`
-walks the exception's MRO to its rule, so an SDK subclass we do not list inherits its
-parent's rule; `sdk_errors_missing_from_table()` lists SDK HTTP errors without an
-explicit row, and a test fails when an SDK upgrade adds one.
-
-Three refinements come on top of the table: a 400/413/422 (or an error event inside the
-stream) whose text says the context is too long is a `ContextLengthError` (the loop
-compacts and retries once, case L02); a 400/422/500 whose text says the server cannot
-take the `tools` parameter is a `ToolsUnsupportedError` (not retried: the loop switches
-to a text protocol); and
-a 429 for an exhausted quota is not retryable (waiting will not bring credit back).
+Each error (an `ctxagent.errors.LLMError`) carries `status`, `headers`, `body`,
+`retryable` and `hint`. `ERROR_TABLE` (after Aider's `exceptions.py`) maps SDK classes;
+`classify_exception` walks the MRO; text refinements give `ContextLengthError` and
+`ToolsUnsupportedError`. Table: docs/providers.md ("Streaming, retries and errors").
 """
 
 from __future__ import annotations
@@ -105,6 +93,21 @@ class StreamInterruptedError(ProviderError):
     """The stream ended before a finish_reason; nothing from it is returned (case L03)."""
 
     default_hint = "Nothing from the partial reply was used; send the request again."
+
+
+class UnexpectedReplyError(ProviderError):
+    """The server answered 200 with something that is not an OpenAI chat completion: stream data
+    that is not JSON, a chunk of the wrong shape, an HTML page (never retried: it will answer the
+    same again). The message quotes what it sent, redacted and cut."""
+
+    default_hint = ("Check model.base_url: it must be an OpenAI-compatible root (usually ending in /v1); "
+                    "`ctxagent doctor` checks it.")
+
+
+class EmptyReplyError(ProviderError):
+    """The model answered with neither text nor a tool call (never retried; docs/providers.md)."""
+
+    default_hint = "Send the request again, rephrase it, or try another model."
 
 
 class LLMCancelledError(ProviderError):

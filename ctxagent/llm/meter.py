@@ -1,14 +1,8 @@
 """Counting the model calls that tools and the context engine make beside the loop's own.
 
-The plan tool asks the model for a plan, and compaction asks it for a summary: both go
-through the session's client, not through the loop, so the loop would not see their
-tokens and cost. `open_agent` hands those parts a `MeteredClient`, and the loop adds
-what its `UsageMeter` gathered to the running turn before every limit check, so
-`max_task_tokens` and `max_cost_usd` hold for everything a turn spends.
-
-`RecordedClient` tells a recorder about every call it passes on (request, reply or
-error): the context engine wraps the plan tool's client in one, so each plan call gets
-its own snapshot (`ctxagent.agent.wiring.SideCalls`).
+`MeteredClient` feeds a `UsageMeter` the loop adds to the turn before every limit check,
+so `max_task_tokens` and `max_cost_usd` hold for plan and summary calls too.
+`RecordedClient` tells a recorder of every call (docs/architecture.md, "The loop in detail").
 """
 
 from __future__ import annotations

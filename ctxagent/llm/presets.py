@@ -1,20 +1,10 @@
 """Provider presets, settings built from them, and the endpoint check behind `ctxagent doctor`.
 
-`PRESETS[name]` is a plain dict:
-  base_url        OpenAI-compatible root (ends in /v1)
-  model           default model name
-  key_env         environment variables that may hold the API key, first found wins
-  base_url_env    environment variables that may override base_url
-  needs_key       False for local servers (a placeholder key is sent instead)
-  context_window  tokens, for the default model
-  max_output_tokens, send_reasoning_content, empty_content: ModelSettings defaults
-  docs            where the numbers come from
-
-Sources (checked 2026): OpenAI API reference; DeepSeek "Thinking Mode" guide
-(https://api-docs.deepseek.com/guides/thinking_mode: in thinking mode, the
-`reasoning_content` of assistant messages that made tool calls must be sent back in
-every later request, or the API answers 400; elsewhere it is ignored, so sending it is
-always safe); DashScope OpenAI-compatible mode docs; Ollama, vLLM and llama.cpp server docs.
+`PRESETS[name]` is a plain dict (base_url, model, key_env, base_url_env, needs_key,
+context_window, ModelSettings defaults, docs). Sources (checked 2026): the OpenAI API
+reference, DeepSeek "Thinking Mode", DashScope, Ollama, vLLM and llama.cpp docs
+(docs/providers.md, "Presets", "Module notes"). No preset turns cache_control on;
+prices live in prices.json.
 """
 
 from __future__ import annotations
@@ -66,7 +56,7 @@ PRESETS: dict[str, dict[str, Any]] = {
     },
 }
 
-_SETTING_KEYS = ("context_window", "max_output_tokens", "send_reasoning_content", "empty_content")
+_SETTING_KEYS = ("context_window", "max_output_tokens", "send_reasoning_content", "empty_content", "cache_control")
 NO_KEY_PLACEHOLDER = "no-key"
 """Sent as the bearer token to servers that need none (the SDK insists on some key, and
 without an explicit one it would read OPENAI_API_KEY and send it to a third-party host)."""
@@ -156,6 +146,7 @@ def check_endpoint(settings: ModelSettings, *, timeout_s: float = 5.0) -> tuple[
     (`ctxagent.llm.errors`' hint). Never raises for network or HTTP failures; never shows the key."""
     import openai
 
+    from ctxagent.llm.endpoint_errors import for_endpoint
     from ctxagent.llm.errors import classify_exception
 
     try:
@@ -167,7 +158,7 @@ def check_endpoint(settings: ModelSettings, *, timeout_s: float = 5.0) -> tuple[
     except ConfigError as exc:
         return False, str(exc)
     except openai.OpenAIError as exc:
-        err = classify_exception(exc)
-        return False, f"{base_url}: {err}"
+        err = str(for_endpoint(classify_exception(exc), settings, base_url))  # a 401 names the key's places
+        return False, err if base_url in err else f"{base_url}: {err}"
     listed = "listed" if settings.model in ids else "not listed (the server may still accept it)"
     return True, f"{base_url}: {len(ids)} model(s); {settings.model!r} {listed}"

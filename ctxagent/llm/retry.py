@@ -1,15 +1,11 @@
 """Retry policy for model calls: exponential backoff with full jitter, honouring Retry-After.
 
-The schedule (case L02): before retry n (0-based) wait `uniform(0, min(cap, base * factor**n))`
-seconds ("full jitter", AWS Architecture Blog, "Exponential Backoff And Jitter", 2015),
-with base 0.5 s, factor 2, cap 30 s. When the server says how long to wait
-(`retry-after-ms`, or `Retry-After` in seconds or as an HTTP date, RFC 9110 section
-10.2.3) that wait is used instead, without jitter. A wait longer than
-`max_retry_after_s` is not attempted: the error is raised so the user can decide.
-
-Only errors whose `retryable` flag is set (the table in `ctxagent.llm.errors`: 429,
-5xx, 409, timeouts, connection errors) are retried; 400/401/403/404/422 never are.
-The sleep and the jitter are parameters so tests can record the schedule.
+Before retry n (0-based) wait `uniform(0, min(30, 0.5 * 2**n))` s ("full jitter", AWS Architecture
+Blog, "Exponential Backoff And Jitter", 2015; case L02), or what the server asks (`retry-after-ms`,
+`Retry-After` in seconds or an HTTP date, RFC 9110 10.2.3), up to `max_retry_after_s`. Only
+errors flagged `retryable` (429, 5xx, 409, timeouts, connection errors) are retried. The sleep and
+jitter are parameters so tests record the schedule; `on_retry` is told each wait before it starts
+(a `RetryNotice`: "retrying (2/5) in 1.2 s"), so the user sees why nothing happens.
 """
 
 from __future__ import annotations
@@ -87,19 +83,33 @@ def _number(text: str | None) -> float | None:
     return value if value is not None and value == value and value != float("inf") else None
 
 
+@dataclass(frozen=True)
+class RetryNotice:
+    """One coming retry: `attempt` (the next attempt, from 2) of `attempts` at most, after `wait_s`
+    seconds, because of `error` (the failed attempt's error)."""
+
+    attempt: int
+    attempts: int
+    wait_s: float
+    error: ProviderError
+
+    def __str__(self) -> str:
+        status = f" (HTTP {self.error.status})" if self.error.status is not None else ""
+        return f"{self.error.message.rstrip('.')}{status}; retrying ({self.attempt}/{self.attempts}) in {self.wait_s:.1f} s"
+
+
 def call_with_retries(
     attempt: Callable[[], T],
     policy: RetryPolicy,
     *,
     sleep: Callable[[float], None] = time.sleep,
     jitter: Callable[[float], float] = full_jitter,
+    on_retry: Callable[[RetryNotice], None] | None = None,
 ) -> T:
-    """Call `attempt()` until it returns, retrying retryable ProviderErrors per `policy`.
-
-    Raises the last ProviderError (its `attempts` set to the number of calls made) when
-    it is not retryable, retries are used up, or the server asks for too long a wait.
-    Anything else `attempt` raises (cancellation included) passes through at once.
-    """
+    """Call `attempt()` until it returns, retrying retryable ProviderErrors per `policy`;
+    `on_retry(RetryNotice)` is called before each wait. Raises the last ProviderError (its
+    `attempts` set) when it is not retryable, retries are used up, or the server asks for too
+    long a wait; anything else `attempt` raises (cancellation included) passes at once."""
     retry = 0
     while True:
         try:
@@ -111,5 +121,7 @@ def call_with_retries(
                 raise
             log.info("model call failed (%s); retry %d/%d in %.2f s",
                      type(err).__name__, retry + 1, policy.max_retries, wait)
+            if on_retry is not None:
+                on_retry(RetryNotice(retry + 2, policy.max_retries + 1, wait, err))
             sleep(wait)
             retry += 1

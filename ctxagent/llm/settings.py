@@ -1,12 +1,8 @@
 """Settings of one model endpoint (`ModelSettings`) and the `mask` helper for API keys.
 
-Provider defaults
-(base URL, key variable, context window) live in `ctxagent.llm.presets`; config loading
-(`ctxagent.config.settings`) fills a `ModelSettings` from files, environment and flags.
-
-The API key is a `pydantic.SecretStr`: `repr`, `str`, `model_dump()` and
-`model_dump_json()` show `**********`, never the key. Only the client reads it, with
-`get_secret_value()`, to build the `Authorization` header.
+Provider defaults live in `ctxagent.llm.presets`; `ctxagent.config.settings` fills a
+`ModelSettings`. The key is a `pydantic.SecretStr` (`**********` in repr and dumps); only
+the client reads it, for the `Authorization` header.
 """
 
 from __future__ import annotations
@@ -38,7 +34,9 @@ class ModelSettings(BaseModel):
     temperature: float | None = Field(0.2, ge=0, le=2)
     """Sampling temperature, 0 to 2; None leaves it out (reasoning models that reject it)."""
     price_prompt_per_mtok: float | None = Field(None, ge=0, le=10_000)
-    """USD per 1M prompt tokens, 0 to 10000; with the completion price it turns usage into cost."""
+    """USD per 1M uncached prompt tokens, 0 to 10000; unset with the other two prices: the shipped table's (ctxagent/llm/prices.json), if it lists the model."""
+    price_cached_prompt_per_mtok: float | None = Field(None, ge=0, le=10_000)
+    """USD per 1M prompt tokens served from the provider's cache (cached_tokens), 0 to 10000; unset: the prompt price."""
     price_completion_per_mtok: float | None = Field(None, ge=0, le=10_000)
     """USD per 1M completion tokens, 0 to 10000 (reasoning tokens included, as providers bill them)."""
     send_reasoning_content: bool = False
@@ -49,6 +47,8 @@ class ModelSettings(BaseModel):
     """Seconds to wait for connect and for each read (the gap between stream chunks); (0, 3600]."""
     max_retries: int = Field(4, ge=0, le=20)
     """Retries after a 429, 5xx, timeout or connection error (attempts = retries + 1); 0 to 20."""
+    cache_control: bool = False
+    """Mark the end of the stable prefix (the system message and the last history message) with Anthropic-style `cache_control` (OpenRouter, DashScope explicit cache); off: servers that reject unknown fields."""
     extra_body: dict[str, Any] = Field(default_factory=dict)
     """Extra request fields passed through as given (e.g. llama.cpp grammar, DeepSeek thinking)."""
     protocol: Literal["native", "xml", "react"] = "native"

@@ -1,23 +1,9 @@
 """Assembling a streamed chat completion into one `ChatResponse`.
 
-`StreamAssembler.feed(chunk)` takes each `chat.completion.chunk` as a dict and returns
-the `StreamDelta`s to show; `result()` returns the reply or raises.
-
-Rules (cases L03, C06, C07):
-- Tool-call fragments are merged by `index`; a call's id and name may come only in its
-  first fragment. Parallel calls whose fragments alternate come out complete, in index
-  order. Servers that omit `index` are matched by id (else the latest call); servers
-  that reuse one index for calls with different ids get a fresh slot per id.
-- `delta.reasoning_content` (DeepSeek) and `delta.reasoning` (vLLM, OpenRouter, Ollama)
-  go to reasoning, never into content; when a delta has both, they are one text. A
-  `<think>...</think>` block leading the content goes to reasoning too (think_tags.py).
-- Content `null` and `""` are both accepted.
-- A stream without a finish_reason was cut off: `result()` raises
-  StreamInterruptedError and returns nothing, so no half tool call is ever executed.
-  With finish_reason "length" the calls are returned with their raw (possibly cut)
-  arguments: the loop reports them to the model as invalid (case L01).
-- `usage` is taken from whichever chunk carries it (the last one, with
-  stream_options.include_usage); none -> zeros.
+`StreamAssembler.feed(chunk)` returns the `StreamDelta`s to show; `result()` returns the
+reply or raises. Tool-call fragments merge by `index`; reasoning fields and a leading
+`<think>` go to reasoning; no finish_reason raises StreamInterruptedError. Rules (cases
+L03, C06, C07): docs/providers.md ("Module notes").
 """
 
 from __future__ import annotations

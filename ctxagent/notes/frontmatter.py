@@ -1,25 +1,8 @@
-"""Markdown with YAML front matter: the on-disk form of one note.
+"""Markdown with YAML front matter: the on-disk form of one note (textbook section 9.4.2).
 
-Layout (docs/notes-todo-plan.md, Hello-Agents textbook section 9.4.2)::
-
-    ---
-    id: note_20250119_153000_1a2b3c
-    title: 'Governance: Manifest-Diff Prompt'
-    type: task_state
-    tags:
-    - refactoring
-    created_at: '2025-01-19T15:30:00.123456+08:00'
-    updated_at: '2025-01-19T15:30:00.123456+08:00'
-    ---
-
-    <body>
-
-Writing goes through PyYAML's safe dumper, never a string template, so titles such as
-`yes`, `null`, `- leading dash` or `key: [a, b]` are quoted as needed (case S02). Any
-string holding a line break or control character is written double-quoted with escapes,
-so the front matter never contains a line that could be mistaken for the closing `---`.
-Reading uses PyYAML's base loader, which resolves every scalar to a string: a title a
-person typed as `yes` stays the string "yes", a timestamp stays text.
+Written with PyYAML's safe dumper, never a template, so odd titles are quoted (case S02)
+and no line can pass for the closing `---`; read with the base loader, every scalar a
+string. Layout: docs/notes-todo-plan.md.
 """
 
 from __future__ import annotations

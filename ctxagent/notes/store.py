@@ -32,6 +32,7 @@ from ctxagent.notes.model import (
     now_iso,
 )
 from ctxagent.storage.files import atomic_write_bytes, file_lock
+from ctxagent.storage.ids import resolve_id
 
 #: Textbook defaults (Hello-Agents section 9.4.3): list returns 20 notes, search 10.
 DEFAULT_LIST_LIMIT = 20
@@ -60,15 +61,15 @@ class NoteStore:
     # -- reading ---------------------------------------------------------------
 
     def get(self, note_id: str) -> Note:
-        """The note `note_id`. Raises ToolInputError (bad id) or NotFoundError."""
-        path = note_path(self.folder, note_id)
+        """The note `note_id` (or a unique prefix of its id). Raises ToolInputError (bad id) or
+        NotFoundError (none; an ambiguous prefix, naming the candidates)."""
+        note_path(self.folder, note_id)  # the id's form is checked before anything is read
         if not self.folder.is_dir():
             raise NotFoundError(f"note {note_id} does not exist (no notes yet in {self.folder})")
         with self._locked():
             entries = self._entries()
-            if note_id not in entries:
-                raise NotFoundError(f"note {note_id} does not exist; use list or search to find ids")
-            return self._note(note_id, entries[note_id], path)
+            note_id = _resolve(note_id, entries)
+            return self._note(note_id, entries[note_id], note_path(self.folder, note_id))
 
     def all(self) -> list[Note]:
         """Every note, most recently updated first."""
@@ -148,17 +149,17 @@ class NoteStore:
 
     def update(self, note_id: str, *, title: str | None = None, content: str | None = None,
                note_type: str | None = None, tags: Any = None) -> Note:
-        """Change the given fields of a note; return the updated note.
+        """Change the given fields of a note (`note_id`: or a unique prefix of it); return the updated note.
 
         Raises ToolInputError (bad id, nothing to change, bad field), NotFoundError.
         """
-        path = note_path(self.folder, note_id)
+        note_path(self.folder, note_id)  # the id's form first
         if title is None and content is None and note_type is None and tags is None:
             raise ToolInputError("nothing to update: pass title, content, note_type or tags")
         with self._locked():
             entries = self._entries()
-            if note_id not in entries:
-                raise NotFoundError(f"note {note_id} does not exist; use list or search to find ids")
+            note_id = _resolve(note_id, entries)
+            path = note_path(self.folder, note_id)
             note = self._note(note_id, entries[note_id], path)
             _apply(note, title, content, note_type, tags)
             note.updated_at = now_iso()
@@ -167,12 +168,13 @@ class NoteStore:
         return note
 
     def delete(self, note_id: str) -> Note:
-        """Delete a note and return what it held. Raises ToolInputError or NotFoundError."""
-        path = note_path(self.folder, note_id)
+        """Delete a note (`note_id`: or a unique prefix of it) and return what it held. Raises
+        ToolInputError or NotFoundError."""
+        note_path(self.folder, note_id)
         with self._locked():
             entries = self._entries()
-            if note_id not in entries:
-                raise NotFoundError(f"note {note_id} does not exist; use list or search to find ids")
+            note_id = _resolve(note_id, entries)
+            path = note_path(self.folder, note_id)
             note = self._note(note_id, entries[note_id], path)
             self._backup(path)
             path.unlink(missing_ok=True)
@@ -222,6 +224,16 @@ class NoteStore:
             atomic_write_bytes(path.with_name(path.name + ".bak"), path.read_bytes())
         except (OSError, StorageError):
             pass  # a missing old file has nothing to back up
+
+
+def _resolve(note_id: str, entries: index.Entries) -> str:
+    """The id in `entries` that `note_id` names: itself, or the one id it is a prefix of.
+    Raises NotFoundError (none; several, naming them)."""
+    if note_id in entries or not any(i.startswith(note_id) for i in entries):
+        if note_id not in entries:
+            raise NotFoundError(f"note {note_id} does not exist; use list or search to find ids")
+        return note_id
+    return resolve_id(note_id, entries, what="note", listing="use list or search to find ids")
 
 
 def _body(content: Any) -> str:

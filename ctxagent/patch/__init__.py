@@ -1,13 +1,8 @@
 """The patch applier: parse -> locate -> apply, all or nothing (docs/patch.md).
 
-- `parse_patch(text) -> Patch` (parser.py): pure, the `*** Begin Patch` format.
-- `seek_sequence(lines, pattern, start, eof) -> list[int]` (seek.py): pure matching.
-- `plan_patch(patch, workspace, limits) -> list[FileChange]` (plan.py): validates every
-  path and locates every hunk before anything is written.
-- `apply_changes(changes, workspace, backup_root) -> ApplyResult` (apply.py): backups,
-  atomic writes, rollback on failure.
-- `apply_patch_text(text, workspace, *, max_files, max_changed_lines)`: all three.
-- `unified_diff(changes) -> str` (diff.py): the plain diff a user approves.
+`parse_patch`, `seek_sequence`, `plan_patch`, `apply_changes`, `apply_patch_text` (all
+three steps) and `unified_diff` (the diff a user approves); one line per module in
+`ctxagent/patch/README.md`.
 """
 
 from ctxagent.patch.apply import ApplyResult, apply_changes, apply_patch_text

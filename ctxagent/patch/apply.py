@@ -1,19 +1,8 @@
 """Apply planned changes: back up the originals, write every file, all or nothing.
 
-`plan_patch` (from `plan.py`) has already validated every path and located every hunk.
-`apply_changes` then:
-1. checks that no file changed on disk since it was planned (else nothing is written);
-   all under the repository's writer lock (`storage.journal.repo_lock`, S8);
-2. writes the journal (`storage.journal.Journal`: the originals and the file list), so a
-   run killed from here on is undone at the next start of ctxagent (S5);
-3. copies every original to `<workspace>/.ctxagent/backups/<stamp>/<relpath>`;
-4. writes each file atomically (`storage.atomic_write_bytes`, permission bits kept,
-   case P06) or deletes it;
-5. if any step of 4 fails or is interrupted (any exception, Ctrl-C too), restores every
-   original (a second Ctrl-C waits for it), removes files and folders it created, and
-   raises PatchError (P05) or PatchInterrupted, saying "partially applied (k of n files
-   written), restored" or "not applied" as it was; Ctrl-C during 1-3 leaves no journal nor
-   backup and says "not applied"; during the commit (the journal removed) it says "applied".
+Under the writer lock (S8): check nothing changed since planning, write the journal (S5),
+back up, write atomically (P06); any failure or Ctrl-C restores every original and raises
+PatchError (P05) or PatchInterrupted saying what happened (docs/patch.md, "All or nothing").
 """
 
 from __future__ import annotations

@@ -1,22 +1,8 @@
 """Locate an update's chunks in a file's lines and compute the new lines. Pure.
 
-Rules:
-- Chunks are searched in order; each search starts where the previous chunk ended.
-- Without an `@@` anchor a chunk's old lines must match exactly one place at or after
-  that point (in the first matching pass of `seek_sequence`); several places is an
-  ambiguity error naming their line numbers (case P03).
-- With an anchor, the anchor line is searched first; the chunk is the first match of
-  its old lines at or after each anchor candidate (so the anchor line may also be the
-  first context line). If different anchor candidates lead to different places, that
-  is ambiguous too.
-- A chunk with no old lines (only `+` lines) is inserted right after its anchor line,
-  or at the end of the file when it has no anchor.
-- `*** End of File` chunks are matched at the end of the file first.
-- Lines the chunk keeps (context) keep the file's own text, so a context line matched
-  while ignoring whitespace is not rewritten.
-- The final newline: if the file's last line is still the last line afterwards, its
-  newline state is kept (a missing final newline stays missing, P02b); otherwise the
-  result ends with a newline (P02a).
+Chunks are searched in order, each after the previous; several places is ambiguous (case
+P03); anchors are searched first; context keeps the file's text; the final newline rules
+are P02a/P02b. Rules: docs/patch.md ("Locating hunks", "Module notes").
 """
 
 from __future__ import annotations

@@ -1,31 +1,8 @@
 """Parse patch text into a `Patch`. Pure: no filesystem access.
 
-Grammar (the codex `apply_patch` envelope; `<eol>` is LF or CRLF, both accepted)::
-
-    patch      := noise* "*** Begin Patch" eol op+ "*** End Patch" eol? trailer*
-    op         := add | delete | update
-    add        := "*** Add File: " path eol ("+" text eol)*
-    delete     := "*** Delete File: " path eol
-    update     := "*** Update File: " path eol ("*** Move to: " path eol)? body
-    body       := chunk+ | bare_text
-    chunk      := ("@@" | "@@ " anchor) eol hunk_line+ ("*** End of File" eol)?
-    hunk_line  := (" " | "-" | "+") text eol | eol          # an empty line is empty context
-
-Leniencies, each because models produce them:
-- One enclosing Markdown fence (```diff, ```patch or bare ```) is stripped (case P04a).
-- Before `*** Begin Patch` only blank lines and stray `*** End Patch` lines are
-  tolerated (P04b); the end marker is searched *after* the begin marker. Anything else
-  there, a second `*** Begin Patch`, or text after the end marker, is an error that
-  quotes what was found (never silently dropped).
-- The first hunk of an update may omit its `@@` line.
-- A git-style header `@@ -12,7 +12,8 @@ def f():` is accepted; its anchor is `def f():`.
-- Literally empty lines at the end of a hunk are dropped (they are only context).
-- `\\ No newline at end of file` lines (copied from git diffs) are ignored.
-- An update whose body has no `@@`, no `+`/`-` line and at least one line without a
-  hunk prefix is the whole new file (`UpdateFile.replace_lines`), trailing blank lines
-  trimmed. A body containing any `+`/`-` line is always parsed as hunks.
-- Blank lines inside an added file are kept as empty lines when a `+` line follows.
-A patch with no operation is an error (P04c), and so is a hunk that changes nothing.
+The codex `apply_patch` envelope (LF or CRLF), with the leniencies models need (cases
+P04a-c); anything else is an error quoting what was found. Grammar and leniencies:
+docs/patch.md ("The format", "Module notes").
 """
 
 from __future__ import annotations
@@ -87,17 +64,13 @@ def _strip_fence(lines: list[_Line]) -> list[_Line]:
 def _envelope(lines: list[_Line]) -> list[_Line]:
     """Return the lines strictly between `*** Begin Patch` and its `*** End Patch`."""
     begin = _find_begin(lines)
-    end = None
-    for k in range(begin + 1, len(lines)):
-        text = lines[k].text.rstrip()
-        if text == BEGIN:
+    end = _end_of(lines, begin)
+    for k in range(begin + 1, len(lines) if end is None else end):
+        if lines[k].text.rstrip() == BEGIN:
             raise PatchError(
                 f"line {lines[k].no}: a second '*** Begin Patch' before '*** End Patch'; "
                 f"send exactly one patch envelope.\n{EXPECTED_FORM}"
             )
-        if text == END:
-            end = k
-            break
     if end is None:
         raise PatchError(
             "missing '*** End Patch' after '*** Begin Patch' (is the patch truncated?); "
@@ -105,6 +78,20 @@ def _envelope(lines: list[_Line]) -> list[_Line]:
         )
     _check_trailer(lines[end + 1:])
     return lines[begin + 1:end]
+
+
+def _end_of(lines: list[_Line], begin: int) -> int | None:
+    """Index of the `*** End Patch` closing the envelope opened at `begin`: the first
+    unpadded one, else the last padded one (` *** End Patch`; an earlier padded line may be
+    a context line quoting the marker), else None."""
+    padded = None
+    for k in range(begin + 1, len(lines)):
+        text = lines[k].text
+        if text.rstrip() == END:
+            return k
+        if text.strip() == END:
+            padded = k
+    return padded
 
 
 def _find_begin(lines: list[_Line]) -> int:
@@ -148,7 +135,7 @@ def _parse_ops(body: list[_Line]) -> list[Operation]:
         if not line.text.strip():
             k += 1
             continue
-        match = _HEADER.match(line.text.rstrip())
+        match = _HEADER.match(line.text.strip())
         if match is None:
             raise PatchError(
                 f"line {line.no}: expected an operation header, found {line.text[:80]!r}. "
@@ -156,7 +143,7 @@ def _parse_ops(body: list[_Line]) -> list[Operation]:
                 f"'*** Delete File: <path>'.\n{EXPECTED_FORM}"
             )
         kind, path = match.group(1), _path(match.group(2), line)
-        stop = _section_end(body, k + 1)
+        stop = _section_end(body, k + 1, in_update=kind == "Update")
         section = body[k + 1:stop]
         if kind == "Add":
             ops.append(AddFile(path, _add_lines(section, path)))
@@ -176,10 +163,18 @@ def _path(raw: str, line: _Line) -> str:
     return path
 
 
-def _section_end(body: list[_Line], k: int) -> int:
-    while k < len(body) and not _HEADER.match(body[k].text.rstrip()):
+def _section_end(body: list[_Line], k: int, *, in_update: bool) -> int:
+    while k < len(body) and not _is_header(body[k].text, in_update):
         k += 1
     return k
+
+
+def _is_header(text: str, in_update: bool) -> bool:
+    """True when `text` is an operation header, padding ignored; in an update's body a
+    line of one space and then non-space text is a context line whatever it says."""
+    if in_update and text[:1] == " " and text[1:2] not in (" ", "\t"):
+        return False
+    return _HEADER.match(text.strip()) is not None
 
 
 def _add_lines(section: list[_Line], path: str) -> list[str]:
@@ -213,8 +208,9 @@ def _expect_empty(section: list[_Line], path: str) -> None:
 
 def _parse_update(path: str, section: list[_Line]) -> UpdateFile:
     move_to = None
-    if section and _MOVE.match(section[0].text.rstrip()):
-        move_to = _path(_MOVE.match(section[0].text.rstrip()).group(1), section[0])
+    moved = _MOVE.match(section[0].text.strip()) if section else None
+    if moved is not None:
+        move_to = _path(moved.group(1), section[0])
         section = section[1:]
     while section and section[-1].text == "":  # a " " line is empty context: kept
         section = section[:-1]

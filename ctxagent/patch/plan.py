@@ -158,8 +158,8 @@ def _update(view: _View, op: UpdateFile, rel: str, entry: _Entry) -> None:
         raise PatchError(f"apply_patch: Update File {op.path}: the file is binary (contains NUL bytes); "
                          "patches only change text files.", path=op.path)
     new = _new_bytes(entry.data, op)
-    if op.move_to is None:
-        view.now[rel] = _Entry(new, entry.mode)
+    if op.move_to is None or posixpath.normpath(op.move_to) == posixpath.normpath(op.path):
+        view.now[rel] = _Entry(new, entry.mode)  # `Move to: ./a.py` for `a.py`: a plain update
         return
     if paths.is_symlink(view.root, op.path):
         raise PatchError(f"apply_patch: Update File {op.path} with Move to: it is a symbolic link; patches move "

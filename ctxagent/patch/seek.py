@@ -1,18 +1,8 @@
 """Find where a block of lines occurs in a file. Pure.
 
-`seek_sequence` tries passes of increasing leniency and returns the candidates of the
-first pass that finds any (after codex `seek_sequence.rs`):
-
-1. exact;
-2. ignoring trailing whitespace (editors and models drop or add it);
-3. ignoring leading and trailing whitespace (models re-indent context lines);
-4. as 3, with typographic punctuation mapped to ASCII: dashes and minus signs to `-`,
-   curly quotes to `'`/`"`, non-breaking and other Unicode spaces to ` ` (models
-   "prettify" punctuation they copy).
-
-The caller decides what several candidates mean (ambiguity, case P03); a later pass is
-never consulted once an earlier pass matched, so a lenient match cannot outvote an
-exact one.
+`seek_sequence` tries passes of increasing leniency (exact, trailing whitespace, both
+ends, typographic punctuation) after codex `seek_sequence.rs`, and returns the first
+pass's candidates, so a lenient match never outvotes an exact one (docs/patch.md).
 """
 
 from __future__ import annotations

@@ -1,18 +1,8 @@
 """Text files as lines, and back to the same bytes.
 
-A file is read into `TextFile(lines, encoding, newline, final_newline)` and written back
-with the same encoding (BOM included), its dominant line ending and the same final
-newline state, so an untouched file round-trips byte for byte (case P01, P02).
-
-- encoding: "utf-8-sig" when the file starts with the UTF-8 BOM, else "utf-8" when the
-  bytes decode as UTF-8, else "latin-1" (every byte maps to one character, so the
-  round trip is exact even for unknown 8-bit encodings).
-- newline: the dominant ending, "\\r\\n" when CRLF lines outnumber LF lines, "\\n" when
-  LF lines outnumber CRLF; on a tie the first line's ending wins (LF for a file with no
-  line break). Writing uses it for every line, so a patch never leaves mixed endings;
-  a file that already had mixed endings is normalised to its dominant one.
-- A lone "\\r" not followed by "\\n" is ordinary line content.
-- Files containing a NUL byte are binary and are refused (`is_binary`).
+`TextFile(lines, encoding, newline, final_newline)` writes back the same encoding (BOM
+included), the dominant line ending and the final newline state, so an untouched file
+round-trips byte for byte (cases P01, P02). NUL bytes: binary, refused (`is_binary`).
 """
 
 from __future__ import annotations

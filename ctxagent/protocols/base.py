@@ -1,14 +1,8 @@
 """What a protocol is: one reply read as one action, and a history written back as text.
 
-Inside ctxagent every protocol speaks native form: an action is an assistant message with
-one `tool_calls` entry, its observation the `tool` message that answers it. A text
-protocol only translates at the request boundary: `encode` renders the history (and the
-tool guide) as text the model reads, `decode` reads the model's text reply back into a
-`Decoded` action. So masking, compaction, snapshots and `inspect` see the same call/result
-units whatever the protocol (docs/protocols.md).
-
-A reply that breaks the protocol is kept as a unit too: the assistant message with its raw
-text and one call to `PROTOCOL_ERROR`, answered by the correction (`violation_call`).
+Inside ctxagent everything is native form; a text protocol translates at the request
+boundary (`encode` the history, `decode` a reply into `Decoded`). A reply that breaks it
+is one `PROTOCOL_ERROR` call answered by `violation_call`'s correction (docs/protocols.md).
 """
 
 from __future__ import annotations

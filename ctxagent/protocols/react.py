@@ -1,16 +1,8 @@
 """The ReAct protocol, in HelloCodeAgentCli's form.
 
-A reply is `Thought: ...` then one action line: `Action: NAME[{json arguments}]` or
-`Action: Finish[answer]`; the bare `NAME[{json}]` and `Finish[answer]` lines that
-HelloCodeAgentCli's prompts show are read too (bare only for a known tool name or Finish,
-so prose such as `list[int]` is never an action).
-
-Tolerated: labels in any case, in bold (`**Thought**:`), in Chinese (`思考`, `行动`) and
-with a full-width colon; an argument or answer over several lines (up to the last `]`
-before the next label); code fences around the reply or the JSON; no `Thought:` label
-(the text before the action is the thought). Refused (a violation, with a correction):
-no action, two or more actions, an action without `[...]`, an `Observation:` the model
-wrote itself, a reply cut off by the token limit before its `]`.
+`Thought: ...` then one `Action: NAME[{json}]` or `Action: Finish[answer]` (bare forms for
+known names only); tolerant of case, bold, Chinese labels and fences; no action, several
+actions or a cut reply are violations. Reference: docs/protocols.md ("ReAct", "Parsing").
 """
 
 from __future__ import annotations

@@ -1,16 +1,8 @@
 """`TextProtocol`: what the XML and ReAct protocols share, the history written as text.
 
-`encode` turns a native-form request into one without the `tools` parameter:
-- the tool guide (the protocol's prompt, rendered from the tools' JSON schemas, so it
-  cannot drift from them) is appended to the first system message;
-- an assistant message with tool calls becomes its thought and action as text
-  (`render_action`); one without becomes the protocol's final answer (`render_finish`);
-  a reply that broke the protocol is sent back as the model wrote it;
-- the `tool` messages answering one assistant message become ONE user message, each
-  result after OBSERVATION_PREFIX (a correction without it);
-- two user messages that end up adjacent (an observation, then the next request) are
-  joined, since templates that demand alternating roles reject them.
-Every other key (reasoning_content) rides along; the input is never modified.
+`encode` drops the `tools` parameter: the tool guide goes into the first system message,
+calls become action text, one assistant message's results one user message after
+OBSERVATION_PREFIX, adjacent user messages joined; input never modified (docs/protocols.md).
 """
 
 from __future__ import annotations

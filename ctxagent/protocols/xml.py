@@ -1,18 +1,8 @@
 """The XML protocol (the Claude-Code-style protocol of the seed agent).
 
-A reply is `<thinking>...</thinking>` (optional), then exactly one of
-`<tool name="NAME">{json arguments}</tool>`, `<python>code</python>` (the python_exec
-tool) or `<finish>answer</finish>`.
-
-Strict about structure, tolerant about form:
-- tags in any case, with white space inside them (`< TOOL name='x' >`, `</Tool >`);
-- the whole reply, or a block's body, may sit in a code fence (```xml, ```json...);
-- prose before the action counts as thought; prose after it is ignored;
-- a block whose closing tag is missing at the very end of the reply is taken to the end
-  (servers that stop on `</tool>`), unless the reply was cut off by the token limit.
-Refused (a violation, with a correction): no action, two or more actions, a `<tool>`
-without a name, a block cut off by the token limit, and an observation the model wrote
-itself after its action.
+Optional `<thinking>`, then exactly one `<tool name="NAME">{json}</tool>`,
+`<python>code</python>` or `<finish>answer</finish>`; strict about structure, tolerant
+about form. Reference: docs/protocols.md ("XML", "Parsing").
 """
 
 from __future__ import annotations

@@ -1,19 +1,8 @@
 """Split extracted text into overlapping chunks that can be cited by line (and page).
 
-Sizes are in TOKENS as estimated by `ctxagent.text.tokens.estimate_tokens` (the
-project's calibrated estimate: ~4 English characters or ~1 Chinese character a token).
-
-- Markdown: blocks are paragraphs (blank-line separated) and headings; a heading starts
-  a new block; fenced code (``` or ~~~) is never split on blank lines nor read as
-  headings. Each chunk records the heading path of its largest block ("Setup > Linux"),
-  the section most of its text comes from.
-- Plain text and PDF pages: blocks are paragraphs.
-- Code: blocks are single lines (so chunks end on line boundaries).
-
-Blocks are packed greedily up to `size` tokens. The next chunk starts with the last
-blocks of the previous one, up to `overlap` tokens, so a passage cut at a boundary is
-whole in one of the two. A block bigger than `size` is split into lines, and a line
-bigger than `size` into pieces of characters. PDF chunks never span pages.
+Sizes in tokens (`ctxagent.text.tokens.estimate_tokens`); blocks are Markdown paragraphs
+and headings, text paragraphs or code lines, packed greedily with `overlap`; PDF chunks
+never span pages (docs/memory-rag.md, "Knowledge base").
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """`KnowledgeBase`: documents cut into chunks, indexed for full-text search in SQLite.
 
-One `ctxagent.storage.sqlite.SQLiteStore` with numbered migrations (`RAG`) and the
-CJK-aware FTS5 index shared with memory (`ctxagent.memory.fts`). A document is known by its key (the resolved file path,
-or the caller's document id) within a namespace. Adding it again replaces its chunks in
-one transaction, unless its content hash is unchanged (then nothing is written).
-
-Search scores are BM25 relevance normalised per query: the best chunk scores 1.0, so
-`min_score` is relative to the best match (0.3 keeps chunks at least 30% as relevant).
+A `ctxagent.storage.sqlite.SQLiteStore` (migrations `RAG`) with the FTS5 index of
+`ctxagent.memory.fts`; a document, known by key within a namespace, is replaced in one
+transaction unless its hash is unchanged. Scores are relative to the best (docs/memory-rag.md).
 """
 
 from __future__ import annotations

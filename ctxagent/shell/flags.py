@@ -1,18 +1,8 @@
 """The flag scanner: split a command's words into flags, flag values and operands.
 
-It reads words the way GNU getopt_long does, so that what we check is what the program
-will see: combined short flags (`-rn`), attached values (`-n5`, `-k2`, `-oFILE`), values
-in the next word (`-e PATTERN`, `-m 3`), `--name=value` and `--name value`, `--` ending
-the flags, a lone `-` as an operand, and (for GNU programs) flags after operands. Long
-flags must be spelled in full: GNU getopt accepts unambiguous abbreviations, but an
-abbreviation is checked against what the program knows, not against our allow-list.
-
-Flag values of kind PATH (a file the program will open: `grep -f FILE`, `rg
---ignore-file FILE`, `git grep -f FILE`...) are confined here, by the scanner itself, so
-no command can forget them: each must resolve inside the workspace (symbolic links
-followed), and the argv gets its resolved absolute path (`Scan.words`), because some
-programs open such values relative to another directory than ours (`git grep -f` opens
-it relative to the top of the work tree, not the current directory).
+Words are read as GNU getopt_long does (clusters, attached and next-word values, `--`,
+flags after operands), long flags in full only. PATH values are confined here and passed
+absolute (`Scan.words`), so no command can forget them (docs/terminal.md, "What is refused").
 """
 
 from __future__ import annotations
@@ -41,6 +31,8 @@ class Scan:
     words: list[str] = field(default_factory=list)
     path_values: list[tuple[str, str, int, str]] = field(default_factory=list)
     """(flag, value, index of the word holding it, text before the value in that word)."""
+    end_of_flags: int | None = None
+    """Index of the `--` word that ended the flags, None when there was none."""
 
     def add(self, flag: str, kind: str, value: str | None, index: int, prefix: str = "") -> None:
         """Record `flag` (of value `kind`) with `value`, found in word `index` after `prefix`."""
@@ -76,6 +68,7 @@ def scan(cmd: str, spec: Spec, words: list[Word], ctx: PathContext) -> Scan:
             i += 1
         elif text == "--":
             flags_done = True
+            result.end_of_flags = i
             i += 1
         elif text.startswith("--"):
             i = _long_flag(cmd, spec, words, i, result)

@@ -1,17 +1,9 @@
 """The ignore files ripgrep would read, checked before it runs (issue 17 S9).
 
-rg opens `.ignore`, `.rgignore` and `.gitignore` in every directory it searches and in
-every parent of a search path up to `/` (even with `--no-ignore-parent`, ripgrep 14), and
-`.git/info/exclude` of a repository; it follows symbolic links to them and prints a line
-it cannot parse as a glob in its error message. A `.gitignore -> ~/.aws/credentials`
-committed to a repository therefore printed lines of that file; a FIFO blocked rg until
-the timeout; `/dev/zero` never ended. `risky_ignore_classes` walks what rg would
-search (never following links, hidden directories only when rg would enter them) and
-names each class of ignore file that holds one rg must not read: a link resolving
-outside the workspace, anything but a regular file, a file outside the workspace (a
-parent of the workspace). The terminal then runs rg with that class switched off
-(`FLAGS`) and says so. Listings are cached per directory on (device, inode, mtime,
-ctime), so a repeated search costs one stat per directory; ctime cannot be set back.
+`risky_ignore_classes` walks what rg would search (no links followed) and names each
+class of ignore file that holds a link outside, a special file or a file above the
+workspace; the terminal switches that class off (`FLAGS`). Listings are cached per
+directory on (device, inode, mtime, ctime) (docs/terminal.md, "Limits and lookups").
 """
 
 from __future__ import annotations

@@ -1,20 +1,9 @@
 """An OS-level jail for the terminal tool, with bubblewrap (`bwrap`).
 
-Where bwrap is installed and works, every command of a pipeline runs inside a new root
-that shows only what commands need, all of it read-only: the system directories
-(`/usr`, `/bin`, `/lib*`, `/etc`...), the workspace, and any extra read-only paths the
-caller names (a git directory outside the workspace, the prepared git view). The rest
-of the file system (home directories, other projects, `/tmp`) is not there at all, so
-a program that opens a file on its own (a flag we did not know, a configuration file,
-an ignore file in a parent directory) finds nothing outside the workspace. There is no
-network, the process IDs are private, and the only writable place is the scratch
-directory (HOME and TMPDIR), mounted as a tmpfs of `scratch_bytes` bytes when a size is
-given so a command cannot fill the disk. This is a second wall behind the parsed
-allow-list, not a replacement for it.
-
-bwrap often cannot run inside containers (no user namespaces, no mount permission);
-`jail_available()` tries it once per process and the tool then falls back silently to
-the allow-list alone (the resource limits of `process.ResourceLimits` still apply).
+A new root showing only the system directories, the workspace and named extra paths, all
+read-only; no network, private PIDs, a tmpfs scratch directory. A second wall behind the
+allow-list; `jail_available()` tries it once per process and falls back silently
+(docs/terminal.md, "How commands run").
 """
 
 from __future__ import annotations

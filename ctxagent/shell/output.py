@@ -1,18 +1,9 @@
-"""Capping command output, keeping its head and tail, on character boundaries (a CR LF
-line end counts as one character); showing control characters as visible escapes.
+"""Capping command output to its head and tail on character boundaries; control characters shown as escapes.
 
-A command may print gigabytes. `HeadTailBuffer` keeps only the first and last `limit`
-bytes while counting the total, so memory stays bounded. `cap_output` then renders the
-kept bytes as text (UTF-8, U+FFFD for invalid bytes, never an exception: case T07) and
-keeps as much of the head and the tail as fits in `limit` bytes of RENDERED text, with a
-marker giving the number of output bytes dropped between them. The limit is measured on
-the text returned, so replacement characters and escapes cannot push it past the cap.
-The rule: observations are "truncated head + tail, marked" (docs/terminal.md).
-
-With `escape=True` (what the terminal tool uses), `escape_controls` replaces control
-characters by visible escapes: a file could otherwise retitle or recolour the user's
-terminal (ESC, OSC ... BEL), set its clipboard (OSC 52), hide text (CR, bidi overrides)
-or send NUL bytes to the model provider (breaker finding F4).
+`HeadTailBuffer` keeps the first and last `limit` bytes; `cap_output` renders them (U+FFFD
+for invalid bytes, case T07) within `limit` bytes of returned text, marked, cut on
+character boundaries (a CR LF counts as one character);
+`escape_controls` makes control characters visible (breaker finding F4; docs/terminal.md).
 """
 
 from __future__ import annotations

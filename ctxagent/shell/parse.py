@@ -1,20 +1,8 @@
-"""Split a command line into a pipeline of words, the way a POSIX shell would, refusing
-everything that is not a plain word or a `|`.
+"""Split a command line into a pipeline of words, as a POSIX shell would, refusing all but plain words and `|`.
 
-The terminal tool never hands a command line to a shell. This module is the whole of
-its "shell": quote removal (single quotes, double quotes, backslash), splitting on blanks
-and on `|`. Everything a shell would *do* with the line beyond that is refused, because
-the model wrote the command for a shell and would otherwise get a different command run:
-separators (`;`, `&`, `&&`, `||`, newline), redirection (`<`, `>`, `>>`, `2>`, `|&`),
-substitution and expansion (`$`, backquotes, `<(...)`, `~`, brace expansion), grouping
-(`(`, `)`) and comments (`#`). Text inside single quotes is literal; inside double quotes
-`$` and backquote are refused since a shell would expand them there too.
-
-Unquoted `*`, `?` and `[` are remembered (`Word.glob`) so that the policy can expand
-them itself, like a shell, for words that are paths.
-
-Rules follow the POSIX Shell Command Language, section 2.2 (Quoting) and 2.3 (Token
-Recognition). Errors: `ToolRefusedError` naming the refused text and why.
+The terminal's whole "shell": quote removal and splitting on blanks and `|`; separators,
+redirection, expansion, grouping and comments raise `ToolRefusedError` naming the text.
+Unquoted globs are remembered (`Word.glob`). POSIX Shell Command Language 2.2, 2.3.
 """
 
 from __future__ import annotations

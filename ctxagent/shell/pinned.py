@@ -1,14 +1,8 @@
-"""Open what was checked: file operands of `cat`, `head` and `tail` handed over as open
-file descriptors (issue 17 S14).
+"""Open what was checked: file operands of `cat`, `nl`, `head`, `tail` passed as open descriptors (issue 17 S14).
 
-The path check resolves symbolic links, then the program opens the path itself, so a
-local process that swaps a link in between could make `cat x` read an outside file. For
-these reads ctxagent opens each file itself, one path component at a time from the
-workspace root with O_NOFOLLOW (any link that appeared since the check fails the open:
-the command is refused), and gives the program `/dev/fd/N` instead of the name. The
-program then reads the very file that was checked. Only where the name never shows in
-the output: every operand of `cat`, the single operand of `head`/`tail` without `-v`.
-Directories, FIFOs, files we cannot open and operands past MAX_PINNED stay names.
+Each file is opened one component at a time from the workspace root with O_NOFOLLOW and
+given as `/dev/fd/N`, where the name never shows in the output; directories, FIFOs and
+operands past MAX_PINNED stay names (docs/terminal.md, "Limits and lookups").
 """
 
 from __future__ import annotations
@@ -24,7 +18,8 @@ from ctxagent.shell.parse import Word
 from ctxagent.shell.paths import PathContext, is_inside
 from ctxagent.shell.specs import SPECS
 
-PINNED = ("cat", "head", "tail")
+PINNED = ("cat", "nl", "head", "tail")
+_ALL_OPERANDS = ("cat", "nl")
 MAX_PINNED = 256
 """Descriptors opened per command at most (the soft RLIMIT_NOFILE is often 1024); the
 operands after that stay names."""
@@ -39,7 +34,7 @@ def pin_reads(argv: list[str], ctx: PathContext) -> tuple[list[str], list[int]]:
         return argv, []
     result = scan(name, SPECS[name], [Word(text) for text in argv[1:]], ctx)
     operands = [i for i in result.operands if result.words[i] != "-"]
-    if name != "cat" and (len(result.operands) != 1 or result.has(_VERBOSE)):
+    if name not in _ALL_OPERANDS and (len(result.operands) != 1 or result.has(_VERBOSE)):
         return argv, []
     out, fds = list(argv), []
     try:

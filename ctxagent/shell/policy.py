@@ -1,19 +1,14 @@
 """The terminal tool's policy: which commands, flags, operands and scripts may run.
 
-`check_pipeline(stages, ctx)` takes the parsed words of each pipeline stage and returns
-the argv of each, or raises `ToolRefusedError` saying which word was refused, why, and
-what is allowed instead. Nothing runs before every stage has passed.
-
-Commands: ls, tree, cat, head, tail, wc, find, grep, rg, sort, uniq, cut, awk, sed,
-file, stat, du, pwd, echo, and git with read-only subcommands (`cd` is handled by the
-tool itself). Flags are checked against per-command allow-lists (terminal_specs,
-terminal_flags); operands that are paths are glob-expanded and must stay inside the
-workspace (terminal_paths); sed scripts and awk programs are analysed (terminal_sed,
-terminal_awk); find and git have their own modules.
+`check_pipeline(stages, ctx)` returns each stage's argv or raises `ToolRefusedError`
+naming the word, the reason and what is allowed; nothing runs before every stage passes.
+Flags: `specs`/`flags`; paths: `paths`; scripts: `commands.sed`/`awk`; `.ctxagent` left out of
+recursive commands: `hide_state`; xargs: `commands.xargs` (docs/terminal.md).
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -23,15 +18,18 @@ from ctxagent.errors import ToolInputError, ToolRefusedError
 from ctxagent.shell.commands.awk import check_awk_program
 from ctxagent.shell.commands.find import check_find
 from ctxagent.shell.commands.git import check_git
+from ctxagent.shell.commands.jq import check_jq
 from ctxagent.shell.commands.rg import rg_ignore_flags
 from ctxagent.shell.commands.sed import check_sed_script
+from ctxagent.shell.commands.xargs import parse_xargs
 from ctxagent.shell.flags import Scan, scan
+from ctxagent.shell.hide_state import hidden_note, hiding_flags
 from ctxagent.shell.parse import Word
 from ctxagent.shell.paths import PathContext
 from ctxagent.shell.process import SAFE_PATH
 from ctxagent.shell.specs import SPECS, Spec
 
-COMMANDS = tuple(sorted([*SPECS, "find", "git", "cd"]))
+COMMANDS = tuple(sorted([*SPECS, "find", "git", "jq", "xargs", "cd"]))
 """Every command name the terminal tool accepts."""
 
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
@@ -46,16 +44,27 @@ def check_pipeline(stages: list[list[Word]], ctx: PathContext, notes: list[str] 
     """
     if len(stages) > 1 and any(stage[0].text == "cd" for stage in stages):
         raise ToolRefusedError("terminal: cd cannot be part of a pipeline; run `cd DIR` on its own first")
-    return [check_stage(stage, ctx, notes) for stage in stages]
+    feeders = [n for n, stage in enumerate(stages) if stage[0].text == "xargs"]
+    if len(feeders) > 1:
+        raise ToolRefusedError("terminal: one xargs per command line is allowed; run the first part on its own")
+    argvs = [check_stage(stage, ctx, notes) for stage in stages]
+    if feeders and feeders[0] > 0 and parse_xargs(stages[feeders[0]][1:], ctx).arg_file:
+        raise ToolRefusedError("xargs: -a FILE is not allowed after a `|` (its items come from the file, "
+                               "so the pipe would feed nothing); run `xargs -a FILE ...` on its own")
+    return argvs
 
 
 def check_stage(words: list[Word], ctx: PathContext, notes: list[str] | None = None) -> list[str]:
     """Check one command (its name and arguments); return its argv. Raises ToolRefusedError."""
     name = words[0].text
     if name == "find":
-        return check_find(words[1:], ctx)
+        return check_find(words[1:], ctx, notes)
     if name == "git":
-        return check_git(words[1:], ctx)
+        return check_git(words[1:], ctx, notes)
+    if name == "jq":
+        return check_jq(words[1:], ctx)
+    if name == "xargs":
+        return check_xargs(words, ctx)
     spec = SPECS.get(name)
     if spec is None:
         raise _unknown_command(name)
@@ -64,11 +73,35 @@ def check_stage(words: list[Word], ctx: PathContext, notes: list[str] | None = N
     result = scan(name, spec, words[1:], ctx)
     paths: list[str] = []
     argv = _assemble(name, spec, words[1:], result, ctx, paths)
+    roots = [ctx.resolve(p) for p in paths] or [ctx.cwd]
     if name == "sed" and _sed_has_sandbox():
         argv.insert(1, "--sandbox")
+    if name == "diff":
+        argv.insert(1, "--no-dereference")  # -r would follow links out of the workspace
     if name == "rg":
-        argv[1:1] = rg_ignore_flags(result, [ctx.resolve(p) for p in paths] or [ctx.cwd], ctx, notes)
+        argv[1:1] = rg_ignore_flags(result, roots, ctx, notes)
+    hiding = hiding_flags(name, result, paths, ctx)
+    if hiding:
+        argv[1:1] = hiding
+        note = hidden_note(name, result, roots, ctx)
+        if note and notes is not None:
+            notes.append(note)
     return argv
+
+
+def check_xargs(words: list[Word], ctx: PathContext) -> list[str]:
+    """Check `xargs FLAGS COMMAND ARGS` as far as it can be before its input is known: its
+    flags, and the command and its own words as if typed (a refusal there stands whatever
+    the input). Returns the words as typed; the terminal runs the batches itself."""
+    plan = parse_xargs(words[1:], ctx)
+    name = plan.command[0].text
+    if name not in COMMANDS:
+        raise _unknown_command(name)
+    try:
+        check_stage(plan.command, ctx)
+    except ToolInputError:
+        pass  # an operand the input will give (`xargs grep -l` without its pattern yet)
+    return [w.text for w in words]
 
 
 def _unknown_command(name: str) -> ToolRefusedError:
@@ -92,6 +125,11 @@ def _assemble(name: str, spec: Spec, words: list[Word], result: Scan, ctx: PathC
         if not operand_idx:
             raise ToolInputError(f"{name}: a {spec.operands} operand is missing")
         literal.add(operand_idx[0])
+    if spec.operands == "strings":
+        literal.update(operand_idx)
+        if spec.max_operands is not None and len(operand_idx) > spec.max_operands:
+            raise ToolRefusedError(f"{name}: more than {spec.max_operands} operands are not allowed (SET1 SET2; "
+                                   f"{name} reads standard input only): pipe a file in with `cat FILE | {name} ...`")
     _check_scripts(name, spec, words, result, literal)
     expanded: dict[int, list[str]] = {}
     for i in operand_idx:
@@ -103,12 +141,23 @@ def _assemble(name: str, spec: Spec, words: list[Word], result: Scan, ctx: PathC
         if spec.operands == "none":
             raise ToolRefusedError(f"{name}: the operand {words[i].text!r} is not allowed ({name} takes none)")
         expanded[i] = ctx.expand(name, words[i])
+        if name == "diff":
+            expanded[i] = [_dereference(p, ctx) for p in expanded[i]]
         paths.extend(expanded[i])
     _check_operand_count(name, spec, sum(len(v) for v in expanded.values()))
     argv = [name]
     for i, text in enumerate(result.words):
         argv.extend(expanded.get(i, [text]))
     return argv
+
+
+def _dereference(text: str, ctx: PathContext) -> str:
+    """A diff operand that is a symbolic link (checked to resolve inside): the file it leads
+    to, relative to the current directory, since diff runs with --no-dereference."""
+    if text == "-" or not os.path.islink(os.path.join(ctx.cwd, text)):
+        return text
+    real = os.path.relpath(ctx.resolve(text), ctx.cwd)
+    return "./" + real if real.startswith("-") else real
 
 
 def _check_scripts(name: str, spec: Spec, words: list[Word], result: Scan, literal: set[int]) -> None:

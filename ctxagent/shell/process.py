@@ -1,22 +1,8 @@
-"""Run a checked pipeline: scrubbed environment, own process groups, one timeout for the
-whole pipeline, capped output.
+"""Run a checked pipeline: scrubbed environment, own process groups, one timeout, capped output.
 
-The stages are connected with OS pipes by us (stdout of one is the stdin of the next);
-no shell is involved. The first stage reads /dev/null. Every stage starts its own
-session and process group (`start_new_session=True`); on timeout every group is killed
-with SIGKILL, so programs a stage started die with it. stdout of the last stage and
-stderr of all stages are read concurrently into bounded head/tail buffers, and rendered
-with control characters escaped (output_cap).
-
-Every process gets the `ResourceLimits` as rlimits (memory, size of a written file, no
-core dumps), and while the pipeline runs a watchdog measures the scratch directory every
-SCRATCH_POLL_S seconds and stops the pipeline when it holds more than the limit: a
-"read-only" `sed ':a;p;ba' f | sort` otherwise spills gigabytes of sort's temporary
-files into it (breaker finding F3). In the bubblewrap jail the scratch directory is also
-a tmpfs of that size, a hard limit.
-
-The environment is built from an allow-list (`safe_env`), never by deleting names from
-ours, so API keys and tokens cannot leak into a command (docs/redaction.md).
+Stages piped by us (no shell), stdin /dev/null or a file, one process group each, SIGKILL on
+timeout; `ResourceLimits` as rlimits and a scratch watchdog every SCRATCH_POLL_S (breaker
+finding F3); the environment from an allow-list (`safe_env`). docs/terminal.md.
 """
 
 from __future__ import annotations
@@ -51,6 +37,24 @@ class RunResult:
     returncodes: list[int | None] = field(default_factory=list)
     timed_out: bool = False
     stopped: str = ""
+    captured: bytes | None = None
+    """With `capture`: stdout's bytes as written, or None when there were more."""
+
+
+class _Capture(HeadTailBuffer):
+    """A HeadTailBuffer that also keeps every byte, up to `capture` bytes."""
+
+    def __init__(self, limit: int, capture: int) -> None:
+        super().__init__(limit)
+        self.capture = capture
+        self.data: bytearray | None = bytearray()
+
+    def feed(self, chunk: bytes) -> None:
+        super().feed(chunk)
+        if self.data is not None:
+            self.data += chunk
+            if len(self.data) > self.capture:
+                self.data = None
 
 
 def safe_env(*, home: str, cwd: str) -> dict[str, str]:
@@ -70,9 +74,16 @@ def resolve_program(name: str) -> str:
     environment). Raises ToolInputError when it is missing."""
     found = find_program(name)
     if found is None:
-        raise ToolInputError(f"terminal: {name} is not installed on this machine; try another command "
-                             f"(e.g. `find . -maxdepth 2` instead of tree)")
+        hint = _MISSING_HINTS.get(name, "try another command")
+        raise ToolInputError(f"terminal: {name} is not installed on this machine, so nothing ran; {hint}")
     return found
+
+
+_MISSING_HINTS = {
+    "jq": "install jq (e.g. `apt-get install jq`), or read the JSON with cat, head or grep",
+    "tree": "try `find . -maxdepth 2` instead",
+    "rg": "use `grep -rn PATTERN .` instead",
+}
 
 
 def _on_safe_path(path: str) -> bool:
@@ -81,13 +92,13 @@ def _on_safe_path(path: str) -> bool:
 
 def run_pipeline(argvs: list[list[str]], *, cwd: str, env: dict[str, str], timeout: float,
                  max_output: int, prefix: list[str] | None = None, limits: ResourceLimits | None = None,
-                 scratch: str | None = None, pass_fds: list[list[int]] | None = None) -> RunResult:
-    """Run `argvs` as a pipeline in `cwd` (timeout in seconds, output cap in bytes).
-
-    `prefix` (e.g. a bwrap jail ending in `--`) goes before each program; all are resolved on SAFE_PATH first
-    (ToolInputError if one is missing; then nothing starts). `limits`: each process's rlimits; with `scratch`,
-    the watchdog's bound too. `pass_fds`: per stage, inherited descriptors (the caller closes them).
-    """
+                 scratch: str | None = None, pass_fds: list[list[int]] | None = None,
+                 stdin_path: str | None = None, capture: int | None = None) -> RunResult:
+    """Run `argvs` as a pipeline in `cwd` (timeout s, output cap bytes); `prefix` (a bwrap jail ending in `--`)
+    goes before each program, all resolved on SAFE_PATH first (ToolInputError if one is missing: nothing starts).
+    `limits`: rlimits (and, with `scratch`, the watchdog's bound); `pass_fds`: per stage, inherited descriptors
+    (the caller closes them); `stdin_path`: what the first stage reads (default /dev/null); `capture`: keep up
+    to this many bytes of stdout as written (`RunResult.captured`)."""
     paths = [resolve_program(argv[0]) for argv in argvs]
     if prefix:
         # inside the jail bwrap looks the bare name up on SAFE_PATH; a program found
@@ -97,17 +108,22 @@ def run_pipeline(argvs: list[list[str]], *, cwd: str, env: dict[str, str], timeo
     else:
         commands = [(path, argv) for path, argv in zip(paths, argvs)]
     watch = ScratchWatch(scratch, limits.scratch_bytes) if limits and scratch else None
-    out_buf, err_buf = HeadTailBuffer(max_output), HeadTailBuffer(max_output)
+    out_buf = HeadTailBuffer(max_output) if capture is None else _Capture(max_output, capture)
+    err_buf = HeadTailBuffer(max_output)
+    stdin = os.open(stdin_path, os.O_RDONLY | os.O_CLOEXEC) if stdin_path else None
     err_read, err_write = os.pipe()
     deadline = time.monotonic() + timeout  # from the first spawn (issue 17 S12)
     try:
         procs = _start(commands, cwd=cwd, env=env, err_write=err_write,
-                       preexec=limits.preexec() if limits else None, pass_fds=pass_fds or [])
+                       preexec=limits.preexec() if limits else None, pass_fds=pass_fds or [],
+                       stdin=subprocess.DEVNULL if stdin is None else stdin)
     except BaseException:
         os.close(err_read)
         raise
     finally:
         os.close(err_write)
+        if stdin is not None:
+            os.close(stdin)
     stop = "interrupted"
     try:
         fds = {procs[-1].stdout.fileno(): out_buf, err_read: err_buf}  # type: ignore[union-attr]
@@ -119,6 +135,8 @@ def run_pipeline(argvs: list[list[str]], *, cwd: str, env: dict[str, str], timeo
             _wait_all(procs, time.monotonic() + _DRAIN_AFTER_KILL_S)
         _close(procs, err_read)
     result = _result(out_buf, err_buf, procs, stop, max_output)
+    if isinstance(out_buf, _Capture):
+        result.captured = None if out_buf.data is None else bytes(out_buf.data)
     if prefix:
         result.returncodes = [_unwrap_signal(code) for code in result.returncodes]
     return result
@@ -133,9 +151,8 @@ def _unwrap_signal(code: int | None) -> int | None:
 
 def _start(commands: list[tuple[str | None, list[str]]], *, cwd: str, env: dict[str, str],
            err_write: int, preexec: Callable[[], None] | None,
-           pass_fds: list[list[int]]) -> list[subprocess.Popen[bytes]]:
+           pass_fds: list[list[int]], stdin: int | object) -> list[subprocess.Popen[bytes]]:
     procs: list[subprocess.Popen[bytes]] = []
-    stdin: int | object = subprocess.DEVNULL
     try:
         for n, (executable, command) in enumerate(commands):
             fds = tuple(pass_fds[n]) if n < len(pass_fds) else ()

@@ -1,27 +1,8 @@
 """Allow-lists of flags, one table per read-only command of the terminal tool.
 
-These are allow-lists on purpose: the spellings of a forbidden flag are endless
-(`-o`, `-oFILE`, `--output=FILE`, `--out=FILE`...), the spellings of an allowed one are
-few. A flag that is not listed here is refused; long flags must be spelled out in full
-(abbreviations are refused because GNU getopt would resolve them, maybe to a flag we
-never allowed).
-
-Whether a flag takes a value matters as much as whether it is allowed: if we thought a
-flag took a value that the program does not, the "value" would reach the program
-unchecked as a flag or a path. Each table was written from the program's `--help` on
-Debian 12 (coreutils 9.1, findutils 4.9, grep 3.8, ripgrep 13, sed 4.9, file 5.44,
-mawk 1.3.4). Flags that follow symbolic links during traversal (`grep -R`, `rg -L`,
-`du -L`...) are left out: a link inside the workspace may point outside it.
-
-Value kinds: NONE (no value), VALUE (free text: a number, a glob, a pattern), PATH (a
-file name that must stay inside the workspace), OPTIONAL (long flags only: `--x` or
-`--x=VALUE`, never the next word), ATTACHED (long flags only: `--x=VALUE` and nothing
-else, as git's revision parser takes `--format=`; the next word is never its value). Every flag that makes the program open a file or
-directory named by its value is either PATH or left out (refused): the scanner
-(`terminal_flags.scan`) confines PATH values itself and hands the program their
-absolute path, and `tests/shell/test_flag_paths.py` lists the file-taking
-flags of each program's manual and checks each is PATH or refused. VALUE is only for
-values no program opens as a file.
+An unlisted flag is refused; abbreviations too. Value kinds: NONE, VALUE, PATH, OPTIONAL,
+ATTACHED; every flag that opens a file is PATH or left out (`tests/shell/test_flag_paths.py`).
+Tables from `--help` on Debian 12 (docs/terminal.md, "Module notes").
 """
 
 from __future__ import annotations
@@ -37,8 +18,8 @@ class Spec:
     """Flags and operands of one command; the kinds: docs/terminal.md, "How a command's words are checked".
 
     short: letter -> value kind; long: "--name" -> value kind; operands: "paths", "pattern", "script", "program",
-    "text" or "none"; max_operands: None for no limit; numeric: `-NUM` allowed; numeric_suffix: letters allowed
-    after `-NUM` (None: a getopt cluster); permute: flags may follow operands; why: refusal reasons by flag.
+    "strings" (tr), "text" or "none"; max_operands: None for no limit; numeric: `-NUM` allowed; numeric_suffix:
+    letters allowed after `-NUM` (None: a getopt cluster); permute: flags may follow operands; why: reasons by flag.
     """
 
     short: Mapping[str, str]
@@ -149,6 +130,31 @@ SPECS: dict[str, Spec] = {
              "-p": "changes file access times", "--preserve-date": "changes file access times",
              "-S": "turns off file's own sandbox", "--no-sandbox": "turns off file's own sandbox",
              "-L": _FOLLOWS_LINKS, "--dereference": _FOLLOWS_LINKS},
+    ),
+    "nl": _spec(
+        short_none="p", short_value="bdfhilnsvw",
+        long_none="no-renumber",
+        long_value="body-numbering section-delimiter footer-numbering header-numbering line-increment "
+                   "join-blank-lines number-format number-separator starting-line-number number-width",
+    ),
+    "tr": _spec(
+        short_none="cCdst", long_none="complement delete squeeze-repeats truncate-set1",
+        operands="strings", max_operands=2,
+    ),
+    "diff": _spec(
+        short_none="iEZbwBaqsceunyptTrNdH", short_value="ICUWFDxL", short_path="X",
+        long_none="ignore-case ignore-file-name-case no-ignore-file-name-case ignore-tab-expansion "
+                  "ignore-trailing-space ignore-space-change ignore-all-space ignore-blank-lines text "
+                  "strip-trailing-cr brief report-identical-files ed rcs normal side-by-side left-column "
+                  "suppress-common-lines show-c-function expand-tabs initial-tab suppress-blank-empty "
+                  "recursive no-dereference new-file unidirectional-new-file minimal speed-large-files",
+        long_value="ignore-matching-lines width show-function-line label tabsize exclude ifdef "
+                   "horizon-lines palette old-line-format new-line-format unchanged-line-format line-format "
+                   "old-group-format new-group-format unchanged-group-format changed-group-format",
+        long_path="exclude-from from-file to-file", long_optional="context unified color",
+        why={"-l": "runs the pr program", "--paginate": "runs the pr program",
+             "-S": "not supported here; name the files to compare",
+             "--starting-file": "not supported here; name the files to compare"},
     ),
     "pwd": _spec(short_none="LP", operands="none"),
     "echo": _spec(operands="text"),

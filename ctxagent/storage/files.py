@@ -1,15 +1,8 @@
 """Durable state on disk: atomic writes, backups, JSONL append, file locks.
 
-Rules (docs/state.md): every write goes to a temporary file in the same folder,
-is fsynced and then `os.replace`d over the target, so a crash leaves either the old or
-the new bytes, never a mix. Readers survive empty or corrupt files: they fall back to
-the `.bak` copy, and a corrupt file is copied aside (`<name>.corrupt-<stamp>`) before
-anything overwrites it (once: a file that stays corrupt is not copied again).
-
-The per-repository state folder comes from `ensure_state_dir(repo)` (creating it, with a
-`.gitignore` of `*`) or `state_dir(repo)` (reading): both refuse a `.ctxagent` that is a
-symbolic link, resolves outside the repository, or holds a symbolic link, so a cloned
-repository cannot choose where ctxagent writes backups, transcripts or memory.
+Writes go to a fsynced temporary file `os.replace`d over the target; readers fall back
+to `.bak` and copy a corrupt file aside once. `ensure_state_dir` / `state_dir` refuse a
+`.ctxagent` that is or holds a symbolic link or resolves outside (docs/state.md).
 """
 
 from __future__ import annotations
@@ -23,11 +16,12 @@ import tempfile
 import time
 import warnings
 from pathlib import Path
-from typing import Any, Callable
-
-from filelock import FileLock
+from typing import TYPE_CHECKING, Any, Callable
 
 from ctxagent.errors import StorageError
+
+if TYPE_CHECKING:  # filelock is imported by `file_lock`: commands that only look never take a lock
+    from filelock import FileLock
 
 #: Seconds a writer waits for a file lock or a busy SQLite database before giving up.
 LOCK_TIMEOUT_S = 30.0
@@ -38,17 +32,18 @@ STATE_DIR_NAME = ".ctxagent"
 TMP_PREFIX = ".ctxtmp-"
 
 
-def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None, replace: bool = True) -> bool:
+def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None, replace: bool = True,
+                       sync: bool = True) -> bool:
     """Write `data` to `path` atomically (temp file + fsync + rename); True when written.
     `mode`: permission bits (default: the old file's, 0o644 new). `replace=False`: take the name
-    only if free (False when another writer has it). Raises StorageError if it cannot be
-    written or is refused (`guard_state_path`). Reference: docs/state.md ("Writes")."""
+    only if free (False when another writer has it). `sync=False`: no fsync (the caller syncs
+    later). Raises StorageError if it cannot be written or is refused (`guard_state_path`)."""
     path = Path(path)
     guard_state_path(path)
-    return _atomic_write(path, data, mode, replace)
+    return _atomic_write(path, data, mode, replace, sync)
 
 
-def _atomic_write(path: Path, data: bytes, mode: int | None, replace: bool = True) -> bool:
+def _atomic_write(path: Path, data: bytes, mode: int | None, replace: bool = True, sync: bool = True) -> bool:
     """The one write primitive (issue 10): temp file, fsync, chmod, rename or link, fsync the folder."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -61,7 +56,8 @@ def _atomic_write(path: Path, data: bytes, mode: int | None, replace: bool = Tru
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
-            os.fsync(handle.fileno())
+            if sync:
+                os.fsync(handle.fileno())
         os.chmod(tmp, mode)
         if replace:
             os.replace(tmp, path)
@@ -74,7 +70,8 @@ def _atomic_write(path: Path, data: bytes, mode: int | None, replace: bool = Tru
             os.unlink(tmp)
         except FileNotFoundError:
             pass
-    fsync_dir(path.parent)
+    if sync:
+        fsync_dir(path.parent)
     return True
 
 
@@ -285,6 +282,8 @@ def file_lock(path: Path, timeout: float = LOCK_TIMEOUT_S) -> FileLock:
     guard_state_path(lock)
     refuse_link(lock)
     path.parent.mkdir(parents=True, exist_ok=True)
+    from filelock import FileLock
+
     return FileLock(str(lock), timeout=timeout)
 
 

@@ -1,12 +1,8 @@
 """A change of several files in a repository that is all or nothing, even under SIGKILL.
 
-Before the first file is replaced, `Journal.open` writes the originals and then
-`.ctxagent/journal/journal.json` (the list of files), each fsynced. `close` removes the
-journal once every file is written. A journal still present means a run died half-way:
-`recover(repo)` (called under `repo_lock` at the next start of any ctxagent command on
-the repository, `recover_pending`) restores every original, removes files and folders
-the run created and `.ctxtmp-*.tmp` files it left, then removes the journal (issue 17, S5).
-The journal format and the repository lock are described in docs/patch.md.
+`Journal.open` writes the originals, then `journal.json`; `close` removes it once every
+file is written. `recover(repo)` (under `repo_lock`, at the next start: `recover_pending`)
+undoes a run that died half-way (issue 17, S5). Format and lock: docs/patch.md.
 """
 
 from __future__ import annotations

@@ -132,13 +132,26 @@ def bm25_from_tfs(
     avg = (sum(lengths) / n_docs if n_docs else 0.0) or 1.0
     raw = [0.0] * n_docs
     for term, postings in tfs.items():
-        df = len(postings)
-        idf = math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
+        idf = _idf(len(postings), n_docs)
         query_weight = 1 + math.log(q_counts[term])
         for i, tf in postings:
             norm = tf * (k1 + 1) / (tf + k1 * (1 - b + b * lengths[i] / avg))
             raw[i] += idf * norm * query_weight
     return raw
+
+
+def bm25_term(tf: int, length: int, q_count: int, df: int, n_docs: int, avg_len: float, *,
+              k1: float = K1, b: float = B) -> float:
+    """One query term's share of a document's BM25: `tf` occurrences in a document of
+    `length` terms, the term `q_count` times in the query and in `df` of `n_docs` documents
+    of mean length `avg_len` (for indexes that keep these counts themselves)."""
+    norm = tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / (avg_len or 1.0)))
+    return _idf(df, n_docs) * norm * (1 + math.log(q_count))
+
+
+def _idf(df: int, n_docs: int) -> float:
+    """Inverse document frequency with the +1 floor that keeps it positive."""
+    return math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
 
 
 def recency_score(timestamp: float, *, now: float | None = None, half_life_s: float = 3600.0) -> float:

@@ -1,12 +1,9 @@
 """Text -> index terms, for ranking English, code identifiers and CJK text alike.
 
-One tokenizer serves every ranking in ctxagent (context selection, note search,
-context_fetch, memory, rag), so a query scores the same way everywhere.
-
-Lowercased words; identifiers whole and split (`parse_cfg` -> parse_cfg, parse, cfg); a light
-English stemmer; CJK unigrams and bigrams (case C04); a short stop-word list. Chunks of the
-UTF-8 bytes are cached process-wide; the result equals one regex pass over the whole text
-(`tests/text/test_terms.py`). The rules and their reasons: docs/text.md ("Terms").
+The one tokenizer of every ranking (context selection, notes, context_fetch, memory,
+rag): lowercased words, identifiers whole and split, a light stemmer, CJK unigrams and
+bigrams (case C04), stop words; chunk results cached process-wide (`tests/text/test_terms.py`).
+The rules and their reasons: docs/text.md ("Terms").
 """
 
 from __future__ import annotations

@@ -1,14 +1,10 @@
 """`TodoBoard`: the task board in `<repo>/.ctxagent/todos.json` (with a `.bak` copy).
 
-Items are {id, content, status, priority, created_at, updated_at}; ids are small
-integers that never repeat on a board (the model and people type them). Status is
-pending, in_progress or completed, and at most one item is in progress at any time
-(case S05): a change that would make two is refused with an error naming both ids and
-the board stays as it was. Every change is a read-modify-write under
-`ctxagent.storage.files.file_lock`, saved with `write_json_with_backup`; reading uses
-`read_json_with_fallback`, so an empty or corrupt file falls back to `.bak` (or an
-empty board) with one warning, after being copied aside once (case S01a); a board the
-`.bak` restores is written back, so the corrupt file does not linger (breaker F12).
+Items {id, content, status, priority, created_at, updated_at, session} (`session`: the
+session that last changed it, "" outside one), ids never reused; at most one in progress
+(case S05). Every change is a read-modify-write under `file_lock`; a corrupt file falls
+back to `.bak` with a warning and is rewritten (cases S01a, breaker F12;
+docs/notes-todo-plan.md).
 """
 
 from __future__ import annotations
@@ -41,9 +37,10 @@ class TodoItem:
     priority: str | None = None
     created_at: str = ""
     updated_at: str = ""
+    session: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        """{id, content, status, priority, created_at, updated_at}."""
+        """{id, content, status, priority, created_at, updated_at, session}."""
         return asdict(self)
 
 
@@ -121,10 +118,12 @@ def check_one_in_progress(items: Iterable[TodoItem]) -> None:
 
 
 class TodoBoard:
-    """The board stored at `path` (a JSON file; its folder is created on first write)."""
+    """The board stored at `path` (a JSON file; its folder is created on first write); items
+    changed through it are stamped with `session_id` (the agent's session, if any)."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, session_id: str | None = None) -> None:
         self.path = Path(path)
+        self.session_id = session_id or ""
 
     def items(self) -> list[TodoItem]:
         """Every item, in board order."""
@@ -140,7 +139,7 @@ class TodoBoard:
 
         def change(board: _Board) -> list[TodoItem]:
             stamp = now_iso()
-            new = [TodoItem(board.new_id(), c, s, p, stamp, stamp) for c, s, p in checked]
+            new = [TodoItem(board.new_id(), c, s, p, stamp, stamp, self.session_id) for c, s, p in checked]
             board.items.extend(new)
             return new
 
@@ -160,7 +159,7 @@ class TodoBoard:
             item.content = content if content is not None else item.content
             item.status = status if status is not None else item.status
             item.priority = priority if priority is not None else item.priority
-            item.updated_at = now_iso()
+            item.updated_at, item.session = now_iso(), self.session_id or item.session
             return item
 
         return self._mutate(change)
@@ -172,6 +171,15 @@ class TodoBoard:
             item = board.find(item_id)
             board.items.remove(item)
             return item
+
+        return self._mutate(change)
+
+    def clear(self) -> list[TodoItem]:
+        """Remove every item (the whole board); return the removed ones. Ids are not reused."""
+
+        def change(board: _Board) -> list[TodoItem]:
+            removed, board.items = board.items, []
+            return removed
 
         return self._mutate(change)
 
@@ -198,7 +206,7 @@ class TodoBoard:
             old = {item.id: item for item in board.items}
             board.next_id = max([board.next_id, *(i + 1 for i, *_ in checked if i is not None)])
             stamp = now_iso()
-            board.items = [_replacement(old.get(i), i or board.new_id(), c, s, p, stamp)
+            board.items = [_replacement(old.get(i), i or board.new_id(), c, s, p, stamp, self.session_id)
                            for i, c, s, p in checked]
             return list(board.items)
 
@@ -239,11 +247,11 @@ def _no_duplicate_ids(ids: list[int]) -> None:
 
 
 def _replacement(old: TodoItem | None, item_id: int, content: str, status: str,
-                 priority: str | None, stamp: str) -> TodoItem:
+                 priority: str | None, stamp: str, session: str) -> TodoItem:
     if old and (old.content, old.status, old.priority) == (content, status, priority):
         return old
     created = old.created_at if old else stamp
-    return TodoItem(item_id, content, status, priority, created, stamp)
+    return TodoItem(item_id, content, status, priority, created, stamp, session or (old.session if old else ""))
 
 
 def _empty() -> _Board:
@@ -282,8 +290,8 @@ def _parse_item(raw: Any) -> TodoItem:
     if not isinstance(content, str) or status not in STATUSES:
         raise ValueError(f"todo item {item_id} has no valid content or status")
     priority = raw.get("priority") if raw.get("priority") in PRIORITIES else None
-    return TodoItem(item_id, content, status, priority,
-                    str(raw.get("created_at") or ""), str(raw.get("updated_at") or ""))
+    return TodoItem(item_id, content, status, priority, str(raw.get("created_at") or ""),
+                    str(raw.get("updated_at") or ""), str(raw.get("session") or ""))
 
 
 def _demote_extra_in_progress(items: list[TodoItem]) -> None:

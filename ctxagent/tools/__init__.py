@@ -24,6 +24,7 @@ TOOLS: dict[str, str] = {
     "python_exec": "ctxagent.tools.python_exec:PythonExecTool",
     "skill": "ctxagent.tools.skill:SkillTool",
     "memory_file": "ctxagent.tools.memory_file:MemoryFileTool",
+    "delegate": "ctxagent.tools.delegate:DelegateTool",
 }
 
 _LAZY = {target.split(":")[1]: target.split(":")[0] for target in TOOLS.values()}

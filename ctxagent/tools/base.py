@@ -1,12 +1,8 @@
 """The tool contract: `Tool`, `ToolResult` and the `ToolRegistry`.
 
-A tool has a `name`, a `description` and parameters described by a pydantic model
-(`Params`), from which the JSON Schema sent to the model is derived. The loop calls
-`execute(args)`, which never raises: bad arguments and refusals come back as
-`ToolResult(ok=False, content=<what to do instead>)`. Library users call `run(args)`,
-which returns the Python result (`data`) and raises a `CtxAgentError` subclass on bad
-input, following the Hello-Agents textbook's conventions (`tool.run({"action": ...})`).
-See docs/tools.md.
+A tool has a `name`, a `description` and a pydantic `Params` model (its JSON Schema).
+`execute(args)` never raises (refusals are `ToolResult(ok=False)`); `run(args)` returns
+Python data and raises `CtxAgentError`, as in the Hello-Agents textbook. docs/tools.md.
 """
 
 from __future__ import annotations

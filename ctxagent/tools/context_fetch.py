@@ -1,16 +1,8 @@
 """`context_fetch`: one call gathers ranked files, notes, memory and test failures.
 
-    fetch = ContextFetchTool(workspace=".")
-    data = fetch.run({"query": "where are progress bars refreshed?"})
-    data["sources"]["files"][0]  # {"path", "score", "hits": [{"line", "text", "context_before", "context_after"}]}
-
-`run` returns {"query", "sources": {"files": [...], "notes": [...], "memory": [...],
-"tests": {"last_failed": {...}, "junit": [...]}}, "unavailable": {source: reason},
-"info": {"engine", "indexed", "cached"}}; the model receives the same as compact text,
-files grouped by path with numbered lines. Each source gets its own token budget
-(default 800), split fairly between its hits. The query is data: it is searched
-literally, never run or read as an option (`ctxagent.fetch.files`). How files are
-ranked: `ctxagent.fetch.rank`; docs/context-fetch.md has the whole story.
+`ContextFetchTool(workspace=".").run({"query": ...})` returns {"query", "sources": {files,
+notes, memory, tests}, "unavailable", "info"}; the model gets compact text. Each source
+has its own token budget; the query is data (`ctxagent.fetch.files`). docs/context-fetch.md.
 """
 
 from __future__ import annotations

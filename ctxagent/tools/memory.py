@@ -1,20 +1,8 @@
 """`memory`: long-term memory the agent (or a library user) keeps across sessions.
 
-The Hello-Agents textbook's MemoryTool (chapter 8) with its call conventions, so its
-examples run with only the import changed::
-
-    memory_tool = MemoryTool(user_id="user123")
-    memory_tool.run({"action": "add", "content": "...", "memory_type": "semantic", "importance": 0.8})
-    memory_tool.run({"action": "search", "query": "frontend engineer", "limit": 3})
-    memory_tool.execute("forget", strategy="importance_based", threshold=0.2)
-
-Actions: add, search, summary, stats, update, remove, forget, consolidate, clear_all.
-Extra keys on add/update (event_type, location, concept, session_id...) are kept as the
-memory's metadata, as in the textbook. `run` returns Python data: add -> the new id;
-search -> [{id, content, memory_type, importance, timestamp, score, ...}]; summary and
-stats -> dicts; update -> the memory; remove -> the id; forget -> {strategy, forgotten,
-remaining}; consolidate -> {consolidated, ids, from_type, to_type, threshold}; clear_all
--> {cleared}. The model gets compact text. Storage: `ctxagent.memory` (SQLite + FTS5).
+The Hello-Agents textbook's MemoryTool (chapter 8), same calls: `MemoryTool(user_id=...)`,
+`run({"action": "add"|"search"|"forget"|...})`; extra keys become metadata. Storage:
+`ctxagent.memory`. Actions and results: docs/memory-rag.md ("Memory from Python").
 """
 
 from __future__ import annotations
@@ -30,6 +18,7 @@ from ctxagent.memory import upkeep
 from ctxagent.memory.embeddings import detect_embedder
 from ctxagent.memory.model import MEMORY_TYPES, check_type
 from ctxagent.memory.render import render_item_rows, render_stats, render_summary, short
+from ctxagent.memory.stale import staleness
 from ctxagent.memory.store import DEFAULT_USER, MemoryStore
 from ctxagent.storage.files import ensure_state_dir
 from ctxagent.tools.base import Tool, ToolResult
@@ -75,6 +64,9 @@ class MemoryParams(BaseModel):
     #: the session they are for (`ctxagent.agent.wiring.memory_search`).
     exclude_session_id: SkipJsonSchema[str | None] = Field(
         None, description="search: leave out memories recorded with this session_id")
+    #: Not in the model's schema: the context engine's searches leave out stale memories
+    #: (files changed since: `ctxagent.memory.stale`); others show them marked.
+    exclude_stale: SkipJsonSchema[bool | None] = Field(None, description="search: leave out stale memories")
     memory_id: str | None = Field(None, description="id or unique id prefix (update, remove)")
     strategy: Literal["importance_based", "time_based", "capacity_based"] | None = Field(
         None, description="forget: importance_based (default) | time_based | capacity_based")
@@ -107,6 +99,10 @@ class MemoryTool(TextbookExecute, Tool):
                  max_capacity: int = 10_000, embedder: Any = "auto", session_id: str | None = None) -> None:
         if db_path is None:
             db_path = ensure_state_dir(Path(workspace if workspace is not None else ".")) / "memory.db"
+        folder = Path(db_path).parent
+        #: The workspace whose files stale memories are checked against (None: not checked).
+        self.workspace = Path(workspace) if workspace is not None else (
+            folder.parent if folder.name == ".ctxagent" else None)
         self.user_id = user_id
         self.memory_types = tuple(check_type(t) for t in (memory_types or MEMORY_TYPES))
         self.max_capacity = max_capacity
@@ -136,10 +132,19 @@ class MemoryTool(TextbookExecute, Tool):
 
     def _search(self, p: MemoryParams) -> ToolResult:
         types = p.memory_types or p.types or ([p.memory_type] if p.memory_type else None)
+        limit = p.limit or 5
         hits = self.store.search(p.query or "", memory_types=[self._enabled(t) for t in types or []] or None,
                                  min_importance=0.1 if p.min_importance is None else p.min_importance,
-                                 limit=p.limit or 5, exclude_session=p.exclude_session_id)
-        rows = [item.to_dict(score) for item, score in hits]
+                                 limit=limit * 2 if p.exclude_stale else limit, exclude_session=p.exclude_session_id)
+        rows = []
+        for item, score in hits:
+            row, why = item.to_dict(score), staleness(item.metadata, self.workspace)
+            if why and p.exclude_stale:
+                continue
+            if why:
+                row["stale"], row["content"] = why, f"[stale: {why}] {row['content']}"
+            rows.append(row)
+        rows = rows[:limit]
         return ToolResult(True, render_item_rows(rows, f"no memories match {p.query!r}"), rows)
 
     def _summary(self, p: MemoryParams) -> ToolResult:

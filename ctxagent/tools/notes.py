@@ -1,17 +1,8 @@
 """`note`: structured notes the agent keeps outside its context window.
 
-The Hello-Agents textbook's NoteTool (section 9.4) with the same constructor and call
-conventions, so its listings run::
-
-    notes = NoteTool(workspace="./project_notes")
-    note_id = notes.run({"action": "create", "title": "...", "content": "...",
-                         "note_type": "task_state", "tags": ["refactoring"]})
-
-`run` returns Python data (create -> note id; read -> {"metadata", "content"}; update
--> the same dict for the updated note; delete -> the deleted id; list and search ->
-lists of {note_id, id, title, type, tags, content, created_at, updated_at}, search rows
-also carry `score`; summary -> {total_notes, type_distribution, recent_notes}); the
-model receives the same result as compact text. Storage: `ctxagent.notes.store`.
+The Hello-Agents textbook's NoteTool (section 9.4), same constructor and calls:
+`NoteTool(workspace="./project_notes").run({"action": "create", ...})`. Storage:
+`ctxagent.notes.store`. Actions and results: docs/notes-todo-plan.md ("Notes").
 """
 
 from __future__ import annotations

@@ -1,13 +1,8 @@
 """`apply_patch`: the only way the agent changes files (docs/patch.md).
 
-The model sends one patch in the `*** Begin Patch` format (see `ctxagent.patch.parser`).
-Before running, the loop asks for approval with `preview(args)`: the plain unified diff
-of the planned changes, kept: `_run` writes exactly that plan (refused, nothing written,
-when a file changed since; a call without a preview is planned then). It records a
-checkpoint first (`ctxagent.exec.guard`; `/undo` restores it; a checkpoint that cannot be
-recorded refuses the patch) and writes all files or none. The model receives a compact
-summary (`M src/app.py (+2 -1)` per file); library callers get
-`{"files": [{"path", "action", "added", "removed"}], "checkpoint": number | None}`.
+`preview(args)` plans the `*** Begin Patch` text once and shows its diff; `_run` writes
+exactly that plan, after a checkpoint (`ctxagent.exec.guard`), all files or none, and
+refuses when a file changed since. Results: docs/patch.md ("Module notes").
 """
 
 from __future__ import annotations

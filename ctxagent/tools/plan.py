@@ -1,15 +1,9 @@
 """`plan`: ask the model for an executable plan (5 to 12 steps, risks, validation).
 
-The prompt is `ctxagent/tools/prompts/plan.md`. The model always answers in JSON, which
-is validated with pydantic (`Plan`); a reply that is not a valid plan gets one retry
-carrying the validation error (`plan_retry.md`), then a clear LLMError. The validated
-plan is shown as Markdown (default) or JSON (`format`), and with `load_to_todo` its
-steps go onto the todo board in one write. Any object with
-`chat(messages, tools=None) -> reply-with-.content` serves as the client
-(`ctxagent.llm.client.LLMClient` in the agent).
-
-`run` returns the plan as a dict {goal, steps: [{title, detail, validation}],
-risks: [{risk, mitigation}], markdown}, plus `todo_ids` when loaded onto the board.
+Prompt `prompts/plan.md`; the JSON reply is validated (`Plan`), retried once with the
+error (`plan_retry.md`), then an LLMError. `run` returns {goal, steps, risks, markdown}
+(+ `todo_ids` with `load_to_todo`; the text result then ends with the board). Any
+`chat(messages, tools=None)` client serves (docs/notes-todo-plan.md, "Plans").
 """
 
 from __future__ import annotations
@@ -25,7 +19,7 @@ from ctxagent.errors import ConfigError, LLMError, ToolInputError
 from ctxagent.templates import render
 from ctxagent.todo.board import TodoBoard
 from ctxagent.tools.base import Tool, ToolResult
-from ctxagent.tools.todo import board_path
+from ctxagent.tools.todo import board_path, render_board
 
 #: Step bounds from issue 3 ("an executable plan of 5 to 12 steps").
 MIN_STEPS = 5
@@ -153,7 +147,8 @@ class PlanTool(Tool):
         if load:
             ids = self._load(plan)
             data["todo_ids"] = ids
-            text += f"\n\nLoaded {len(ids)} steps onto the todo board as items {ids[0]}-{ids[-1]}."
+            text += (f"\n\nLoaded {len(ids)} steps onto the todo board as items {ids[0]}-{ids[-1]}.\n"
+                     + render_board(self.board.items()))  # type: ignore[union-attr]
         return ToolResult(True, text, data)
 
     def _load(self, plan: Plan) -> list[int]:

@@ -1,19 +1,9 @@
 """`rag`: a local knowledge base the agent searches and cites (no server, no network).
 
-The Hello-Agents textbook's RAGTool conventions (chapter 8), so its calls run with only
-the import changed::
-
-    rag_tool = RAGTool(knowledge_base_path="./knowledge_base")
-    rag_tool.execute("add_text", text="Python is ...", document_id="python_intro")
-    rag_tool.execute("add_document", file_path="guide.pdf", chunk_size=1000, chunk_overlap=200)
-    rag_tool.execute("search", query="history of Python", limit=3, min_score=0.1)
-
-Actions: add_document (file_path or path), add_text (text; document_id, source or
-title), search (query, limit, min_score), stats, clear (needs confirm: true). Search
-results carry `source`, `chunk_index`, `start_line`/`end_line`, `page` (PDF) and a
-`citation` string, so answers can cite them. Chunk sizes are in tokens (estimated; see
-`ctxagent.rag.chunking`). Adding a document again replaces its chunks (by content hash).
-The knowledge base lives in `<knowledge_base_path>/<collection_name>.db`.
+The Hello-Agents textbook's RAGTool conventions (chapter 8): `RAGTool(knowledge_base_path=...)`,
+`execute("add_document"|"add_text"|"search"|"stats"|"clear", ...)`; results carry lines,
+page and a `citation`. Stored in `<knowledge_base_path>/<collection_name>.db`.
+Actions and results: docs/memory-rag.md ("Knowledge base").
 """
 
 from __future__ import annotations

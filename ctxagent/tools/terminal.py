@@ -1,25 +1,9 @@
 """`terminal`: a read-only terminal for exploring the workspace (ls, cat, grep, find, git log...).
 
-Usage, as in the Hello-Agents textbook (chapter 9):
-
-    term = TerminalTool(workspace="./my_project")
-    term.run({"command": "ls -la"})                       # -> the output text
-    term.run({"command": "grep -rn 'TODO' --include='*.py' ."})
-    term.execute({"command": "rm -rf x"}).ok              # -> False, with the reason
-
-The command line is parsed by `shell_parse` (never handed to a shell), checked by
-`terminal_policy` (allow-listed commands and flags, paths inside the workspace, sed and
-awk scripts analysed), then run by `process` with a scrubbed environment, a timeout on
-the whole process group, resource limits (memory, file sizes, scratch space:
-`terminal_limits`) and an output cap with control characters escaped, inside a
-bubblewrap jail that shows only the system and the workspace, read-only, where one
-works (`bwrap_jail`). git sees a sanitized view of the repository (`terminal_git_repo`).
-`cd` changes this tool instance's directory, inside the workspace.
-
-`allow_dangerous: true` (the parameter name HelloCodeAgentCli uses) sends a command
-outside the read-only list to the approval path instead (workspace-write mode only): the
-user approves it or a rule allows it (`gate`), and it runs with `sh -c`, checkpointed,
-in the exec sandbox (`ctxagent.exec`, docs/exec.md). See docs/terminal.md.
+`TerminalTool(workspace=".").run({"command": "ls -la"})` (Hello-Agents, chapter 9): parsed
+(`shell.parse`), checked (`shell.policy`), run (`shell.process`) in a jail where bwrap
+works; `cd` stays inside the workspace. `allow_dangerous: true` goes to the exec approval
+path instead (docs/exec.md). See docs/terminal.md.
 """
 
 from __future__ import annotations
@@ -48,6 +32,7 @@ from ctxagent.shell.policy import check_pipeline
 from ctxagent.shell.process import RunResult, resolve_program, run_pipeline, safe_env
 from ctxagent.tools.base import Tool, ToolResult, tool_limits
 from ctxagent.tools.exec_gate import Ask, GatedRuns
+from ctxagent.tools.terminal_xargs import run_with_xargs
 
 
 class TerminalParams(BaseModel):
@@ -72,10 +57,11 @@ class TerminalTool(Tool):
 
     name: ClassVar[str] = "terminal"
     description: ClassVar[str] = (
-        "Run a read-only shell command in the workspace and get its output: ls, tree, cat, head, tail, "
-        "wc, find, grep, rg, sort, uniq, cut, awk, sed (printing only), file, stat, du, pwd, cd, echo, "
-        "git status/diff/log/show/ls-files/blame/grep. Pipes `|` work; ;, &&, redirection, $VAR and "
-        "$(...) are refused. Paths must stay inside the workspace."
+        "Run a read-only shell command in the workspace and get its output: ls, tree, cat, nl, head, tail, "
+        "wc, find, grep, rg, sort, uniq, cut, tr, awk, sed (printing only), file, stat, du, diff, jq, "
+        "xargs (feeding one of these), pwd, cd, echo, git status/diff/log/show/ls-files/blame/grep. "
+        "Pipes `|` work; ;, &&, redirection, $VAR and $(...) are refused. Paths must stay inside the "
+        "workspace; .ctxagent/ (ctxagent's own state) is left out of recursive searches unless named."
     )
     Params: ClassVar[type[BaseModel]] = TerminalParams
 
@@ -162,8 +148,13 @@ class TerminalTool(Tool):
                 raise ToolRefusedError(f"{exc} (to ask the user to run it anyway, resend the call with "
                                        "allow_dangerous: true)") from None
             raise
-        result = self._execute(argvs)
-        text = "\n".join([format_result(result), *(escape_controls(n) for n in notes)])
+        feeder = next((n for n, stage in enumerate(stages) if stage[0].text == "xargs"), None)
+        if feeder is None:
+            result = self._execute(argvs)
+        else:
+            result = run_with_xargs(feeder, argvs, stages, self.ctx, self._run_part, timeout=self.timeout,
+                                    max_output=self.max_output_size, notes=notes)
+        text = "\n".join([format_result(result), *(escape_controls(n) for n in dict.fromkeys(notes))])
         shown = escape_controls(command)
         if result.timed_out:
             return ToolResult(ok=False, content=(
@@ -187,9 +178,16 @@ class TerminalTool(Tool):
                                    title=f"$ {escape_controls(command)}", cwd=Path(self.ctx.cwd))
         return ToolResult(ok=report.ok, content=report.text, data=report.data)
 
-    def _execute(self, argvs: list[list[str]]) -> RunResult:
+    def _run_part(self, argvs: list[list[str]], timeout: float, stdin_path: str | None,
+                  capture: int | None) -> RunResult:
+        """`_execute` for a part of an xargs pipeline (terminal_xargs.Run)."""
+        return self._execute(argvs, timeout=timeout, stdin_path=stdin_path, capture=capture)
+
+    def _execute(self, argvs: list[list[str]], *, timeout: float | None = None, stdin_path: str | None = None,
+                 capture: int | None = None) -> RunResult:
         """Run the checked pipeline. The run directory holds `tmp/` (the scratch: HOME and
-        TMPDIR, the only writable place) and, for git, the sanitized repository view."""
+        TMPDIR, the only writable place) and, for git, the sanitized repository view.
+        `stdin_path`, `capture`: as in `run_pipeline`; `timeout` defaults to the tool's."""
         use_jail = self._use_jail()
         limits = self.limits
         with tempfile.TemporaryDirectory(prefix="ctxagent-term-") as run_dir:
@@ -213,9 +211,9 @@ class TerminalTool(Tool):
                 for n, argv in enumerate(argvs):  # open what was checked (issue 17 S14)
                     argvs[n], fds = pin_reads(argv, self.ctx)
                     pinned.append(fds)
-                return run_pipeline(argvs, cwd=self.ctx.cwd, env=env, timeout=self.timeout,
+                return run_pipeline(argvs, cwd=self.ctx.cwd, env=env, timeout=timeout or self.timeout,
                                     max_output=self.max_output_size, prefix=prefix, limits=limits,
-                                    scratch=scratch, pass_fds=pinned)
+                                    scratch=scratch, pass_fds=pinned, stdin_path=stdin_path, capture=capture)
             finally:
                 for fd in (fd for fds in pinned for fd in fds):
                     os.close(fd)

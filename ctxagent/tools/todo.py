@@ -65,14 +65,16 @@ class TodoTool(Tool):
     Params = TodoParams
     writes_state = True
 
-    def __init__(self, path: str | Path | None = None, *, workspace: str | Path = ".") -> None:
-        self.board = TodoBoard(path if path is not None else board_path(workspace))
+    def __init__(self, path: str | Path | None = None, *, workspace: str | Path = ".",
+                 session_id: str | None = None) -> None:
+        self.board = TodoBoard(path if path is not None else board_path(workspace), session_id=session_id)
 
     @classmethod
     def for_repo(cls, repo: str | Path, settings: Any = None, *, session_id: str | None = None,
                  client: Any = None) -> TodoTool:
-        """The tool over `<repo>/.ctxagent/todos.json` (docs/state.md)."""
-        return cls(workspace=repo)
+        """The tool over `<repo>/.ctxagent/todos.json` (docs/state.md); items it changes are
+        stamped with `session_id`."""
+        return cls(workspace=repo, session_id=session_id)
 
     def _run(self, params: TodoParams) -> ToolResult:
         action = "set" if params.action == "write" else params.action

@@ -18,6 +18,8 @@ from tests.support.fake_openai import text, tool_calls
 PATCH = ("*** Begin Patch\n*** Update File: app.py\n@@ def greet():\n-    return 'hello'\n+    return 'bonjour'\n"
          "*** Add File: docs/greeting.md\n+Greets in French.\n*** End Patch\n")
 RENAME = "*** Begin Patch\n*** Update File: old.py\n*** Move to: new.py\n*** End Patch\n"
+#: A look at the repository before answering: what makes an answer a finding worth an episode.
+LOOK = tool_calls([("terminal", json.dumps({"command": "ls"}))])
 
 
 def _settings(server, **agent: object) -> Settings:
@@ -54,7 +56,7 @@ def test_a_finished_turn_leaves_one_episode_with_task_outcome_files_and_tokens(t
 
 
 def test_the_episode_comes_back_as_evidence_in_a_later_session(tmp_path, fake_openai) -> None:
-    server = fake_openai([text("The tests use pytest-xdist.")])
+    server = fake_openai([LOOK, text("The tests use pytest-xdist.")])
     with open_agent(tmp_path, _settings(server)) as agent:
         agent.run_turn("Which test runner plugins does the suite use?")
     later = fake_openai([text("As before: pytest-xdist.")])
@@ -66,12 +68,12 @@ def test_the_episode_comes_back_as_evidence_in_a_later_session(tmp_path, fake_op
 
 
 def test_this_sessions_episode_is_not_evidence_in_its_own_next_turn(tmp_path, fake_openai) -> None:
-    server = fake_openai([text("The tests use pytest-xdist."), text("Still pytest-xdist.")])
+    server = fake_openai([LOOK, text("The tests use pytest-xdist."), LOOK, text("Still pytest-xdist.")])
     with open_agent(tmp_path, _settings(server)) as agent:
         agent.run_turn("Which test runner plugins does the suite use?")
         agent.run_turn("Remind me: which test runner plugins?")
     assert len(_episode_rows(tmp_path)) == 2  # both written, for later sessions
-    messages = server.requests[1]["messages"]
+    messages = server.requests[2]["messages"]
     assert messages[-1]["content"] == "Remind me: which test runner plugins?"  # no [Evidence]: turn 1 is history
     assert {"role": "assistant", "content": "The tests use pytest-xdist."}.items() <= messages[-2].items()
 
@@ -92,10 +94,10 @@ def test_a_memory_the_agent_adds_comes_back_in_later_sessions_not_in_its_own(tmp
 
 
 def test_a_resumed_session_gets_earlier_sessions_episodes_not_its_own(tmp_path, fake_openai) -> None:
-    first = fake_openai([text("The tests use pytest-xdist.")])
+    first = fake_openai([LOOK, text("The tests use pytest-xdist.")])
     with open_agent(tmp_path, _settings(first)) as agent:
         agent.run_turn("Which test runner plugins does the suite use?")
-    second = fake_openai([text("Coverage is measured with pytest-cov."), text("xdist and cov.")])
+    second = fake_openai([LOOK, text("Coverage is measured with pytest-cov."), text("xdist and cov.")])
     with open_agent(tmp_path, _settings(second)) as agent:
         agent.run_turn("Which test runner plugin measures coverage?")
     with open_agent(tmp_path, _settings(second), resume=agent.session.id) as resumed:
@@ -107,20 +109,28 @@ def test_a_resumed_session_gets_earlier_sessions_episodes_not_its_own(tmp_path, 
     assert any(m.get("content") == "Coverage is measured with pytest-cov." for m in messages[:-1])
 
 
-def test_a_stopped_turn_says_why_and_lists_no_failed_patch(tmp_path, fake_openai) -> None:
+def test_a_stopped_turn_that_changed_nothing_leaves_no_episode(tmp_path, fake_openai) -> None:
     bad = tool_calls([("apply_patch", json.dumps({"patch": "*** Begin Patch\n*** Update File: nope.py\n@@\n-x\n+y\n"
                                                             "*** End Patch\n"}))])
     server = fake_openai([bad, bad, bad])
     with open_agent(tmp_path, _settings(server, max_steps=2)) as agent:
         end = agent.run_turn("Patch a file that does not exist")
     assert end.reason == "max_steps"
+    assert _episode_rows(tmp_path) == []
+
+
+def test_a_stopped_turn_that_changed_files_says_why(tmp_path, fake_openai) -> None:
+    (tmp_path / "app.py").write_text("def greet():\n    return 'hello'\n", encoding="utf-8")
+    server = fake_openai([tool_calls([("apply_patch", json.dumps({"patch": PATCH}))]), LOOK, LOOK])
+    with open_agent(tmp_path, _settings(server, max_steps=2)) as agent:
+        assert agent.run_turn("Make greet() answer in French").reason == "max_steps"
     [episode] = _episode_rows(tmp_path)
     assert "Outcome: max_steps: stopped after 2 model calls" in episode["content"]
-    assert "Files changed" not in episode["content"] and episode["metadata"]["files"] == []
+    assert episode["metadata"]["files"] == ["app.py", "docs/greeting.md"]
 
 
 def test_the_api_key_never_reaches_the_episode(tmp_path, fake_openai) -> None:
-    server = fake_openai([text("noted")])
+    server = fake_openai([LOOK, text("noted")])
     with open_agent(tmp_path, _settings(server)) as agent:
         agent.run_turn("my key is sk-test-0123456789, and ghp_abcdefghijklmnopqrstuvwxyz is another")
     [episode] = _episode_rows(tmp_path)
@@ -153,3 +163,50 @@ def test_patch_paths_reads_renames_and_ignores_broken_arguments() -> None:
 def test_first_line_skips_blank_lines_and_cuts_long_ones() -> None:
     assert first_line("\n\n  hello  \nworld") == "hello"
     assert first_line(None) == "" and len(first_line("x" * 500)) == 200 and first_line("x" * 500).endswith("...")
+
+
+# -- issue 15 item 4: only turns that did something, and never a stale one as fact ----------------
+
+def test_a_bare_reply_and_a_bookkeeping_turn_leave_no_episode(tmp_path, fake_openai) -> None:
+    todo = tool_calls([("todo", json.dumps({"action": "add", "content": "later"}))])
+    server = fake_openai([text("What should I clear?"), todo, text("Added.")])
+    with open_agent(tmp_path, _settings(server)) as agent:
+        assert agent.run_turn("clear").reason == "finished"  # a mistyped command: the model just asks
+        assert agent.run_turn("note that for later").reason == "finished"
+    assert _episode_rows(tmp_path) == []
+
+
+def test_an_interrupted_turn_leaves_no_episode_even_after_a_patch(tmp_path, fake_openai) -> None:
+    (tmp_path / "app.py").write_text("def greet():\n    return 'hello'\n", encoding="utf-8")
+    cancel = threading.Event()
+    server = fake_openai([tool_calls([("apply_patch", json.dumps({"patch": PATCH}))]), LOOK])
+
+    def stop_after_patch(event) -> None:
+        if getattr(event, "type", "") == "tool_result":
+            cancel.set()  # the user presses Ctrl-C once the patch is applied
+
+    with open_agent(tmp_path, _settings(server), sinks=[stop_after_patch]) as agent:
+        assert agent.run_turn("Make greet() answer in French", cancel=cancel).reason == "interrupted"
+    assert "bonjour" in (tmp_path / "app.py").read_text(encoding="utf-8")
+    assert _episode_rows(tmp_path) == []
+
+
+def test_a_reverted_change_makes_its_episode_stale_and_keeps_it_out_of_later_requests(tmp_path, fake_openai) -> None:
+    original = "def greet():\n    return 'hello'\n"
+    (tmp_path / "app.py").write_text(original, encoding="utf-8")
+    server = fake_openai([tool_calls([("apply_patch", json.dumps({"patch": PATCH}))]), text("Greeting is French now.")])
+    with open_agent(tmp_path, _settings(server)) as agent:
+        agent.run_turn("Make greet() answer in French")
+    [episode] = _episode_rows(tmp_path)
+    state = episode["metadata"]["file_state"]
+    assert state["app.py"]["before"] and state["app.py"]["after"] and state["app.py"]["before"] != state["app.py"]["after"]
+    assert state["docs/greeting.md"]["before"] is None and state["docs/greeting.md"]["after"]
+    assert "stale" not in episode
+
+    (tmp_path / "app.py").write_text(original, encoding="utf-8")  # the user reverts the change
+    [episode] = _episode_rows(tmp_path)
+    assert episode["stale"] == "reverted: app.py"
+    later = fake_openai([text("Hello.")])
+    with open_agent(tmp_path, _settings(later)) as agent:
+        agent.run_turn("Make greet() answer in French again")
+    assert "Greeting is French now" not in json.dumps(later.requests[0]["messages"])

@@ -104,7 +104,10 @@ def test_cancel_while_streaming_interrupts(make_agent) -> None:
                                   sinks=(lambda e: cancel.set() if e.type == "text_delta" else None,))
     end = agent.run_turn("x", cancel=cancel)
     assert end.reason == "interrupted"
-    assert [m["role"] for m in agent.session.history] == ["user"]
+    assert [m["role"] for m in agent.session.history] == ["user", "assistant"]
+    kept = agent.session.history[-1]["content"]  # what was streamed, marked (issue 15, item 3)
+    assert kept.startswith("a") and kept.endswith("\n\n[interrupted by the user]")
+    assert "a long answer " * 50 not in kept
 
 
 def test_max_steps_stops_with_its_reason(make_agent) -> None:

@@ -13,6 +13,7 @@ from pydantic import SecretStr
 from ctxagent.agent.runtime import open_agent
 from ctxagent.config.settings import Settings
 from ctxagent.context.assembler import ContextAssembler
+from ctxagent.context.record.snapshot import load_snapshot_file
 from ctxagent.llm.settings import ModelSettings
 from ctxagent.storage.files import read_jsonl
 from ctxagent.tools.memory import MemoryTool
@@ -110,7 +111,7 @@ def test_manual_compact_records_its_details(tmp_path, fake_openai, focus) -> Non
 
 def _snapshot(agent, call: int) -> dict:
     path = agent.session.repo / ".ctxagent" / "snapshots" / agent.session.id / f"{call}.json"
-    return json.loads(path.read_text(encoding="utf-8"))
+    return load_snapshot_file(path)
 
 
 def _row(snapshot: dict, packet_id: str) -> dict:

@@ -22,10 +22,11 @@ from ctxagent.tools import TOOLS
 from tests.support.fake_openai import text, tool_calls
 
 ALL_TOOLS = ["terminal", "apply_patch", "context_fetch", "note", "todo", "plan", "memory", "rag", "python_exec",
-             "skill", "memory_file"]
+             "skill", "memory_file", "delegate"]
 #: What is offered in the default (read-only) mode where no skill is installed: python_exec needs
-#: workspace-write mode, and `skill` has nothing to offer, so both are left out.
-OFFERED = [name for name in ALL_TOOLS if name not in ("skill", "python_exec")]
+#: workspace-write mode, `skill` has nothing to offer, and `delegate` is added by `open_agent`
+#: (it runs child agents), so build_registry leaves the three out.
+OFFERED = [name for name in ALL_TOOLS if name not in ("skill", "python_exec", "delegate")]
 
 
 @pytest.fixture(autouse=True)

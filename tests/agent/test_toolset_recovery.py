@@ -18,6 +18,7 @@ import pytest
 from ctxagent.agent.runtime import open_agent
 from ctxagent.agent.toolset import build_registry
 from ctxagent.config.settings import Settings
+from ctxagent.context.record.snapshot import load_snapshot_file
 from ctxagent.memory import MemoryStore
 from ctxagent.rag.store import KnowledgeBase
 from ctxagent.tools.memory import MemoryTool
@@ -96,7 +97,7 @@ def test_F10_a_run_goes_on_without_memory_and_reports_it_unavailable(tmp_path: P
     assert "memory" in names
     tool_message = [m for m in server.requests[1]["messages"] if m["role"] == "tool"][0]
     assert "unavailable in this session" in tool_message["content"]
-    snapshot = json.loads((tmp_path / ".ctxagent" / "snapshots" / agent.session.id / "1.json").read_text())
+    snapshot = load_snapshot_file(tmp_path / ".ctxagent" / "snapshots" / agent.session.id / "1.json")
     assert any("memory" in p and "unavailable" in p for p in snapshot["report"]["problems"])
     assert (tmp_path / DB["memory"]).read_bytes() == before  # no episodic memory forced into it
 

@@ -19,11 +19,14 @@ from pydantic import BaseModel
 
 from ctxagent.cli.main import cli, register_commands
 from ctxagent.config.settings import AgentSettings, HarnessSettings, ToolSettings
+from ctxagent.config.state_settings import StateSettings
 from ctxagent.llm.settings import ModelSettings
+from ctxagent.mcp.settings import McpSettings
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 BLOCK = re.compile(r"(<!-- generated:(\w+) (\w+) -->\n)(.*?)(<!-- /generated -->)", re.DOTALL)
-SECTIONS = {"model": ModelSettings, "agent": AgentSettings, "tools": ToolSettings, "harness": HarnessSettings}
+SECTIONS = {"model": ModelSettings, "agent": AgentSettings, "tools": ToolSettings, "harness": HarnessSettings,
+            "state": StateSettings, "mcp": McpSettings}
 PAGES = ("cli.md", "configuration.md", "slash-commands.md")
 
 

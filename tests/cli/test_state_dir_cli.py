@@ -1,7 +1,9 @@
 """Every command that creates `.ctxagent/` goes through `ensure_state_dir` (breaker F5, F16).
 
 F5: after `ctxagent apply`, `tool`, `memory`, `notes`, `todo` and `run`, the state folder
-holds a `.gitignore` of `*` and `git status` does not offer `.ctxagent/` for committing.
+holds a `.gitignore` of `*` and `git status` does not offer `.ctxagent/` for committing;
+a command that only looks (`tool terminal`, `tool context_fetch`) creates no state folder
+(issue 16).
 F16: when a cloned repository ships `.ctxagent` (or `.ctxagent/sessions`, `memory.db`...)
 as a symbolic link, every command refuses with a message naming the link, and nothing
 is written to the place it points at. Real entry point, fake model only.
@@ -24,7 +26,6 @@ PATCH = "*** Begin Patch\n*** Update File: a.txt\n@@\n-a\n+b\n*** End Patch\n"
 #: One command per way of creating state; `{repo}` and `{patch}` are filled in.
 CREATORS = {
     "apply": ["apply", "{patch}", "--repo", "{repo}", "--yes"],
-    "tool_terminal": ["tool", "terminal", '{"command": "ls"}', "--repo", "{repo}"],
     "tool_note": ["tool", "note", '{"action": "create", "title": "t", "content": "c"}', "--repo", "{repo}"],
     "tool_todo": ["tool", "todo", '{"action": "add", "content": "x"}', "--repo", "{repo}"],
     "tool_memory": ["tool", "memory", '{"action": "add", "content": "x"}', "--repo", "{repo}"],
@@ -33,6 +34,11 @@ CREATORS = {
     "memory_list": ["memory", "list", "--repo", "{repo}"],
     "notes_add": ["notes", "add", "--title", "a title", "--content", "body", "--repo", "{repo}"],
     "todo_add": ["todo", "add", "an item", "--repo", "{repo}"],
+}
+#: Commands that only look: they refuse a linked state folder but never create one.
+LOOKERS = {
+    "tool_terminal": ["tool", "terminal", '{"command": "ls"}', "--repo", "{repo}"],
+    "tool_context_fetch": ["tool", "context_fetch", '{"query": "a"}', "--repo", "{repo}"],
 }
 
 
@@ -59,7 +65,7 @@ def victim(tmp_path: Path) -> Path:
 
 def run_creator(name: str, repo: Path) -> Out:
     fill = {"{repo}": str(repo), "{patch}": str(repo.parent / "fix.patch")}
-    args = [fill.get(a, a) for a in CREATORS[name]]
+    args = [fill.get(a, a) for a in {**CREATORS, **LOOKERS}[name]]
     return invoke(args)
 
 
@@ -94,7 +100,14 @@ def test_F5_git_does_not_offer_the_state_folder_after_apply(repo: Path) -> None:
     assert ".ctxagent" not in status and "a.txt" in status
 
 
-@pytest.mark.parametrize("name", sorted(CREATORS))
+@pytest.mark.parametrize("name", sorted(LOOKERS))
+def test_looking_creates_no_state_folder(repo: Path, name: str) -> None:
+    out = run_creator(name, repo)
+    assert out.exit_code == 0, out.output
+    assert not (repo / ".ctxagent").exists()
+
+
+@pytest.mark.parametrize("name", sorted({**CREATORS, **LOOKERS}))
 def test_F16_every_command_refuses_a_symlinked_state_dir(repo: Path, victim: Path, name: str) -> None:
     (repo / ".ctxagent").symlink_to(victim, target_is_directory=True)
     out = run_creator(name, repo)

@@ -16,6 +16,7 @@ from ctxagent.context.record.snapshot import (
     highest_call,
     list_calls,
     list_sessions,
+    load_snapshot_file,
     read_snapshot,
     resolve_session,
     scrub,
@@ -36,8 +37,8 @@ def test_write_and_read_back_a_builder_report(tmp_path) -> None:
     assert path == tmp_path / "snapshots" / "20240101-120000-abcd" / "0.json"
     snap = read_snapshot(tmp_path, "20240101-120000-abcd", 0)
     assert snap["request"]["messages"] == messages and snap["report"] == json.loads(json.dumps(report))
-    assert snap["call"] == 0 and snap["version"] == 1 and snap["created_at"]
-    assert [p.name for p in path.parent.iterdir()] == ["0.json"]  # no temporary files left
+    assert snap["call"] == 0 and snap["version"] == 2 and snap["created_at"]
+    assert sorted(p.name for p in path.parent.iterdir()) == ["0.json", "objects.jsonl"]  # no temporary files left
 
 
 def test_last_session_and_last_call(tmp_path) -> None:
@@ -60,10 +61,10 @@ def test_secrets_never_reach_disk(tmp_path) -> None:
     }
     report = {"budget": {"max_tokens": 100, "used_tokens": 50}}
     path = write_snapshot(tmp_path, "s1", 1, request, report, secrets=["mysecretvalue42"])
-    raw = path.read_text()
+    raw = path.read_text() + (path.parent / "objects.jsonl").read_text()  # the file and what it refers to
     for secret in ("sk-proj-abcdefghijklmnopqrstuvwx", "abcdefghijklmnopqrstuvwxyz", "k" * 20, "sk-abcdefghijklmnop", "mysecretvalue42"):
         assert secret not in raw
-    snap = json.loads(raw)
+    snap = load_snapshot_file(path)
     assert snap["request"]["max_tokens"] == 100 and snap["report"]["budget"]["used_tokens"] == 50
     assert snap["request"]["api_key"] == REDACTED
 
@@ -102,7 +103,7 @@ def test_a_taken_call_number_is_never_overwritten(tmp_path) -> None:
     assert first.read_bytes() == before
     snap = read_snapshot(tmp_path, "s1")
     assert snap["call"] == 2 and snap["report"]["call"] == 2 and snap["request"]["messages"][0]["content"] == "second"
-    assert sorted(p.name for p in first.parent.iterdir()) == ["1.json", "2.json"]  # no temporary files left
+    assert sorted(p.name for p in first.parent.iterdir()) == ["1.json", "2.json", "objects.jsonl"]  # no temporary files left
 
 
 _WRITER = """
@@ -197,7 +198,7 @@ def test_summary_calls_are_written_scrubbed(tmp_path) -> None:
     calls = [{"trigger": "auto", "request": {"model": "m", "messages": [{"role": "user", "content": "mysecretvalue42"}],
                                              "max_tokens": 100, "stream": True}, "tokens": 12}]
     path = write_snapshot(tmp_path, "s1", 1, {"messages": []}, {}, secrets=["mysecretvalue42"], summary_calls=calls)
-    snap = json.loads(path.read_text())
+    snap = load_snapshot_file(path)
     assert snap["summary_calls"][0]["request"]["messages"][0]["content"] == REDACTED
     assert snap["summary_calls"][0]["request"]["max_tokens"] == 100 and snap["redacted"] is True
     assert "summary_calls" not in json.loads(write_snapshot(tmp_path, "s1", 2, {}, {}).read_text())

@@ -14,6 +14,7 @@ from pydantic import SecretStr
 from ctxagent.agent.runtime import open_agent
 from ctxagent.cli.main import cli, register_commands
 from ctxagent.config.settings import Settings
+from ctxagent.context.record.snapshot import load_snapshot_file
 from ctxagent.llm.settings import ModelSettings
 from ctxagent.tools.memory import MemoryTool
 from ctxagent.tools.notes import NoteTool
@@ -56,7 +57,7 @@ def workspace(repo: Path, asides: int = 27) -> dict[str, str]:
 
 def snapshot(agent, call: int) -> dict:
     path = agent.session.repo / ".ctxagent" / "snapshots" / agent.session.id / f"{call}.json"
-    return json.loads(path.read_text(encoding="utf-8"))
+    return load_snapshot_file(path)
 
 
 def packets(snap: dict) -> dict[str, dict]:

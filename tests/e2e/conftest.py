@@ -122,10 +122,16 @@ def model_env(server: FakeServer) -> dict[str, str]:
 
 
 def session_snapshots(repo: Path) -> tuple[str, dict[int, dict], dict[int, str]]:
-    """The one session's snapshots under `repo`: (session id, {call: parsed}, {call: raw text})."""
+    """The one session's snapshots under `repo`: (session id, {call: read whole}, {call: raw
+    text of its file and of the objects file it refers to})."""
+    from ctxagent.context.record.snapshot import load_snapshot_file
+
     [folder] = (repo / ".ctxagent" / "snapshots").iterdir()
-    raw = {int(p.stem): p.read_text(encoding="utf-8") for p in folder.glob("*.json")}
-    return folder.name, {n: json.loads(t) for n, t in raw.items()}, raw
+    objects = folder / "objects.jsonl"
+    shared = objects.read_text(encoding="utf-8") if objects.exists() else ""
+    files = {int(p.stem): p for p in folder.glob("*.json")}
+    raw = {n: p.read_text(encoding="utf-8") + "\n" + shared for n, p in files.items()}
+    return folder.name, {n: load_snapshot_file(p) for n, p in files.items()}, raw
 
 
 def flat(output: str) -> str:

@@ -8,6 +8,7 @@ import json
 import time
 from pathlib import Path
 
+from ctxagent.context.record.snapshot import load_snapshot_file
 from tests.e2e.conftest import model_env
 from tests.support.fake_openai import text, tool_calls
 
@@ -17,6 +18,11 @@ PARAMS = ("max_tokens", "temperature", "stream", "stream_options")
 def snapshots(repo: Path) -> dict[str, dict[int, bytes]]:
     root = repo / ".ctxagent" / "snapshots"
     return {folder.name: {int(p.stem): p.read_bytes() for p in folder.glob("*.json")} for folder in root.iterdir()}
+
+
+def whole(repo: Path, session: str, n: int) -> dict:
+    """Call `n`'s snapshot as read back (its file refers to the session's stored objects)."""
+    return load_snapshot_file(repo / ".ctxagent" / "snapshots" / session / f"{n}.json")
 
 
 def test_a_resumed_session_numbers_on_and_inspect_last_is_the_newest_call(ctxagent, fake_server, repo: Path) -> None:
@@ -31,7 +37,7 @@ def test_a_resumed_session_numbers_on_and_inspect_last_is_the_newest_call(ctxage
     after = snapshots(repo)[session]
     assert sorted(after) == [1, 2, 3], "the resumed call is call 3"
     assert {n: after[n] for n in (1, 2)} == first, "the first run's snapshots are untouched"
-    snap = json.loads(after[3])
+    snap = whole(repo, session, 3)
     assert snap["call"] == 3 and snap["report"]["call"] == 3
     assert snap["request"]["messages"][-1]["content"].endswith("second task")
 
@@ -43,16 +49,16 @@ def test_a_resumed_session_numbers_on_and_inspect_last_is_the_newest_call(ctxage
 
     received = server.requests()
     for n, body in enumerate(received, 1):
-        request = json.loads(after[n])["request"]
+        request = whole(repo, session, n)["request"]
         assert {k: request.get(k) for k in PARAMS} == {k: body.get(k) for k in PARAMS}, n
         assert request["messages"] == body["messages"] and request["tools"] == body["tools"], n
-        assert json.loads(after[n])["redacted"] is False
+        assert whole(repo, session, n)["redacted"] is False
 
     proc = ctxagent("chat", "--repo", str(repo), "--resume", "last", input="third task\n/exit\n", extra_env=env)
     assert proc.returncode == 0, proc.stderr
     final = snapshots(repo)[session]
     assert sorted(final) == [1, 2, 3, 4] and {n: final[n] for n in (1, 2, 3)} == after, "chat --resume numbers on too"
-    assert json.loads(final[4])["request"]["messages"][-1]["content"].endswith("third task")
+    assert whole(repo, session, 4)["request"]["messages"][-1]["content"].endswith("third task")
 
 
 def test_inspect_last_follows_the_session_resumed_most_recently(ctxagent, fake_server, repo: Path) -> None:

@@ -101,3 +101,13 @@ def test_long_chunks_are_windowed() -> None:
 
 def test_path_terms_split_folders_and_identifiers() -> None:
     assert path_terms("ui/progress_bar.py") == ["ui", "progress_bar", "progress", "bar"]
+
+
+@pytest.mark.parametrize("name", ["ui/table.py", "README.md", "zh/内存优化.md"])
+def test_a_files_terms_are_its_text_terms_then_names_and_path(repo: Path, name: str) -> None:
+    from ctxagent.fetch.rank import index_file
+    from ctxagent.text.terms import terms
+
+    text = (repo / name).read_text(encoding="utf-8")
+    doc = index_file(name, text, (0, 0, 0))
+    assert doc.file_terms[: len(terms(text))] == terms(text)

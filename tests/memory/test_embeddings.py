@@ -6,16 +6,13 @@ words to concept axes, standing in for a local sentence-transformers model.
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
-
-import pytest
 
 from ctxagent.memory import MemoryStore
 from ctxagent.memory.embeddings import cosine_top, detect_embedder, pack, unpack
+from tests.support.extras import needs_local
 
-needs_numpy = pytest.mark.skipif(importlib.util.find_spec("numpy") is None,
-                                 reason="vectors need numpy, which comes with the local extra")
+needs_numpy = needs_local("numpy")  # vectors need numpy, which comes with the local extra
 
 _CONCEPTS = {"car": 0, "automobile": 0, "vehicle": 0, "fruit": 1, "apple": 1, "banana": 1, "code": 2, "python": 2}
 

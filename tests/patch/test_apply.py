@@ -72,7 +72,6 @@ def test_existence_errors(ws: Path) -> None:
     assert "does not exist" in refused(P("*** Update File: nope.txt\n@@\n-a\n+b\n"), ws)
     assert "does not exist" in refused(P("*** Delete File: nope.txt\n"), ws)
     assert "already exists" in refused(P("*** Update File: here.txt\n*** Move to: other.txt\n"), ws)
-    assert "already exists" in refused(P("*** Update File: here.txt\n*** Move to: here.txt\n"), ws)
     assert "not a regular file" in refused(P("*** Delete File: dir\n"), ws)
     assert "is a file" in refused(P("*** Add File: here.txt/inner.txt\n+x\n"), ws)
 

@@ -238,7 +238,7 @@ def _tool(tmp_path: Path, **kw) -> tuple[TerminalTool, Path]:
     (ws / "link_out").symlink_to("/etc/passwd")
     (ws / "link_out_dir").symlink_to("/etc")
     (ws / "link_in").symlink_to(ws / "a.txt")
-    return TerminalTool(workspace=ws, timeout=10, **kw), ws
+    return TerminalTool(workspace=ws, **{"timeout": 10, **kw}), ws
 
 
 def _assert_refused(tool: TerminalTool, ws: Path, command: str, word: str) -> None:
@@ -384,8 +384,7 @@ def test_T07_invalid_bytes_become_replacement_characters():
 
 
 def test_T07_through_a_real_command(tmp_path):
-    tool, ws = _tool(tmp_path)
-    tool.max_output_size = 5000
+    tool, ws = _tool(tmp_path, max_output_size=5000)
     (ws / "big.txt").write_bytes(("a" * 4999 + "─" + "b" * 10).encode())
     (ws / "bad.bin").write_bytes(b"\xff\xfe\x00")
     text = tool.run({"command": "cat big.txt"})
@@ -396,8 +395,7 @@ def test_T07_through_a_real_command(tmp_path):
 
 
 def test_T08_runaway_command_is_killed_and_the_session_goes_on(tmp_path):
-    tool, ws = _tool(tmp_path)
-    tool.timeout = 1
+    tool, ws = _tool(tmp_path, timeout=1)
     result = tool.execute({"command": "tail -f a.txt"})
     assert not result.ok and "timed out after 1 s" in result.content
     assert "b 2" in result.content  # what it printed before the timeout

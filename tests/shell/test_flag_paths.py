@@ -24,7 +24,7 @@ from ctxagent.tools import TerminalTool
 from tests.shell.helpers import make_workspace
 
 # Flags documented (the programs' --help / manuals: coreutils 9.1, grep 3.8, ripgrep 13,
-# sed 4.9, file 5.44, tree 2.1, git 2.39) to open a file or directory named by their value.
+# sed 4.9, file 5.44, tree 2.1, git 2.39, diffutils 3.8) to open a file or directory named by their value.
 FILE_TAKING_FLAGS: dict[str, list[str]] = {
     "grep": ["-f", "--file", "--exclude-from"],
     "rg": ["-f", "--file", "--ignore-file", "--pre"],
@@ -36,6 +36,7 @@ FILE_TAKING_FLAGS: dict[str, list[str]] = {
     "awk": ["-f"],
     "tree": ["-o", "--fromfile", "--infile", "-R"],
     "tail": ["--pid"],
+    "diff": ["-X", "--exclude-from", "--from-file", "--to-file", "-S", "--starting-file"],
     "git grep": ["-f", "-O", "--open-files-in-pager"],
     "git blame": ["--contents", "--ignore-revs-file", "-S"],
     "git diff": ["-O", "--output", "--no-index"],

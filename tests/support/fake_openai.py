@@ -13,6 +13,10 @@ Steps are dicts (the helpers below build them):
   {"type": "drop", "after_chunks": 2, "clean": True}      # stream ends cleanly, no finish_reason
   {"type": "drop", "after_chunks": 0, "error": {"message": ...}}  # an error event in the stream
   {"type": "length", "content": ..., "calls": [...]}      # finish_reason "length"
+  {"type": "raw", "body": "data: {bad\n\n", "content_type": "text/event-stream", "status": 200}
+                                         # the body as given: malformed SSE, an HTML page...
+  {"type": "text", "content": "hi", "ignore_stream": True}  # a plain JSON completion even when streamed
+FakeOpenAI(models_error=401) answers GET /models with that error (the endpoint check of doctor).
 Any streamed step also takes: "chunk_size" (characters per delta, default 4), "delay"
 (seconds before each chunk), "usage" (a usage dict to send, or None for none; default
 computed), "finish_reason" (override), "empty_content" ("" to send content "" beside
@@ -27,7 +31,12 @@ Authorization included, recorded only here), `server.log` every HTTP request as
 Rules answer some requests out of the script's order: `FakeOpenAI(script, rules=[{"contains":
 "You are compacting", "step": text("## Goal ...")}])` answers every request one of whose
 messages contains the text with that step, without taking a step of the script (a
-compaction's summary request, whenever the agent makes it).
+compaction's summary request, whenever the agent makes it). A rule with `"steps": [...]`
+instead answers its requests with those steps in order, then lets later requests fall
+through (a sub-agent's own script, whatever the order its requests arrive in).
+A step with `"barrier": {"name": "b", "count": 2}` is held until `count` requests carrying
+that barrier are held at once (proof that they are concurrent), or answered with a 500
+"barrier ... not reached" after `timeout` seconds (default 20).
 
 CLI: `python tests/support/fake_openai.py --script script.json --port-file F
 [--requests-file R] [--port N]` writes the port to F once listening, appends each
@@ -57,12 +66,13 @@ from tests.support.fake_replies import (  # noqa: E402  (re-exported step helper
     default_error_body,
     drop_stream_after,
     error,
+    raw,
     stream_error_after,
     text,
     tool_calls,
 )
 
-__all__ = ["FakeOpenAI", "Headers", "Step", "drop_stream_after", "error", "main", "stream_error_after",
+__all__ = ["FakeOpenAI", "Headers", "Step", "drop_stream_after", "error", "main", "raw", "stream_error_after",
            "text", "tool_calls"]
 
 
@@ -77,7 +87,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         self.server.fake._record(self, None)
-        if self.path.rstrip("/").endswith("/models"):
+        if self.path.rstrip("/").endswith("/models") and self.server.fake.models_error is not None:
+            self._send_json(self.server.fake.models_error, default_error_body(self.server.fake.models_error))
+        elif self.path.rstrip("/").endswith("/models"):
             data = [{"id": m, "object": "model", "owned_by": "fake"} for m in self.server.fake.models]
             self._send_json(200, {"object": "list", "data": data})
         else:
@@ -97,9 +109,15 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(404, default_error_body(404))
             return
         step, n = fake._next_step(body)
+        if step.get("barrier") and not fake._wait_barrier(step["barrier"]):
+            self._send_json(500, {"error": {"message": f"barrier {step['barrier']['name']!r} not reached: the "
+                                            "requests were not concurrent", "type": "server_error"}})
+            return
         if step["type"] == "error":
             self._send_error_step(step)
-        elif body.get("stream"):
+        elif step["type"] == "raw":
+            self._send_raw(step)
+        elif body.get("stream") and not step.get("ignore_stream"):
             self._stream(Reply(step, body, n), body)
         else:
             self._send_json(200, Reply(step, body, n).completion(body.get("model", "fake-model")))
@@ -111,6 +129,14 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         for k, v in (headers or {}).items():
             self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _send_raw(self, step: Step) -> None:
+        data = step.get("body", "").encode()
+        self.send_response(step.get("status", 200))
+        self.send_header("Content-Type", step.get("content_type", "text/event-stream"))
+        self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
 
@@ -195,12 +221,13 @@ class FakeOpenAI:
     """A scripted OpenAI-compatible server; see the module docstring."""
 
     def __init__(self, script: Iterable[Step] = (), *, default_text: str = "done",
-                 models: Iterable[str] = ("fake-model",), port: int = 0,
+                 models: Iterable[str] = ("fake-model",), port: int = 0, models_error: int | None = None,
                  requests_file: str | os.PathLike[str] | None = None, rules: Iterable[dict[str, Any]] = ()) -> None:
         self.script: list[Step] = [dict(s) for s in script]
         self.rules: list[dict[str, Any]] = [dict(r) for r in rules]
         self.default_text = default_text
         self.models = list(models)
+        self.models_error = models_error  # an HTTP status GET /models answers with instead of the list
         self.requests: list[dict[str, Any]] = []
         self.request_headers: list[dict[str, str]] = []
         self.log: list[dict[str, Any]] = []
@@ -211,6 +238,8 @@ class FakeOpenAI:
         self._httpd: _Server | None = None
         self._thread: threading.Thread | None = None
         self._served = 0
+        self._barrier_lock = threading.Lock()
+        self._barriers: dict[str, threading.Condition] = {}
 
     @property
     def port(self) -> int:
@@ -258,10 +287,23 @@ class FakeOpenAI:
             self._served += 1
             for rule in self.rules:
                 if any(isinstance(t, str) and rule["contains"] in t for t in texts):
-                    return dict(rule["step"]), self._served
+                    if "steps" not in rule:
+                        return dict(rule["step"]), self._served
+                    if rule["steps"]:
+                        return dict(rule["steps"].pop(0)), self._served
             if self.script:
                 return self.script.pop(0), self._served
             return text(self.default_text), self._served
+
+    def _wait_barrier(self, barrier: dict[str, Any]) -> bool:
+        """Hold this request until `barrier["count"]` requests wait at the barrier of that name;
+        False after its timeout (seconds, default 20)."""
+        with self._barrier_lock:
+            held = self._barriers.setdefault(barrier["name"], threading.Condition(self._barrier_lock))
+            held.arrived = getattr(held, "arrived", 0) + 1  # type: ignore[attr-defined]
+            held.notify_all()
+            return held.wait_for(lambda: held.arrived >= barrier["count"],  # type: ignore[attr-defined]
+                                 timeout=float(barrier.get("timeout", 20)))
 
     def _record(self, handler: BaseHTTPRequestHandler, body: dict[str, Any] | None) -> None:
         headers = Headers((k.lower(), v) for k, v in handler.headers.items())

@@ -31,6 +31,11 @@ def error(status: int, body: Any = None, headers: dict[str, str] | None = None) 
     return {"type": "error", "status": status, "body": body, "headers": headers or {}}
 
 
+def raw(body: str, content_type: str = "text/event-stream", status: int = 200) -> Step:
+    """A reply sent exactly as given (malformed SSE, an HTML page, a JSON body...), whatever was asked."""
+    return {"type": "raw", "body": body, "content_type": content_type, "status": status}
+
+
 def drop_stream_after(n_chunks: int, **reply: Any) -> Step:
     """Stream `n_chunks` chunks of the reply, then close the connection abruptly."""
     return {"type": "drop", "after_chunks": n_chunks, **reply}

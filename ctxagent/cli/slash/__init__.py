@@ -27,6 +27,7 @@ SLASH_MODULES: tuple[str, ...] = (
     "ctxagent.cli.permissions_chat",
     "ctxagent.cli.checkpoints_chat",
     "ctxagent.cli.slash.model",
+    "ctxagent.cli.slash.mcp",
 )
 
 _REGISTRY = Registry()

@@ -1,12 +1,7 @@
 """Claude Code's `allowed-tools` rules mapped onto ctxagent's tools, for one command's turn.
 
-A rule is a tool name, optionally with a pattern: `Read`, `Edit`, `Bash`, `Bash(git diff:*)`
-(a prefix: `git diff` and anything after it), `Bash(git *)` (`*` is a wildcard),
-`Bash(npm test)` (exact). CLAUDE_TOOLS says which of our tools each name stands for;
-ctxagent's own tool names work too. For the terminal: `Bash` gives all of it; `Bash(...)`
-gives only the commands its patterns match (every stage of a `|` pipeline must match);
-Read/Grep/Glob/LS give any command on the read-only path, never `allow_dangerous`.
-Names with no ctxagent counterpart (WebFetch, Task, mcp__...) are reported and grant nothing.
+A rule is a tool name with an optional pattern (`Bash(git diff:*)`); CLAUDE_TOOLS maps
+Claude Code's names onto ours. Matching rules: docs/slash-commands.md ("`allowed-tools`").
 """
 
 from __future__ import annotations

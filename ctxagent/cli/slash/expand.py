@@ -1,12 +1,8 @@
 """A custom command's body made into the prompt: arguments, `@file` and `` !`cmd` ``.
 
-In this order: `$ARGUMENTS` (everything after the name) and `$1`..`$9` (shell-like words;
-a missing one is empty) are filled in; when the body uses neither and arguments were
-given, they are appended as `ARGUMENTS: ...` (as Claude Code does). Then one pass over
-the result replaces each `` !`cmd` `` with the output of `cmd` run through the read-only
-terminal (a refused command leaves the refusal in the prompt) and each `@path` with the
-file, inside the workspace only and cut at MAX_FILE_CHARS (a refusal likewise). What
-a file or command brings in is not scanned again.
+`$ARGUMENTS` and `$1`..`$9` first, then one pass for `` !`cmd` `` (read-only terminal)
+and `@path` (workspace only, cut at MAX_FILE_CHARS). Order and edge cases:
+docs/slash-commands.md ("What the body can use").
 """
 
 from __future__ import annotations

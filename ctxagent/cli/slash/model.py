@@ -7,16 +7,15 @@ from typing import Any, Callable
 from ctxagent.agent.overrides import ModelChange, switch_model
 from ctxagent.cli.slash.context import ChatContext
 from ctxagent.errors import CtxAgentError
+from ctxagent.llm.prices import prices_for
 from ctxagent.llm.settings import ModelSettings
 from ctxagent.text.tokens import TokenCounter
 
 
 def prices(model: ModelSettings) -> str:
-    """`$in/$out per million tokens`, or that none are set."""
-    pair = (model.price_prompt_per_mtok, model.price_completion_per_mtok)
-    if pair == (None, None):
-        return "none set (cost is not counted)"
-    return "/".join("-" if p is None else f"${p:g}" for p in pair) + " per million tokens in/out"
+    """`$in, $cached, $out per million tokens (source)`, or that none are known."""
+    found = prices_for(model)
+    return "none known (cost is not counted)" if found is None else found.describe()
 
 
 def describe_model(model: ModelSettings) -> list[str]:
@@ -35,12 +34,15 @@ def describe_change(change: ModelChange, history_tokens: int) -> list[str]:
     lines = [f"model {old.model} -> {new.model} for the next turns (same endpoint and key, provider {new.provider})",
              f"  context window {old.context_window:,} -> {new.context_window:,} tokens ({source})",
              f"  replies up to {old.max_output_tokens:,} -> {new.max_output_tokens:,} tokens"]
-    if old.price_prompt_per_mtok is None and old.price_completion_per_mtok is None:
-        lines.append("  prices: none set, so cost is still not counted (model.price_prompt_per_mtok, "
-                     "model.price_completion_per_mtok)")
-    else:
+    own = prices_for(old)
+    if own is not None and own.source == "settings":
         lines.append(f"  prices: kept at {prices(new)}; they were set for {old.model}, so set them for "
                      f"{new.model} in config.toml if they differ")
+    elif prices_for(new) is None:
+        lines.append("  prices: none set, so cost is still not counted (model.price_prompt_per_mtok, "
+                     "model.price_cached_prompt_per_mtok, model.price_completion_per_mtok)")
+    else:
+        lines.append(f"  prices: {prices(new)}")
     room = new.context_window - new.max_output_tokens
     share = history_tokens / room if room > 0 else 1.0
     verdict = "fits" if share <= 1 else "does not fit: the next request compacts it"

@@ -2,7 +2,8 @@
 
 `/plan GOAL` runs the agent's own `plan` tool (its model calls are metered and get
 snapshots like the model's own calls) and puts the steps on the todo board, where the
-model sees them in every request (the state layer). `/todo` draws the board, `/notes`
+model sees them in every request (the state layer). `/todo` draws the board (`/todo
+clear` empties it, a board carried over from an earlier session included), `/notes`
 lists the notes (`/notes QUERY` searches them), as `ctxagent todo list` and `ctxagent
 notes list` do.
 """
@@ -41,6 +42,13 @@ def _plan(ctx: ChatContext, arg: str) -> None:
 def _todo(ctx: ChatContext, arg: str) -> None:
     tool = ctx.agent.registry.get("todo")
     board = getattr(tool, "board", None) or TodoTool.for_repo(ctx.repo).board
+    if arg.strip() == "clear":  # drop the whole board, carried over or not (issue 15 item 4)
+        removed = board.clear()
+        ctx.console.print(f"removed {len(removed)} todo item(s); the board is empty", markup=False)
+        return
+    if arg.strip():
+        ctx.console.print("usage: /todo (show the board) or /todo clear (remove every item)", markup=False)
+        return
     draw_board(ctx.console, board.items())
 
 
@@ -53,5 +61,5 @@ def _notes(ctx: ChatContext, arg: str) -> None:
 def register_slash_commands(register: Callable[..., Any]) -> None:
     """Register /plan, /todo and /notes."""
     register("plan", "ask the model for a step-by-step plan and put its steps on the todo board", _plan, "GOAL")
-    register("todo", "show the todo board", _todo)
+    register("todo", "show the todo board; /todo clear removes every item", _todo, "[clear]")
     register("notes", "list the notes, or search them for QUERY", _notes, "[QUERY]")

@@ -2,8 +2,9 @@
 
 Read from the session's transcript: every model call (the loop's, and the side calls of
 the plan tool and of compaction summaries) is recorded as a `usage` event, and each loop
-call's reply as a message with its usage. Cost needs the model's prices (settings
-`model.price_prompt_per_mtok`, `model.price_completion_per_mtok`); without them it says so.
+call's reply as a message with its usage. Cost is what the bill says (cached tokens at the
+cache price) and needs the model's prices (`ctxagent.llm.prices`: settings, else the shipped
+table); without them it says so. The cache's saving is shown at the current prices.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ctxagent.cli.slash.context import ChatContext
+from ctxagent.llm.prices import prices_for
+from ctxagent.llm.usage import cache_savings_usd
 from ctxagent.storage.files import read_jsonl
 
 _FIELDS = ("prompt_tokens", "completion_tokens", "cached_tokens", "reasoning_tokens")
@@ -40,10 +43,8 @@ def session_usage(agent: Any) -> dict[str, Any]:
 
 def usage_lines(agent: Any, total: dict[str, Any]) -> list[str]:
     """The lines /usage prints for `total` (from `session_usage`)."""
-    prompt, cached = total["prompt_tokens"], total["cached_tokens"]
-    share = f", {cached / prompt:.0%} of input" if prompt else ""
     lines = [f"session {agent.session.id}: {total['turns']} turns, {total['loop_calls']} model calls by the loop",
-             f"  tokens in   {prompt:,} (cache hits {cached:,}{share})",
+             f"  tokens in   {total['prompt_tokens']:,} ({cache_share(total)})",
              f"  tokens out  {total['completion_tokens']:,} (reasoning {total['reasoning_tokens']:,})"]
     if total["side_tokens"]:
         lines.append(f"  of these, {total['side_tokens']:,} tokens went to side calls (plan tool, compaction summaries)")
@@ -51,17 +52,28 @@ def usage_lines(agent: Any, total: dict[str, Any]) -> list[str]:
     return lines
 
 
+def cache_share(total: dict[str, Any]) -> str:
+    """`cache hits 900 of them, 90% of input` for `total`'s prompt and cached tokens."""
+    prompt, cached = total["prompt_tokens"], total["cached_tokens"]
+    share = f", {cached / prompt:.0%} of input" if prompt else ""
+    return f"cache hits {cached:,}{share}"
+
+
 def cost_line(agent: Any, total: dict[str, Any]) -> str:
-    """`cost so far $X (prices ...)`, or why the cost is unknown."""
+    """`cost so far $X, the cache saved $Y (prices ...)`, or why the cost is unknown. The cost is
+    what each call was billed (cached tokens at the cache price); the saving is at today's prices."""
     model = agent.settings.model
-    prices = (model.price_prompt_per_mtok, model.price_completion_per_mtok)
+    prices = prices_for(model)
     if total["cost_usd"] is None:
-        if prices == (None, None):
-            return ("cost unknown: no prices set for " + model.model + " (set model.price_prompt_per_mtok and "
-                    "model.price_completion_per_mtok, USD per million tokens, in config.toml)")
+        if prices is None:
+            return (f"cost unknown: no prices set for {model.model} (set model.price_prompt_per_mtok, "
+                    "model.price_cached_prompt_per_mtok and model.price_completion_per_mtok, USD per million tokens, "
+                    "in config.toml)")
         return "cost so far $0.0000"
-    shown = "/".join("-" if p is None else f"${p:g}" for p in prices)
-    return f"cost so far ${total['cost_usd']:.4f} (prices now {shown} per million tokens in/out)"
+    saved = cache_savings_usd(total["cached_tokens"], prices)
+    saving = f", the cache saved ${saved:.4f}" if saved else ""
+    shown = f" (prices now {prices.describe()})" if prices is not None else ""
+    return f"cost so far ${total['cost_usd']:.4f}{saving}{shown}"
 
 
 def _usage(ctx: ChatContext, arg: str) -> None:
@@ -72,7 +84,7 @@ def _usage(ctx: ChatContext, arg: str) -> None:
 def _cost(ctx: ChatContext, arg: str) -> None:
     total = session_usage(ctx.agent)
     ctx.console.print(cost_line(ctx.agent, total), markup=False, soft_wrap=True)
-    ctx.console.print(f"  {total['prompt_tokens']:,} tokens in (cache hits {total['cached_tokens']:,}), "
+    ctx.console.print(f"  {total['prompt_tokens']:,} tokens in ({cache_share(total)}), "
                       f"{total['completion_tokens']:,} out, over {total['turns']} turns", markup=False)
 
 

@@ -1,14 +1,10 @@
 """Compaction of a long conversation, in steps (issue 4; issue 16: as often as needed).
 
-1. Observation masking (`ctxagent.context.compaction.masking`): the oldest tool results
-   become one-line placeholders, as many as the target needs and no more, the
-   `keep_tool_results` most recent and the small ones never (method "masking").
-2. Summary: the span between the pinned task and the verbatim tail becomes one summary
-   message in fixed sections, by the injected `summarize` (method "llm") or the
-   extractive fallback (method "extractive"); earlier summaries are merged (case C03), and
-   results masked earlier are summarized from their original text (`originals`).
-Kept verbatim: the task, the latest user message, a tail of whole units (case C01).
-The assembler adds the system and state layers and the thrash guard (docs/compaction.md).
+1. observation masking (`masking`: the oldest tool results as placeholders, as many as the
+target needs, the recent and small ones never; method "masking"); 2. a summary of the span
+between the pinned task and the verbatim tail (method "llm", else "extractive"), earlier
+summaries carried forward (case C03), masked results summarized from their originals.
+The assembler adds the system and state layers and the thrash guard: docs/compaction.md.
 """
 
 from __future__ import annotations
@@ -215,12 +211,11 @@ def compact_conversation(
     focus: str | None = None, force: bool = False, trigger: str = "auto", summary: bool = True,
     originals: dict[int, dict] | None = None,
 ) -> tuple[list[dict], CompactionRecord]:
-    """Compact `convo` (no system layer); returns (new list, CompactionRecord). `measure(convo)`,
-    `count_text(text)`: tokens; `budget`: target and limit; `summarize(messages) -> str` or None;
-    `state`: todos/notes for the summary; `force`: summarize even when masking suffices (a
-    manual one then keeps only the last unit verbatim if need be); `summary`: False allows
-    masking only; `originals`: index -> the message before an earlier masking, which the summary
-    is written from. Never raises for a summarizer failure; the input is not modified."""
+    """Compact `convo` (no system layer) -> (new list, CompactionRecord). `measure`, `count_text`:
+    tokens; `budget`: target and limit; `summarize(messages) -> str` or None; `state`: for the
+    summary; `force`: summarize even when masking suffices; `summary`: False masks only;
+    `originals`: index -> a message before masking (the summary's source). Never raises for a
+    summarizer failure; the input is not modified (docs/compaction.md)."""
     config = config or CompactionConfig()
     before = measure(convo)
     stepped, masked = mask_to_target(convo, excess=max(0, before - budget.target), count_text=count_text,

@@ -1,12 +1,8 @@
 """The deterministic extractive summary: the fallback when the LLM summary fails.
 
-Built from the messages being compacted, the session state (todo board, notes) and the
-earlier summaries among those messages, whose items are carried forward (case C03: a
-second compaction must not summarize the first summary into nothing). Nothing is
-paraphrased: user requests are quoted, facts are verbatim spans (`ctxagent.context.compaction.facts`).
-
-Each item has a priority (3 = user-stated: kept until nothing else is left; 0 = tool
-chatter: dropped first) so `fit_sections` can shrink a summary to a token budget.
+Built from the compacted messages, the session state and earlier summaries (carried
+forward, case C03); nothing paraphrased (`facts`). Item priorities (3 user-stated ..
+0 tool chatter) let `fit_sections` shrink it to a budget (docs/compaction.md).
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """Key-fact extraction for the extractive compaction summary (regex based, deterministic).
 
-A "fact" is a short verbatim span a task cannot do without once the messages that
-stated it are gone: file paths, identifiers (`parse_cfg`, `ContextBuilder`,
-`ISSUE-42`), version tags (`v9-TEST`, `1.4.2`), numbers with their unit or label
-(`port 8443`, `timeout=30s`), URLs, commands (backticked spans, `$ ...` lines, the
-`command` argument of terminal calls) and error lines. Extraction never paraphrases:
-every fact is a substring of its source text, so a fact survives compaction exactly as
-the user wrote it (issue 4, case C03; `benchmarks/compaction_facts.py` measures it).
+A fact is a short verbatim span (path, identifier, version tag, number with its label,
+URL, command, error line); every fact is a substring of its source, so it survives
+compaction as written (issue 4, case C03; `benchmarks/compaction_facts.py`).
 """
 
 from __future__ import annotations

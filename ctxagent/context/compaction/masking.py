@@ -1,18 +1,10 @@
 """Step 1 of compaction: observation masking.
 
-Old tool results are replaced by a one-line placeholder that names the call, gives the
-output's first line and says how to get the output back, e.g. `[observation masked:
-terminal "cat src/a.py" -> 2,345 chars, first line "import os"; re-run the command to
-see it]`. The most recent `keep_recent` tool results stay intact, and so do small ones
-(under MIN_MASK_CHARS: masking them saves little and re-sends everything after them).
-`mask_to_target` masks oldest first only as far as a token target needs (issue 16). Only `content` changes: roles,
-`tool_call_id`s, `tool_calls` and `reasoning_content` are untouched, so the call/result
-pairing stays valid (docs/context.md, "Message rules") and nothing of the current turn is stripped
-(case C06). Masking is idempotent: a placeholder is never masked again.
-
-Observation masking as a first, cheap step follows Lindenbauer et al., "The Complexity
-Trap: Simple Observation Masking Is as Efficient as LLM Summarization for Agent Context
-Management" (2025), who found it matches LLM summaries at a fraction of the cost.
+Old tool results become a one-line placeholder naming the call, its first line and how to
+get it back; the `keep_recent` most recent and small ones (under MIN_MASK_CHARS) stay;
+`mask_to_target` masks oldest first only as far as a token target needs (issue 16). Only
+`content` changes (pairing kept, case C06); idempotent. After Lindenbauer et al. 2025,
+"The Complexity Trap" (docs/compaction.md).
 """
 
 from __future__ import annotations

@@ -1,17 +1,8 @@
 """`CompactedView`: how the assembler sees the loop's history after a compaction.
 
-The loop's history only grows (the full record stays on disk), while the model is sent
-a compacted view: the messages a compaction produced in place of the first `base_len`
-history messages, then every message appended since. The view is re-anchored on each
-call by fingerprints of the first and last covered messages; if the history no longer
-starts with them (a new session, or the loop replaced its history with the output of
-`ContextAssembler.compact`), the view resets and the history is taken as it is.
-
-A view can be written down and read back (`to_record`, `restore`), so a resumed session
-goes on from the compaction it made instead of compacting (and summarizing) again. The
-record names each prefix message by its index in the history when it is that message
-unchanged, and carries it whole otherwise (a summary, a masked or cut tool result); a
-digest of the covered messages says whether the history still starts with them.
+The compaction's messages in place of the first `base_len` history messages, then every
+message since; re-anchored on each call by fingerprints of the covered messages.
+`to_record` / `restore` let a resumed session reuse it (docs/compaction.md).
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ import copy
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+from ctxagent.context.record.objects import flush_all
 from ctxagent.context.record.snapshot import highest_call, write_call_snapshot, write_side_call_snapshot
 from ctxagent.errors import StorageError
 from ctxagent.storage.files import state_dir
@@ -72,6 +73,10 @@ class SnapshotRecorder:
             if path is not None:
                 self.calls = int(path.stem)
         self._last_state, self._last_main = state, self.calls
+
+    def flush(self) -> None:
+        """fsync the snapshots written and not yet synced (the batch rule: docs/context.md)."""
+        flush_all()
 
     def _params(self) -> dict:
         return self.request_params() if self.request_params is not None else {}

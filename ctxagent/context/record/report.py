@@ -1,35 +1,9 @@
 """The assembler's per-call report (`ctxagent.context.record.snapshot` writes it with the request).
 
-The report has the shape of `ContextBuilder.build_messages`'s report (so `ctxagent
-inspect` shows both): "budget", "layers" ({layer: {budget, used, ...}} in tokens, see
-below) and one "packets" row per history message, per session-state part (the todo
-board, memory files) and per note and memory candidate (`ctxagent.context.state.select`:
-relevance, recency, score and the selection's reason, such as `relevance 0.00 below
-min_relevance 0.1` or `over evidence layer budget: ...`), with a decision in the
-builder's words: "selected", "truncated" or "dropped", and for history a reason that
-says which step did it: `masked: ...` (an old tool result replaced by a placeholder),
-`cut: ...` (a long tool result, head and tail kept), `compacted: ...` (replaced by a
-compaction summary, now or earlier in the session) or `trimmed: ...` (left out because
-it did not fit). With these, "why did the model not see X?" is one look at `ctxagent
-inspect SESSION --call N`. Assembler-only keys: "compaction" (the record of a compaction
-done for this call), "fit_actions", "problems" (state sources that failed).
-
-Layer figures (both reports; `layer_rows` turns them into the chart's rows). Each layer
-has "budget" (tokens it was allowed) and "used" (tokens it takes in the request), and
-"fixed" (bool). A fixed layer is a required part, not selected against: its budget is
-its size (set aside before selection) and its used what it takes as sent (0 if the fit
-step left it out). The others have a budget of their own: the share `select` gave them
-(`budget.layer_budgets`, after the query-type re-weighting); a layer that used more than
-its budget took room that other layers left unused. Here the fixed layers are "system"
-(system messages and memory files), "tools" (the tool schemas), "state" (the todo board)
-and "framing" (the reply primer, the [State]/[Evidence] headers, bridges: what the whole
-request costs beyond its parts); "evidence" and "memory" have stateselect's budgets, and
-"history" and "tool_results" share one budget ("shared_with" names the other): the room
-the rest leaves. Counting a shared budget once, the budgets add up to the input budget
-(unless the evidence and memory budgets alone exceed the room beside the fixed parts: a
-small window with many tool schemas; the shared room is then 0), and so do the used
-tokens with budget["unused_tokens"]; budget["unused_note"] says how the unused room was
-left. Snapshots written before these keys have only budget and used.
+The shape of `ContextBuilder.build_messages`'s report: "budget", "layers" (tokens) and
+one "packets" row per candidate with its decision and reason (`masked:`, `cut:`,
+`compacted:`, `trimmed:`); plus "compaction", "fit_actions", "problems". Layer figures:
+docs/context.md ("Reading the layer chart", "Module notes").
 """
 
 from __future__ import annotations

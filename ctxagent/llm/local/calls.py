@@ -1,18 +1,8 @@
-"""Tool calls of the offline model: the grammar that constrains them and the parser that
-reads them back.
+"""Tool calls of the offline model: the GBNF grammar that constrains them and the parser that reads them back.
 
-The grammar (GBNF, llama.cpp's grammar language) allows exactly two shapes of reply:
-
-    root ::= call | text
-    call ::= "<tool_call>\\n" <JSON matching call_schema(tools)> "\\n</tool_call>"
-    text ::= a first character that is not "<" or blank, then any text without "<t"
-
-so a small model cannot emit a half-formed call, an unknown tool name, arguments that
-miss a required field, or a call inside its text ("<t" is barred in text: no
-"<tool_call>" or "<tool_response>" there; the price is no "<table>" in answers).
-The JSON part comes from llama.cpp's own JSON-Schema converter.
-`tool_choice` narrows the grammar: "required" drops `text`, a named function keeps only
-that tool. Only `grammar_text` needs llama_cpp; the rest is pure.
+A reply is either one `<tool_call>` whose JSON matches `call_schema(tools)` (llama.cpp's
+JSON-Schema converter) or text without "<t"; `tool_choice` narrows the grammar. Only
+`grammar_text` needs llama_cpp (docs/local-model.md, "How it works").
 """
 
 from __future__ import annotations

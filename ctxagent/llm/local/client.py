@@ -1,19 +1,8 @@
-"""`LocalServerClient`: the `LLMClient` for the bundled offline model, which explains a
-failed request with the server's own log.
+"""`LocalServerClient`: the `LLMClient` for the bundled offline model, explaining a failed request with the server's log.
 
-When llama.cpp fails while answering (a grammar it cannot parse, a prompt longer than its
-context, a crash), the server has already answered 200: it drops the connection or ends
-the stream early, and the client sees only "Connection error" or "the stream ended",
-which for a hosted provider means "send it again". For the local server such a failure
-is deterministic and its cause is in the server log, which is deleted when the server
-stops (breaker F15: a grammar error reached the user as "Connection error ... send the
-request again"). So here a connection error, an interrupted stream or a server error
-becomes a `LocalServerError` quoting what the server logged about the request (a
-`ContextLengthError` when that says the prompt is too long, so the loop compacts).
-Timeouts and cancels pass through unchanged.
-
-    with LocalServer() as server:
-        client = LocalServerClient(server)
+A connection error, an interrupted stream or a server error becomes a `LocalServerError`
+quoting the server log (a `ContextLengthError` for a prompt too long); timeouts and
+cancels pass through (breaker F15; docs/local-model.md, "How it works": failures carry the server log).
 """
 
 from __future__ import annotations
@@ -58,11 +47,11 @@ class LocalServerClient(LLMClient):
 
     def chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, *,
              on_delta: Callable[[StreamDelta], None] | None = None,
-             cancel: threading.Event | None = None) -> ChatResponse:
+             cancel: threading.Event | None = None, on_retry: Callable[[Any], None] | None = None) -> ChatResponse:
         """LLMClient.chat, with server failures explained (see the class doc)."""
         mark = self.server.log_size()
         try:
-            return super().chat(messages, tools, on_delta=on_delta, cancel=cancel)
+            return super().chat(messages, tools, on_delta=on_delta, cancel=cancel, on_retry=on_retry)
         except _FAILURES as exc:
             if isinstance(exc, LLMTimeoutError):
                 raise

@@ -1,15 +1,8 @@
 """How the bundled offline model sees a chat with tools, and how its reply is read back.
 
-Pure functions, no llama.cpp import: the server-side chat handler
-(`ctxagent.llm.local.handler`) uses them, and tests check them without a model.
-
-The wire format is the Hermes / Qwen convention, which small open models are most likely
-to have seen: the tool list goes into the system turn (prompt file
-`llm/local/prompts/local_tools.md`), a call is
-`<tool_call>\n{"name": ..., "arguments": {...}}\n</tool_call>`, a result comes back as a
-user turn wrapped in `<tool_response>` tags, and a plain-text reply ends the turn.
-The server constrains generation with a grammar built from `call_schema`, so a call is
-always well-formed JSON that matches one tool's parameter schema.
+Pure functions used by `ctxagent.llm.local.handler`: the Hermes / Qwen convention (tools
+in the system turn, `prompts/local_tools.md`; calls in `<tool_call>`, results in
+`<tool_response>`), with `call_schema` for the grammar (docs/local-model.md).
 """
 
 from __future__ import annotations

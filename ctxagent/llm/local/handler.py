@@ -1,13 +1,8 @@
-"""The chat handler the offline model's server runs: prompt -> constrained completion ->
-OpenAI chat response (or stream of chunks) with real `tool_calls`.
+"""The chat handler the offline model's server runs: prompt -> constrained completion -> OpenAI response with `tool_calls`.
 
-Why our own handler: llama-cpp-python's built-in `chatml-function-calling` drops `tool`
-messages from the prompt (the model never sees a result) and raises "Automatic streaming
-tool choice is not supported" for `stream=True` with `tool_choice="auto"` (checked in
-llama-cpp-python 0.3.36, `llama_chat_format.chatml_function_calling`). This handler
-renders results, constrains every reply with the grammar of `ctxagent.llm.local.calls`,
-and streams both text and calls. It runs inside the server process (started by
-`ctxagent.llm.local.launcher`); it is registered under `ctxagent-<family>`.
+Our own because llama-cpp-python's `chatml-function-calling` drops `tool` messages and
+cannot stream automatic tool choice (checked in 0.3.36). Runs in the server process
+(`ctxagent.llm.local.launcher`), registered as `ctxagent-<family>` (docs/local-model.md).
 """
 
 from __future__ import annotations

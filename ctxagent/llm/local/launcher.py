@@ -1,14 +1,9 @@
 """Entry point of the offline model's server process (started by `LocalServer`).
 
-    python -m ctxagent.llm.local.launcher --model PATH --family chatml --alias NAME \
-        --n-ctx 8192 --n-threads 2 --port-file FILE [--port 0] [--parent-pid PID]
-
-It registers ctxagent's chat handler (`ctxagent.llm.local.handler`) with
-llama-cpp-python, builds llama-cpp-python's OpenAI-compatible FastAPI app, binds
-127.0.0.1 itself (port 0: the OS picks a free one, so no race with other processes),
-writes the port to FILE once the model has loaded, and serves with uvicorn until
-SIGTERM. It exits by itself when its parent dies (the parent may be SIGKILLed, when no
-atexit hook runs), so no server outlives the ctxagent that started it.
+`python -m ctxagent.llm.local.launcher --model PATH --family chatml --alias NAME --n-ctx 8192
+--n-threads 2 --port-file FILE [--port 0] [--parent-pid PID]`: registers ctxagent's chat
+handler, binds 127.0.0.1 itself, writes the port once loaded, serves with uvicorn until
+SIGTERM, and exits when its parent dies (docs/local-model.md, "How it works").
 """
 
 from __future__ import annotations

@@ -1,14 +1,8 @@
 """`LocalServer`: start, wait for, and stop the offline model's server process.
 
-    with LocalServer() as server:            # the default bundled model
-        client = LLMClient(server.settings())
-
-The server is `python -m ctxagent.llm.local.launcher` (llama-cpp-python's
-OpenAI-compatible app with ctxagent's chat handler) on 127.0.0.1, in its own process
-group, logging to a temporary file. Readiness is `GET /v1/models` answering 200. Stop is
-SIGTERM to the group, then SIGKILL after a grace period; it runs on `__exit__` (also for
-Ctrl-C and exceptions), from an atexit hook for servers never exited, and the server
-itself exits when its parent dies (see local_launcher), so no process is left behind.
+`with LocalServer() as server: client = LLMClient(server.settings())`. Own process group,
+log in a temporary file; ready when `GET /v1/models` answers 200; stopped with SIGTERM
+then SIGKILL on exit, at atexit, or by the server when its parent dies (docs/local-model.md).
 """
 
 from __future__ import annotations

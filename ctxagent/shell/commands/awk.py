@@ -1,19 +1,8 @@
-"""Analyse an awk program and refuse anything that could run a command, write a file or
-read a file that is not an operand.
+"""Analyse an awk program; refuse anything that could run a command, write a file or read a non-operand.
 
-Two layers, both fail closed:
-1. Words: the program text (strings and regexes included) must not contain `system`,
-   `getline`, `close`, `fflush`, `ENVIRON`, `PROCINFO`, `ARGV`, `ARGC` or `@` (gawk's
-   `@load`/`@include`). Checked on the raw text so no tokenizer mistake can hide them.
-2. Tokens: the program is tokenised like awk does (strings, regex literals, comments,
-   operators) and refused if it has a `|` (pipes to or from commands, gawk's `|&`) or a
-   `>`/`>>` at the top level of a `print`/`printf` statement (output redirection).
-   Where awks disagree on tokens (a `/` inside a bracket expression of a regex literal)
-   or the tokenizer is unsure, the program is refused.
-
-Regex literal versus division follows the awk grammar (POSIX awk, "Lexical
-Conventions"): `/` starts a regex unless it follows an operand (name, number, string,
-`)`, `]`, `++`, `--`); the `)` closing an `if`/`while`/`for` header starts a statement.
+Two fail-closed layers: forbidden words on the raw text (`system`, `getline`, `ENVIRON`,
+`@`...), then awk tokens (no `|`, no top-level `>`/`>>` in `print`); regex versus
+division per POSIX awk "Lexical Conventions" (docs/terminal.md, "Module notes").
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ predicate by predicate against an allow-list of read-only tests and actions.
 Refused: predicates that run programs (`-exec`, `-execdir`, `-ok`, `-okdir`), delete
 (`-delete`) or write files (`-fprint`, `-fprint0`, `-fprintf`, `-fls`), and options that
 follow symbolic links (`-L`, `-H`, `-follow`): a link inside the workspace may lead
-outside it. Syntax from the findutils 4.9 manual (`find [-P] [starting-point...]
-[expression]`).
+outside it. `.ctxagent` is pruned unless named (`hide_in_expression`). Syntax from the
+findutils 4.9 manual (`find [-P] [starting-point...] [expression]`).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from ctxagent.errors import ToolInputError, ToolRefusedError
+from ctxagent.shell.hide_state import HIDDEN, hidden_note, names_state
 from ctxagent.shell.parse import Word
 from ctxagent.shell.paths import PathContext
 
@@ -31,6 +32,11 @@ _VALUE_ARG = frozenset(
 # Predicates whose argument is a file name (checked like any path).
 _PATH_ARG = frozenset("-newer -anewer -cnewer -samefile".split())
 _NEWER_XY = re.compile(r"^-newer([aBcm])([aBcmt])$")
+# Options that may lead the expression (global or positional), kept before the pruning.
+_LEADING_OPTIONS = frozenset("-maxdepth -mindepth -regextype -depth -xdev -mount -noleaf -daystart "
+                             "-ignore_readdir_race -noignore_readdir_race".split())
+# Actions after which find adds no -print of its own (all but -prune).
+_ACTIONS = frozenset("-print -print0 -printf -ls -quit".split())
 
 _WHY = {
     "-exec": "runs programs", "-execdir": "runs programs", "-ok": "runs programs",
@@ -52,29 +58,67 @@ def _refuse(word: str, why: str) -> ToolRefusedError:
     return ToolRefusedError(f"find: {word} is not allowed ({why}); {_allowed()}")
 
 
-def check_find(words: list[Word], ctx: PathContext) -> list[str]:
+def check_find(words: list[Word], ctx: PathContext, notes: list[str] | None = None) -> list[str]:
     """Check `find` arguments (`words` without the command name); return the argv.
 
     Starting points are expanded like shell globs and must be inside the workspace;
-    with none, find searches the current directory. Raises ToolRefusedError.
+    with none, find searches the current directory. `.ctxagent` is pruned unless named
+    (`hide_state`; a line goes to `notes`). Raises ToolRefusedError.
     """
     argv = ["find"]
     i = 0
     while i < len(words) and words[i].text == "-P":
         argv.append("-P")
         i += 1
+    starts: list[str] = []
     while i < len(words) and not _starts_expression(words[i].text):
-        argv.extend(ctx.expand("find", words[i]))
+        starts.extend(ctx.expand("find", words[i]))
         i += 1
-    argv.extend(_check_expression([w.text for w in words[i:]], ctx))
+    argv.extend(starts)
+    expression = [w.text for w in words[i:]]
+    values = _check_expression(expression, ctx)
+    hidden = None
+    if not names_state(starts, ctx) and not any(HIDDEN in expression[k] for k in values):
+        hidden = hide_in_expression(expression, values)
+    argv.extend(expression if hidden is None else hidden)
+    if hidden is not None and notes is not None:
+        note = hidden_note("find", None, [ctx.resolve(p) for p in starts] or [ctx.cwd], ctx)
+        if note:
+            notes.append(note)
     return argv
+
+
+def hide_in_expression(expression: list[str], values: set[int]) -> list[str] | None:
+    """`expression` (values: indexes of predicate arguments) rewritten to prune `.ctxagent`:
+    `OPTIONS ( -name .ctxagent -o -path */.ctxagent/* ) -prune -o ( REST ) [-print]`.
+    None when REST's parentheses do not balance (find then reports the user's error)."""
+    j = 0
+    while j < len(expression) and expression[j] in _LEADING_OPTIONS:
+        j += 2 if expression[j] in _VALUE_ARG else 1
+    options, rest = expression[:j], expression[j:]
+    operators = [word for k, word in enumerate(rest, j) if k not in values]
+    depth = 0
+    for word in operators:
+        depth += {"(": 1, ")": -1}.get(word, 0)
+        if depth < 0:
+            return None
+    if depth:
+        return None
+    prune = ["(", "-name", HIDDEN, "-o", "-path", f"*/{HIDDEN}/*", ")", "-prune", "-o"]
+    if not rest:
+        return [*options, *prune, "-print"]
+    # find prints by default only when the expression has no action besides -prune
+    action = [] if any(word in _ACTIONS for word in operators) else ["-print"]
+    return [*options, *prune, "(", *rest, ")", *action]
 
 
 def _starts_expression(text: str) -> bool:
     return (text.startswith("-") and text != "-") or text in ("(", ")", "!", ",")
 
 
-def _check_expression(texts: list[str], ctx: PathContext) -> list[str]:
+def _check_expression(texts: list[str], ctx: PathContext) -> set[int]:
+    """Check each predicate; return the indexes of the words that are predicate arguments."""
+    values: set[int] = set()
     i = 0
     while i < len(texts):
         word = texts[i]
@@ -87,6 +131,7 @@ def _check_expression(texts: list[str], ctx: PathContext) -> list[str]:
             newer = _NEWER_XY.match(word)
             if word in _PATH_ARG or (newer and newer.group(2) != "t"):
                 ctx.check_path("find", texts[i + 1])
+            values.add(i + 1)
             i += 2
             continue
         if word.startswith("-") or word in _WHY:
@@ -95,4 +140,4 @@ def _check_expression(texts: list[str], ctx: PathContext) -> list[str]:
             f"find: {word!r} is not allowed here (starting points come before the expression; "
             f"put them first, e.g. `find src docs -name '*.md'`)"
         )
-    return texts
+    return values

@@ -1,19 +1,9 @@
-"""`git` for the terminal tool: read-only subcommands, allow-listed flags, and a git that
-cannot be made to run programs or read files outside the workspace by the repository's
-own configuration.
+"""`git` for the terminal tool: read-only subcommands, allow-listed flags, a hardened git.
 
-A repository's `.git/config` is not trusted: `core.fsmonitor`, `filter.*.clean` /
-`process`, `diff.*.textconv` / `command`, `diff.external`, `core.pager`,
-`log.showSignature` + `gpg.program` make read commands run programs, and
-`blame.ignoreRevsFile`, `mailmap.file`, `core.excludesFile`, `include.path`... make them
-read files anywhere. So git runs against a sanitized view of the repository whose
-config holds only allow-listed keys (`terminal_git_repo.prepare_git_view`), and every
-run also gets `--no-pager`, `-c` overrides of the program-running keys (HARDENING),
-`--no-ext-diff --no-textconv` where they apply, and the environment in `git_env` (no
-system or global config, no prompts, no optional index writes, no repository discovery
-above the workspace). User options that would undo any of this (`-c`, `-C`,
-`--git-dir`, `--work-tree`, `--exec-path`, `--output`, `--ext-diff`, `--textconv`,
-`--no-index`...) are refused.
+git runs on a sanitized view of the repository (`git_repo.prepare_git_view`) with
+`--no-pager`, the HARDENING `-c` overrides, `--no-ext-diff --no-textconv` and `git_env`;
+options that would undo this (`-c`, `-C`, `--git-dir`...) are refused. Why each:
+docs/terminal.md ("git hardening").
 """
 
 from __future__ import annotations
@@ -22,7 +12,8 @@ import os
 
 from ctxagent.errors import ToolRefusedError
 from ctxagent.shell.commands.git_specs import FORCED_ARGS, SUBCOMMANDS
-from ctxagent.shell.flags import scan
+from ctxagent.shell.flags import Scan, scan
+from ctxagent.shell.hide_state import HIDDEN, names_state
 from ctxagent.shell.parse import Word
 from ctxagent.shell.paths import PathContext
 
@@ -46,6 +37,9 @@ HARDENING: tuple[tuple[str, str], ...] = (
 """`-c key=value` given to every git run (see module doc). A second lock: the keys that
 run programs are already absent from the configuration git sees (terminal_git_repo)."""
 
+HIDING_PATHSPEC = f":(top,exclude,glob)**/{HIDDEN}/**"
+"""The pathspec git grep and git ls-files get so that ctxagent's state stays out."""
+
 _GLOBAL_WHY = {
     "-c": "it sets configuration; ctxagent sets its own", "-C": "it changes directory; use `cd` first",
     "--git-dir": "it points git at another repository", "--work-tree": "it points git at another directory",
@@ -67,8 +61,9 @@ def git_env(ctx: PathContext) -> dict[str, str]:
     }
 
 
-def check_git(words: list[Word], ctx: PathContext) -> list[str]:
-    """Check `git SUBCOMMAND ARGS` (`words` without `git`); return the hardened argv.
+def check_git(words: list[Word], ctx: PathContext, notes: list[str] | None = None) -> list[str]:
+    """Check `git SUBCOMMAND ARGS` (`words` without `git`); return the hardened argv
+    (`git grep` and `git ls-files` leave `.ctxagent` out unless named: `hide_state`).
 
     Raises ToolRefusedError for a global option, a subcommand that is not read-only,
     a flag that is not allowed, or a path outside the workspace.
@@ -99,6 +94,34 @@ def check_git(words: list[Word], ctx: PathContext) -> list[str]:
     for key, value in HARDENING:
         argv += ["-c", f"{key}={value}"]
     argv += [sub, *FORCED_ARGS.get(sub, ())]
+    dashes = _hiding_dashes(sub, result, expanded, ctx)
     for i, text in enumerate(result.words):
+        if i == dashes:
+            argv.append("--")
         argv.extend(expanded.get(i, [text]))
+    if dashes is not None:
+        if dashes == len(result.words):
+            argv.append("--")
+        argv.append(HIDING_PATHSPEC)
     return argv
+
+
+def _hiding_dashes(sub: str, result: Scan, expanded: dict[int, list[str]], ctx: PathContext) -> int | None:
+    """Where a `--` goes so that HIDING_PATHSPEC can end the argv (the index of the word
+    it goes before; len(words): at the end; -1: the user gave one), or None
+    to hide nothing: other subcommands, an operand naming `.ctxagent`, or git grep
+    operands without `--` that are not all existing paths after every flag (revisions)."""
+    if sub not in ("grep", "ls-files"):
+        return None
+    paths = [p for i in sorted(expanded) for p in expanded[i]]
+    if names_state(paths, ctx):
+        return None
+    if result.end_of_flags is not None:
+        return -1
+    if sub == "ls-files" or not expanded:
+        return len(result.words)
+    first = min(expanded)
+    after = [i for i in range(first, len(result.words)) if i not in expanded]
+    if after or not all(os.path.lexists(os.path.join(ctx.cwd, p)) for p in paths):
+        return None
+    return first

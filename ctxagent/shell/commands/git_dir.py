@@ -1,16 +1,8 @@
 """A git directory holds only its own files (issue 17 S3).
 
-The view git runs on (`git_repo.prepare_git_view`) links the real `.git` entries, and
-git follows symbolic links inside them: `objects/info/alternates -> ~/.aws/credentials`,
-`info/grafts`, `shallow`, `packed-refs` or `rebase-merge/*` leading outside make git
-print lines of that file in its errors, and `objects`/`refs` links expose another
-repository's history. So before each git command the git directories are walked (no
-link followed; about 1 ms per 1,000 entries) and the repository is refused when an
-entry is a symbolic link resolving outside them, or anything but a regular file, a
-directory or such a link (a FIFO blocks git, a device never ends). The object
-directories `objects/info/alternates` lists (recursively, as git reads them) must lie
-inside the workspace (or the git directories). A repository git itself made passes:
-git writes no symbolic links and no special files there.
+Before each git command the git directories are walked (no link followed) and the
+repository refused for a link resolving outside them or a special file; alternates must
+lie inside the workspace. The attacks and the cost: docs/terminal.md ("git hardening").
 """
 
 from __future__ import annotations

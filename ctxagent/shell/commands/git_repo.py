@@ -1,21 +1,8 @@
-"""The repository as git commands of the terminal tool see it: the real objects, refs and
-work tree, but a configuration reduced to an allow-list of harmless keys.
+"""The repository as the terminal's git commands see it: real objects, refs and work tree, allow-listed config.
 
-A repository's `.git/config` is not trusted, and denying its dangerous keys one by one
-does not work: besides the keys that run programs (`core.fsmonitor`, filter drivers,
-textconv...), many make git READ files anywhere on the machine and print parts of them:
-`blame.ignoreRevsFile` (its first line shows up in "invalid object name: ..."; `-c
-blame.ignoreRevsFile=` does not clear it in git 2.39), `mailmap.file` / `mailmap.blob`
-(outside lines become author names), `core.excludesFile`, `core.attributesFile`,
-`include.path` / `includeIf`, `commit.template`, `diff.orderFile`... (breaker finding
-F2). git has no switch to ignore the repository's config, so `prepare_git_view` builds,
-in the run's scratch area, a git directory of our own: every entry of the real one
-symlinked (small top-level files such as HEAD copied, since git reads a symlinked HEAD
-as a symbolic ref), except `config`, `config.worktree`, `commondir`, `hooks` and
-`index`; and a `config` holding only the keys SAFE_KEYS matches, read from the real one
-by git's own parser without following includes. git then runs with GIT_DIR pointing
-there, GIT_WORK_TREE at the real work tree and GIT_INDEX_FILE at a copy of the index
-(git diff rewrites the index's stat cache; the copy keeps the repository unchanged).
+`prepare_git_view` builds a git directory of our own in the scratch area: the real
+entries linked (small files copied), `config` reduced to SAFE_KEYS, the index a copy
+(breaker finding F2). Why an allow-list: docs/terminal.md ("git hardening").
 """
 
 from __future__ import annotations

@@ -1,19 +1,8 @@
 """Allow-lists of flags for the read-only git subcommands (git 2.39 option syntax).
 
-git's own option parser takes optional values only attached (`-M50%`, `-U5`,
-`--stat=80`), so those are OPTIONAL here and never take the next word. The revision
-parser of log and show takes `--format=`, `--min-parents=` and `--max-parents=` only
-attached (`--format --output=FILE` would open FILE): those are ATTACHED. `-NUM` of log
-and show must be digits alone (git dies on `-5c`). Left out on
-purpose: `--output` (writes a file), `--ext-diff` / `--textconv` (run programs),
-`--show-signature` and `%G` formats (run gpg), `--no-index` (compares files outside
-the repository), `--recurse-submodules` / `--ignore-submodules` (submodule configs are
-not hardened), `-O` of git grep (runs a pager), flags that read extra files
-(`--contents`, `--ignore-revs-file`, blame `-S`, diff `-O`, `--stdin`,
-`--pathspec-from-file`, ls-files `-X` / `--exclude-from`). The one allowed flag that
-names a file, `git grep -f`, is PATH: the scanner confines it and passes it absolute
-(git opens it relative to the top of the work tree, not the current directory). git
-grep has no `--file`.
+Optional values only attached (OPTIONAL), `--format=` and friends ATTACHED, `-NUM`
+digits alone; `git grep -f` is PATH. What is left out on purpose, and why:
+docs/terminal.md ("Module notes").
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """Analyse a sed script and refuse anything but commands that only print.
 
-The parser follows GNU sed 4.9 (`compile.c`): commands separated by `;` or newlines,
-each with up to two addresses and an optional `!`. Allowed: `s///` with flags g, p, i,
-I, m, M and a number; `y///`; `p P d D q Q = l n N g G h H x z F v`; blocks `{ }`;
-labels and branches `: b t T`; `a i c` text; comments. Refused: `e` (runs a command),
-`r R` (read files outside the arguments), `w W` and the `s///w`, `s///e` flags (write
-files or run commands), and anything the parser does not recognise: a script we cannot
-analyse with confidence is refused (fail closed).
+The parser follows GNU sed 4.9 (`compile.c`); `e`, `r R`, `w W` and the `s///w`, `s///e`
+flags are refused, and so is anything it does not recognise (fail closed). The allowed
+commands: docs/terminal.md ("Module notes").
 """
 
 from __future__ import annotations

@@ -186,8 +186,9 @@ def test_usage_and_cost_count_every_call_with_cache_hits(chat, tmp_path: Path) -
     assert "1 turns, 1 model calls by the loop" in shown
     assert "tokens in 1,300 (cache hits 400, 31% of input)" in shown and "tokens out 150 (reasoning 0)" in shown
     assert "of these, 400 tokens went to side calls (plan tool, compaction summaries)" in shown
-    cost = (1300 * 2.0 + 150 * 10.0) / 1e6
-    assert shown.count(f"cost so far ${cost:.4f} (prices now $2/$10 per million tokens in/out)") == 2
+    cost = (1300 * 2.0 + 150 * 10.0) / 1e6  # no cache price set: cached tokens at the prompt price
+    assert shown.count(f"cost so far ${cost:.4f} (prices now $2 in, $2 cached, $10 out per million tokens "
+                       "(settings))") == 2
 
 
 def test_skills_lists_a_real_skill_and_warns_about_a_broken_one(chat, project: Path) -> None:

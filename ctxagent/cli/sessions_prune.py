@@ -1,0 +1,46 @@
+"""`ctxagent sessions prune [--older-than 30d] [--keep N] [--dry-run]`: remove old sessions.
+
+A session's transcript and snapshots go (`ctxagent.agent.retention`); the N newest are
+kept, and a session used in the last hour is never removed. Prints one line per session
+removed and the bytes freed. `[state] prune_older_than_days` / `prune_keep` do the same
+at the start of every new session (docs/state.md).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+import click
+
+from ctxagent.agent.retention import parse_age, prune_sessions
+from ctxagent.cli.run_cmd import repo_option
+from ctxagent.cli.safe_text import safe_json, visible
+from ctxagent.errors import ToolInputError
+
+
+@click.command("prune")
+@repo_option
+@click.option("--older-than", "older_than", default=None, metavar="AGE",
+              help="remove sessions last used more than AGE ago (30d, 12h, 2w; a bare number is days)")
+@click.option("--keep", type=click.IntRange(0), default=None, metavar="N", help="keep the N newest whatever their age")
+@click.option("--dry-run", is_flag=True, help="say what would be removed, remove nothing")
+@click.option("--json", "as_json", is_flag=True, help="print the sessions removed as JSON")
+def prune_command(repo: Path, older_than: str | None, keep: int | None, dry_run: bool, as_json: bool) -> None:
+    """Remove old sessions (transcript and snapshots) from REPO/.ctxagent."""
+    try:
+        age = parse_age(older_than) if older_than is not None else None
+        removed = prune_sessions(repo, older_than_s=age, keep=keep, dry_run=dry_run)
+    except ToolInputError as exc:
+        raise click.UsageError(str(exc)) from None
+    freed = sum(r.bytes for r in removed)
+    if as_json:
+        click.echo(safe_json({"dry_run": dry_run, "bytes": freed, "removed": [
+            {"id": r.id, "last_used": datetime.fromtimestamp(r.last_used).isoformat(timespec="seconds"),
+             "bytes": r.bytes} for r in removed]}))
+        return
+    verb = "would remove" if dry_run else "removed"
+    for row in removed:
+        used = datetime.fromtimestamp(row.last_used).strftime("%Y-%m-%d %H:%M")
+        click.echo(f"{verb} {visible(row.id)}  last used {used}  {row.bytes / 1e3:,.1f} KB")
+    click.echo(f"{verb} {len(removed)} session(s), {freed / 1e6:.2f} MB" if removed else "nothing to prune")

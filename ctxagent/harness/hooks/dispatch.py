@@ -1,0 +1,47 @@
+"""`Hooks`: the rules of one session, fired by event. Matching rules run one after another
+(deterministic order: the user's files first, then the repository's), each bounded by its
+timeout; their verdicts combine into one `HookResult` (`decision.combine`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from ctxagent.harness.hooks.config import HookRule
+from ctxagent.harness.hooks.decision import HookResult, combine, read_run
+from ctxagent.harness.hooks.run import hook_environment, run_hook
+
+
+class Hooks:
+    """Fires `rules` for one session: `repo` (cwd of every hook), `session_id`, `transcript_path`,
+    `secrets` (hidden from the hooks' environment, redacted from their output)."""
+
+    def __init__(self, rules: Iterable[HookRule], *, repo: Path, session_id: str, transcript_path: str,
+                 secrets: Iterable[str] = (), env: Mapping[str, str] | None = None) -> None:
+        self.rules = list(rules)
+        self.repo = Path(repo)
+        self.session_id = session_id
+        self.transcript_path = transcript_path
+        self.secrets = [s for s in secrets if s]
+        self.env = hook_environment(self.repo, self.secrets, env)
+
+    def has(self, event: str) -> bool:
+        """True when at least one rule listens to `event`."""
+        return any(rule.event == event for rule in self.rules)
+
+    def fire(self, event: str, subject: str | None = None, **fields: Any) -> HookResult:
+        """Run the rules of `event` matching `subject` with the payload (common fields + `fields`);
+        their combined verdict (empty when none matched). KeyboardInterrupt passes."""
+        matching = [rule for rule in self.rules if rule.event == event and rule.matches(subject)]
+        if not matching:
+            return HookResult()
+        payload = {"session_id": self.session_id, "transcript_path": self.transcript_path, "cwd": str(self.repo),
+                   "hook_event_name": event, **fields}
+        results = [read_run(rule, run_hook(rule.command, payload, repo=self.repo, env=self.env,
+                                           timeout_s=rule.timeout_s, secrets=self.secrets))
+                   for rule in matching]
+        return combine(results)
+
+
+NO_HOOKS = Hooks((), repo=Path("."), session_id="", transcript_path="", env={})
+"""A session without hooks (the library default)."""

@@ -1,0 +1,69 @@
+"""The `[mcp]` settings table and one MCP server's definition (`ServerConfig`), as data.
+
+Server definitions come from `[mcp_servers.NAME]` tables (Codex's keys) and `.mcp.json`
+(Claude Code's): `ctxagent.mcp.config` reads both into `ServerConfig`. docs/mcp.md.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+#: Codex's defaults (seconds).
+STARTUP_TIMEOUT_S = 10.0
+TOOL_TIMEOUT_S = 60.0
+
+
+class McpSettings(BaseModel):
+    """`[mcp]`: whether servers start at all, and which tools run without asking."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    enabled: bool = True
+    """Start the configured MCP servers (false: none starts, `ctxagent mcp list` still lists them)."""
+    project_file: bool = True
+    """Read the repository's `.mcp.json` (its servers still need your approval once)."""
+    allow: list[str] = Field(default_factory=list, max_length=1000)
+    """Tool names (shell-style patterns, e.g. "mcp__docs__*") called without asking; your own config only."""
+
+
+class ServerConfig(BaseModel):
+    """One MCP server: how to reach it, its limits and tool filters, and where it was defined.
+
+    `transport`: "stdio" (`command`, `args`, `env`, `cwd`) or "http" (`url`, `headers`,
+    `bearer_token_env_var`). `origin`: "user" (your config) or "repo" (the repository's
+    files: untrusted until approved). `fingerprint`: hash of the definition as written.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    transport: Literal["stdio", "http"]
+    command: str = ""
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: str | None = None
+    url: str = ""
+    headers: dict[str, str] = Field(default_factory=dict)
+    bearer_token_env_var: str | None = None
+    startup_timeout_sec: float = Field(STARTUP_TIMEOUT_S, gt=0, le=3600)
+    tool_timeout_sec: float = Field(TOOL_TIMEOUT_S, gt=0, le=86_400)
+    enabled_tools: list[str] | None = None
+    disabled_tools: list[str] = Field(default_factory=list)
+    enabled: bool = True
+    source: str = ""
+    origin: Literal["user", "repo"] = "user"
+    fingerprint: str = ""
+
+    def target(self) -> str:
+        """What runs or is reached, in one line: the command line or the URL."""
+        if self.transport == "http":
+            return self.url
+        return " ".join([self.command, *self.args])
+
+    def offers(self, tool: str) -> bool:
+        """Whether tool `tool` (the server's own name for it) passes `enabled_tools` / `disabled_tools`."""
+        if self.enabled_tools is not None and tool not in self.enabled_tools:
+            return False
+        return tool not in self.disabled_tools
