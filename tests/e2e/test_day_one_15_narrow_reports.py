@@ -54,6 +54,7 @@ def test_chat_context_fits_sixty_columns(ctxagent, fake_server, repo: Path) -> N
                     extra_env={**model_env(server), "COLUMNS": "60"})
     assert proc.returncode == 0, proc.stderr
     shown = proc.stdout.split("next model call", 1)[1]
+    shown = shown.split("is saved; resume it with", 1)[0]  # the closing resume line is a command to copy, not wrapped
     lines = [line.rstrip() for line in shown.split("\n")]
     assert all(len(line) <= 60 for line in lines), [line for line in lines if len(line) > 60]
     assert any(line.strip().startswith("id ") and "decision" in line for line in lines)
