@@ -10,7 +10,7 @@ non-streaming ones. Every event is a dataclass with a class-level `type` string 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, ClassVar
+from typing import Any, Callable, ClassVar, Sequence
 
 
 @dataclass
@@ -172,6 +172,16 @@ class Notice(Event):
 
 #: A consumer of events. Sinks must not raise; the loop isolates them anyway.
 Sink = Callable[[Event], None]
+
+
+def send(sinks: Sequence[Sink], event: Event) -> None:
+    """Call every sink with `event`; a failing sink is skipped, never fatal (a broken
+    renderer must not break a turn)."""
+    for sink in sinks:
+        try:
+            sink(event)
+        except Exception:
+            pass
 
 #: Event kinds too fine-grained to record in transcripts (the full text is recorded once).
 STREAMING_TYPES = frozenset({TextDelta.type, ReasoningDelta.type})

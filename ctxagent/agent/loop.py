@@ -30,6 +30,7 @@ from ctxagent.agent.events import (
     TurnEnd,
     TurnStart,
     UsageEvent,
+    send,
 )
 from ctxagent.agent.limits import TurnStop, check_limits, limits_dict
 from ctxagent.agent.prompts import feedback
@@ -108,11 +109,7 @@ class Agent:
         """Send `event` to every sink (one event at a time: tool calls may run in threads); a
         failing sink is skipped, never fatal."""
         with self._emit_lock:
-            for sink in self.sinks:
-                try:
-                    sink(event)
-                except Exception:  # a broken renderer must not break the turn
-                    pass
+            send(self.sinks, event)
 
     def run_turn(self, task: str, *, cancel: threading.Event | None = None) -> TurnEnd:
         """Run one user request to its end and return the TurnEnd (also emitted)."""

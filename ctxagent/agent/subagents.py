@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ctxagent.agent.approval import ApprovalPolicy
-from ctxagent.agent.events import ApprovalRequest, ErrorEvent, Event, Notice, Sink, ToolCallEvent, TurnEnd
+from ctxagent.agent.events import ApprovalRequest, ErrorEvent, Event, Notice, Sink, ToolCallEvent, TurnEnd, send
 from ctxagent.agent.loop import Agent
 from ctxagent.agent.prompts import render, system_prompt
 from ctxagent.agent.session import Session
@@ -208,8 +208,4 @@ class _Relay:
         if shown is None:
             return
         with self.lock:
-            for sink in self.sinks:
-                try:
-                    sink(shown)
-                except Exception:  # a broken renderer must not break the child
-                    pass
+            send(self.sinks, shown)

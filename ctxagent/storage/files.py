@@ -107,8 +107,14 @@ def json_bytes(value: Any, **dumps: Any) -> bytes:
 
 def fsync_dir(folder: Path) -> None:
     """Flush `folder`'s entries (a rename or link in it) to disk; a file system that cannot is left alone."""
+    fsync_path(folder)
+
+
+def fsync_path(path: Path) -> None:
+    """Flush what the OS holds of file or folder `path` to disk; a missing path, or a file
+    system that cannot, is left alone."""
     try:
-        fd = os.open(folder, os.O_RDONLY)
+        fd = os.open(path, os.O_RDONLY)
     except OSError:
         return
     try:

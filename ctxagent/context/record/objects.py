@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ctxagent.errors import StorageError
-from ctxagent.storage.files import fsync_dir, guard_state_path, json_bytes, refuse_link
+from ctxagent.storage.files import fsync_dir, fsync_path, guard_state_path, json_bytes, refuse_link
 
 OBJECTS_FILE = "objects.jsonl"
 #: A reference to a stored value, as written in a call's file: "@" + its id.
@@ -158,16 +158,7 @@ class ObjectStore:
         the data is with the OS already)."""
         files, self._unsynced = [self.path, *self._unsynced], []
         for path in files:
-            try:
-                fd = os.open(path, os.O_RDONLY)
-            except OSError:
-                continue
-            try:
-                os.fsync(fd)
-            except OSError:
-                pass
-            finally:
-                os.close(fd)
+            fsync_path(path)
         fsync_dir(self.folder)
 
 
