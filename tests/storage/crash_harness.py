@@ -21,7 +21,7 @@ import signal
 import time
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ctxagent.storage.files import append_jsonl, read_jsonl
 from ctxagent.tools import NoteTool, TodoTool
@@ -104,10 +104,17 @@ def _move(tool: TodoTool, rng: random.Random, items: list[dict[str, Any]]) -> No
 
 # ---------------------------------------------------------------- one crash run (parent)
 
-def crash_once(target: Any, args: tuple, delay_s: float, timeout_s: float = 30.0) -> None:
-    """Fork `target(*args)`, SIGKILL it after `delay_s` seconds, and reap it."""
+def crash_once(target: Any, args: tuple, delay_s: float, timeout_s: float = 30.0,
+               until: Callable[[], bool] | None = None) -> None:
+    """Fork `target(*args)`, SIGKILL it after `delay_s` seconds, and reap it.
+
+    With `until`, the delay starts once `until()` is true (polled, at most `timeout_s`).
+    """
     proc = multiprocessing.get_context("fork").Process(target=target, args=args, daemon=True)
     proc.start()
+    deadline = time.monotonic() + timeout_s
+    while until is not None and not until() and time.monotonic() < deadline:
+        time.sleep(0.01)
     time.sleep(delay_s)
     if proc.pid is not None:
         try:

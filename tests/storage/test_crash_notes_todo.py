@@ -52,7 +52,8 @@ def test_S01c_large_note_interrupted_mid_write_keeps_previous_version(tmp_path: 
 def test_harness_catches_a_torn_or_lost_note(tmp_path: Path) -> None:
     """The checker is not vacuous: a truncated body and a vanished note are reported."""
     folder, journal = tmp_path / "notes", tmp_path / "journal.jsonl"
-    crash_once(notes_writer, (str(folder), str(journal), 7, 4000), 0.3)
+    crash_once(notes_writer, (str(folder), str(journal), 7, 4000), 0.05,
+               until=lambda: len(list(folder.glob("note_*.md"))) >= 3)
     files = sorted(folder.glob("note_*.md"))
     assert len(files) >= 2 and check_notes(folder, journal) == []
     files[0].write_bytes(files[0].read_bytes()[:-40])
