@@ -25,7 +25,8 @@ Sink = Callable[[dict[str, Any]], None]
 def run_batch(tasks: list[Task], out: Path, backend: Backend, options: RunOptions, *, sink: Sink,
               retry_failed: bool = False) -> dict[str, Any]:
     """Run what is left of `tasks` into `out`; returns the end event's counts (total, skipped,
-    done, failed, interrupted, tokens, cost_usd, wall_time_s). Raises BatchError (folder in
+    done, failed, interrupted, tokens, cost_usd, wall_time_s; unfinished: tasks of the file not
+    recorded as finished, this run's or earlier). Raises BatchError (folder in
     use) and KeyboardInterrupt (Ctrl-C, after the drain)."""
     results = ResultsDir(out)
     with results.lock():
@@ -42,6 +43,8 @@ def run_batch(tasks: list[Task], out: Path, backend: Backend, options: RunOption
                 backend.run(work, options, report)
         finally:
             counts["wall_time_s"] = round(time.monotonic() - started, 3)
+            recorded = results.recorded()
+            counts["unfinished"] = sum(recorded.get(t.id, {}).get("status") != "finished" for t in tasks)
             sink({"event": "end", **counts})
     return counts
 

@@ -41,7 +41,8 @@ def git(*args: str, cwd: Path | None = None, timeout: float = GIT_TIMEOUT_S) -> 
         raise BatchError(f"git {args[0]} took over {timeout:.0f} s") from exc
     if done.returncode != 0:
         message = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise BatchError(f"git {args[0]} failed: {message[-1] if message else f'exit {done.returncode}'}")
+        command = next((a for a in args if not a.startswith("-") and "=" not in a), "")
+        raise BatchError(f"git {command} failed: {message[-1] if message else f'exit {done.returncode}'}")
     return done.stdout.decode("utf-8", "replace")
 
 
@@ -53,7 +54,8 @@ class WorkingCopy:
     def __init__(self, repo: str, base_commit: str | None = None, *, parent: Path | None = None,
                  name: str = "task") -> None:
         if parent is not None:
-            Path(parent).mkdir(parents=True, exist_ok=True)
+            parent = Path(parent) / name  # one folder per task: `remove_leftovers` finds a dead worker's copy
+            parent.mkdir(parents=True, exist_ok=True)
         self.root = Path(tempfile.mkdtemp(prefix=f"ctxagent-{name}-", dir=parent))
         self.path = self.root / "repo"
         try:
@@ -67,8 +69,12 @@ class WorkingCopy:
         if is_git_url(repo) or (source / ".git").exists():
             local = [] if is_git_url(repo) else ["--shared"]
             git("clone", "--quiet", "--no-checkout", *local, repo, str(self.path))
-            git("-c", "advice.detachedHead=false", "checkout", "--quiet", "--detach", base_commit or "HEAD",
-                cwd=self.path)
+            try:
+                git("-c", "advice.detachedHead=false", "checkout", "--quiet", "--detach", base_commit or "HEAD",
+                    cwd=self.path)
+            except BatchError as exc:
+                raise BatchError(f"{repo}: cannot check out base_commit {base_commit or 'HEAD'} ({exc}); give a "
+                                 "commit of that repository") from None
             return git("rev-parse", "HEAD", cwd=self.path).strip()
         if base_commit:
             raise BatchError(f"{repo} is not a git repository, so base_commit {base_commit!r} cannot be checked out")
@@ -87,5 +93,15 @@ class WorkingCopy:
         return git("diff", "--cached", "--binary", self.base, cwd=self.path)
 
     def remove(self) -> None:
-        """Delete the copy (no error if it is gone already)."""
+        """Delete the copy (no error if it is gone already), and its task's folder once empty."""
         shutil.rmtree(self.root, ignore_errors=True)
+        try:
+            self.root.parent.rmdir()
+        except OSError:
+            pass  # the system's temporary folder, or not empty
+
+
+def remove_leftovers(parent: Path | str | None, name: str) -> None:
+    """Delete what a killed worker left of task `name`'s copies under `parent` (if on this machine)."""
+    if parent:
+        shutil.rmtree(Path(parent) / name, ignore_errors=True)

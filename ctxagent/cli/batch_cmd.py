@@ -2,7 +2,7 @@
 
 Parses the options, loads the tasks, picks the backend (ray imported only for `ray`), and
 hands them to `ctxagent.batch.driver.run_batch` with the progress display or `--json`
-events. Exit 0 when every task was recorded finished, 1 if any failed, 130 on Ctrl-C.
+events. Exit 0 when every task of the file is recorded as finished, 1 otherwise, 130 on Ctrl-C.
 Reference: docs/batch.md.
 """
 
@@ -69,7 +69,7 @@ def batch_command(tasks_file: Path, out: Path, workers: int | None, backend: str
     except KeyboardInterrupt:
         click.echo(f"interrupted: what finished is in {out}; run the same command again to go on", err=True)
         return 130
-    return 0 if counts["failed"] == 0 else 1
+    return 0 if counts["unfinished"] == 0 else 1
 
 
 def _backend(name: str, workers: int | None, retries: int, address: str | None, num_cpus: float, out: Path):

@@ -23,6 +23,7 @@ from typing import IO, Any
 from ctxagent.batch.backends.events import Report, lost
 from ctxagent.batch.tasks import Task
 from ctxagent.batch.worker import RunOptions
+from ctxagent.batch.workspace import remove_leftovers
 
 
 class _Worker:
@@ -74,6 +75,7 @@ class LocalBackend:
         self.workers = workers or os.cpu_count() or 1
         self.retries = retries
         self.log = log
+        self.work_root: str | None = None
 
     def run(self, tasks: list[Task], options: RunOptions, report: Report) -> None:
         """Run every task; see `ctxagent.batch.backends.events.Backend`."""
@@ -98,6 +100,7 @@ class LocalBackend:
 
     def _loop(self, pool: list[_Worker], pending: collections.deque, events: queue.Queue, options: RunOptions,
               report: Report, log: Any) -> None:
+        self.work_root = options.work_root
         while pending or any(w.job for w in pool):
             for worker in pool:
                 if worker.job is None and pending:
@@ -121,6 +124,7 @@ class LocalBackend:
             return
         task, attempt = worker.job
         worker.job = None
+        remove_leftovers(self.work_root, task.id)
         why = f"the worker died ({_how(code)})"
         if attempt <= self.retries:
             report("retry", id=task.id, attempt=attempt + 1, reason=why)
