@@ -91,9 +91,26 @@ def _sink(as_json: bool, workers: int):
     if as_json:
         from ctxagent.cli.jsonout import JsonLinesSink
 
-        writer = JsonLinesSink()
+        writer = JsonLinesSink(stream=_own_stdout())
         return writer.write, contextlib.nullcontext()
     from ctxagent.batch.progress import Progress
 
     progress = Progress(workers=workers)
     return progress, progress
+
+
+def _own_stdout():
+    """A stream on the real stdout for the JSON events, with fd 1 pointed at stderr: what a
+    library prints there (Ray's "(raylet) A worker died ...") cannot break the JSON lines."""
+    import os
+    import sys
+
+    try:
+        if sys.stdout.fileno() != 1:
+            return sys.stdout
+    except (AttributeError, OSError, ValueError):  # a captured stdout (click's CliRunner): nothing to guard
+        return sys.stdout
+    sys.stdout.flush()
+    stream = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
+    os.dup2(2, 1)
+    return stream
