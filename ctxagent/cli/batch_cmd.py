@@ -87,12 +87,14 @@ def _backend(name: str, workers: int | None, retries: int, address: str | None, 
 
 def _sink(as_json: bool, workers: int):
     import contextlib
+    import sys
 
     if as_json:
         from ctxagent.cli.jsonout import JsonLinesSink
 
-        writer = JsonLinesSink(stream=_own_stdout())
-        return writer.write, contextlib.nullcontext()
+        stream = _own_stdout()
+        writer = JsonLinesSink(stream=stream)
+        return writer.write, (contextlib.nullcontext() if stream is sys.stdout else contextlib.closing(stream))
     from ctxagent.batch.progress import Progress
 
     progress = Progress(workers=workers)
