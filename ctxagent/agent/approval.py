@@ -57,12 +57,10 @@ def not_an_answer(line: str) -> str:
 
 
 class ApprovalPolicy:
-    """Decides whether a call that needs approval may run.
-
-    `auto_approve`: approve everything without asking (--yes, config). `ask(question)`:
-    returns the user's answer line, or None when no answer can be had (treated as no).
-    With neither, every call is refused with a hint to use --yes. `question_lock`: shared by
-    agents that run at once (sub-agents), so that one preview and its question show together.
+    """Decides whether a call that needs approval may run. `auto_approve`: approve everything
+    without asking (--yes, config). `ask(question)`: the user's answer line, or None (no answer
+    can be had: no). With neither, every call is refused with a hint to use --yes.
+    `question_lock`: shared by agents running at once, so a preview and its question show together.
     """
 
     def __init__(self, *, auto_approve: bool = False, ask: Callable[[str], str | None] | None = None,
