@@ -129,3 +129,38 @@ def test_ctrl_c_keeps_what_finished_and_the_rerun_finishes(batch: Batch, cli_env
         assert events[0]["to_run"] == 4
     check_outputs(batch, tmp_path)
     assert batch.state() == before
+
+
+@linux_only
+def test_sigkill_of_the_driver_loses_only_the_task_in_flight(batch: Batch, cli_env: dict) -> None:
+    batch.file.write_text("".join(json.dumps(t) + "\n" for t in batch.tasks[:3]), encoding="utf-8")
+    with FakeOpenAI(rules=batch.rules()) as server:
+        env = {**cli_env, **model_env(server)}
+        proc = start_batch(batch, env, "--workers", "1")
+        held = wait_for_request(server, f"TASK {KILLED}:")
+        worker = pid_of_client(held["client"][1], server.port)
+        proc.kill()
+        proc.communicate(timeout=60)
+        wait_gone(worker)  # the worker follows its driver (PR_SET_PDEATHSIG), nothing left running
+        assert sorted(results(batch)) == ["t1", "t2"]
+        code, events, err = finish(start_batch(batch, env, "--workers", "1"))
+        assert code == 0, err
+    assert events[0]["to_run"] == 1 and results(batch)[KILLED]["status"] == "finished"
+    assert not list((batch.out / ".work").iterdir())
+
+
+def wait_gone(pid: int, deadline_s: float = 60) -> None:
+    """Until process `pid` has exited (waits for the event; asserts nothing about time)."""
+    import time
+
+    end = time.monotonic() + deadline_s
+    while Path(f"/proc/{pid}").exists() and "Z" not in _state(pid):
+        assert time.monotonic() < end, f"worker {pid} outlived its driver"
+        time.sleep(0.05)
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return "Z"
