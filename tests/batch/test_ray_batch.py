@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -48,7 +49,7 @@ def ray_cluster() -> Iterator[tuple[str, Path]]:
             os.killpg(head.pid, signal.SIGKILL)
             head.wait()
         head.stdout.close()  # type: ignore[union-attr]
-        subprocess.run(["rm", "-rf", str(root)], check=False)
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def test_six_tasks_on_ray_a_killed_worker_and_a_rerun(ray_cluster: tuple[str, Path], batch: Batch, cli_env: dict,
