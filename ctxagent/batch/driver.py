@@ -50,12 +50,14 @@ def run_batch(tasks: list[Task], out: Path, backend: Backend, options: RunOption
 
 
 def _with_work_root(options: RunOptions, out: Path) -> RunOptions:
-    """Working copies under DIR/.work unless set (a killed run's leftovers are removed here)."""
-    if options.work_root:
-        return options
+    """Working copies under DIR/.work unless set (a killed run's leftovers are removed here);
+    `out` set, so that a copy of a folder holding DIR leaves DIR out."""
     import dataclasses
     import shutil
 
+    options = dataclasses.replace(options, out=str(out.resolve()))
+    if options.work_root:
+        return options
     root = out / ".work"
     shutil.rmtree(root, ignore_errors=True)
     return dataclasses.replace(options, work_root=str(root))

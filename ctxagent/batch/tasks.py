@@ -33,7 +33,7 @@ class Task(BaseModel):
     id: str = Field(pattern=ID_PATTERN.pattern)
     repo: str = Field(min_length=1)
     task: str = Field(min_length=1)
-    base_commit: str | None = None
+    base_commit: str | None = Field(None, pattern=r"^[^-\s]\S*$", max_length=256)
     setup: str | None = None
     test: str | None = None
     model: str | None = None
@@ -106,6 +106,8 @@ def _first_problem(exc: ValidationError) -> str:
         return f"unknown field {name!r}; the fields are {', '.join(Task.model_fields)}"
     if name == "id":
         return "id must be 1-200 letters, digits, '.', '_' or '-' (it names the session file)"
+    if name == "base_commit" and error["type"] == "string_pattern_mismatch":
+        return "field 'base_commit' must be a commit (a hash, a tag or a branch: no spaces, not starting with '-')"
     return f"field {name!r}: {error['msg']}"
 
 

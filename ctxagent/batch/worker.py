@@ -24,7 +24,8 @@ from ctxagent.redaction import redact
 @dataclass(frozen=True)
 class RunOptions:
     """What every task of a batch shares (a task's own fields win): the flags of `ctxagent run`
-    (None = configured value), the parent folder of working copies, command timeouts (s)."""
+    (None = configured value), the parent folder of working copies, the batch's output folder
+    (`out`: never copied into a copy), command timeouts (s)."""
 
     yes: bool = False
     mode: str | None = None
@@ -37,6 +38,7 @@ class RunOptions:
     timeout_s: float | None = None
     trust_repo: bool = False
     work_root: str | None = None
+    out: str | None = None
     command_timeout_s: float = 900.0
 
     def to_dict(self) -> dict[str, Any]:
@@ -57,7 +59,8 @@ def run_task(task: Task | Mapping[str, Any], options: RunOptions | Mapping[str, 
                               "transcript": ""}
     copy = None
     try:
-        copy = WorkingCopy(task.repo, task.base_commit, parent=_parent(options), name=task.id)
+        copy = WorkingCopy(task.repo, task.base_commit, parent=_parent(options), name=task.id,
+                           exclude=Path(options.out) if options.out else None)
         _run_in(copy, task, options, env, result)
     except KeyboardInterrupt:
         result.update(status="interrupted", reason="interrupted before the task ended")
@@ -85,6 +88,7 @@ def _run_in(copy: WorkingCopy, task: Task, options: RunOptions, env: Mapping[str
         if not setup["passed"]:
             result.update(status="setup_failed", reason=f"setup exited {setup['exit_code']}")
             return
+        copy.settle()  # what the setup line made (a virtualenv, build files) is not the task's diff
     _run_agent(copy, task, options, env, result)
     if result["status"] == "interrupted":
         return  # unfinished: the driver records nothing and a rerun runs it again

@@ -3,13 +3,16 @@
 A git repository (path or URL) is cloned (`--shared --no-checkout` for a local path: the
 source's objects are read in place, nothing is written into its `.git`, no worktree entry,
 no ref) and checked out detached at `base_commit` (default: the source's HEAD). A folder
-outside git is copied and committed as the base. The diff is `git diff --binary` of every
-change against the base, new files included; `remove()` deletes the copy.
+outside git is copied (without the batch's own output folder) and committed as the base.
+`settle()` keeps what a setup line made out of the diff; the diff is `git diff --binary`
+of every change against the base, new files included, in a fixed format (the user's git
+config cannot recolour or unprefix it); `remove()` deletes the copy.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -20,6 +23,10 @@ from ctxagent.errors import BatchError
 
 #: Seconds a clone or checkout may take (a URL clone of a large repository is slow).
 GIT_TIMEOUT_S = 1800
+#: `git diff` flags that fix the format whatever the user's config says (colour, prefixes,
+#: external diff tools, rename detection): a plain patch `git apply` and `patch -p1` take.
+DIFF_FORMAT = ["--binary", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames", "--submodule=short",
+               "--src-prefix=a/", "--dst-prefix=b/"]
 _IDENTITY = ["-c", "user.name=ctxagent", "-c", "user.email=ctxagent@localhost", "-c", "commit.gpgsign=false"]
 
 
@@ -52,7 +59,8 @@ class WorkingCopy:
     diffs are taken against. Raises BatchError when the source cannot be copied."""
 
     def __init__(self, repo: str, base_commit: str | None = None, *, parent: Path | None = None,
-                 name: str = "task") -> None:
+                 name: str = "task", exclude: Path | None = None) -> None:
+        self.exclude = Path(exclude).resolve() if exclude else None  # never copied (the batch's DIR)
         if parent is not None:
             parent = Path(parent) / name  # one folder per task: `remove_leftovers` finds a dead worker's copy
             parent.mkdir(parents=True, exist_ok=True)
@@ -66,31 +74,57 @@ class WorkingCopy:
 
     def _make(self, repo: str, base_commit: str | None) -> str:
         source = Path(repo)
-        if is_git_url(repo) or (source / ".git").exists():
+        if is_git_url(repo) or (source / ".git").exists() or _is_bare(source):
             local = [] if is_git_url(repo) else ["--shared"]
-            git("clone", "--quiet", "--no-checkout", *local, repo, str(self.path))
-            try:
-                git("-c", "advice.detachedHead=false", "checkout", "--quiet", "--detach", base_commit or "HEAD",
-                    cwd=self.path)
-            except BatchError as exc:
-                raise BatchError(f"{repo}: cannot check out base_commit {base_commit or 'HEAD'} ({exc}); give a "
-                                 "commit of that repository") from None
-            return git("rev-parse", "HEAD", cwd=self.path).strip()
+            git("clone", "--quiet", "--no-checkout", *local, "--", repo, str(self.path))
+            return self._checkout(repo, base_commit)
         if base_commit:
             raise BatchError(f"{repo} is not a git repository, so base_commit {base_commit!r} cannot be checked out")
         if not source.is_dir():
             raise BatchError(f"repository {repo} does not exist (give a folder, a git repository or a git URL)")
-        shutil.copytree(source, self.path, symlinks=True, ignore=shutil.ignore_patterns(".ctxagent"))
+        shutil.copytree(source, self.path, symlinks=True, ignore=self._not_copied)
         git("init", "--quiet", cwd=self.path)
         git("add", "-A", cwd=self.path)
         git(*_IDENTITY, "commit", "--quiet", "--allow-empty", "--no-verify", "-m", "base", cwd=self.path)
         return git("rev-parse", "HEAD", cwd=self.path).strip()
 
+    def _checkout(self, repo: str, base_commit: str | None) -> str:
+        """Check out base_commit (default HEAD) detached; its full hash. BatchError when it is no commit."""
+        wanted = base_commit or "HEAD"
+        try:
+            commit = git("rev-parse", "--verify", "--quiet", f"{wanted}^{{commit}}", cwd=self.path).strip()
+        except BatchError:
+            if base_commit:
+                raise BatchError(f"{repo}: base_commit {base_commit!r} is not a commit of that repository; give one "
+                                 "of its commits (a hash, a tag or a branch), or leave base_commit out") from None
+            raise BatchError(f"{repo} has no commit yet; commit its files first (a copy starts at a commit)") from None
+        git("-c", "advice.detachedHead=false", "checkout", "--quiet", "--detach", commit, cwd=self.path)
+        return commit
+
+    def _not_copied(self, folder: str, names: list[str]) -> set[str]:
+        """copytree's filter: `.ctxagent/`, and the batch's own output folder (when it lies inside
+        the source, copying it would copy the copy being made, without end)."""
+        skip = {n for n in names if n == ".ctxagent"}
+        if self.exclude is not None:
+            skip |= {n for n in names if Path(folder, n).resolve() == self.exclude}
+        return skip
+
+    def settle(self) -> None:
+        """Keep what the copy holds now but git does not track (a setup line's virtualenv, build
+        files) out of every later diff: it goes to the copy's `.git/info/exclude`."""
+        listed = git("ls-files", "-z", "--others", "--exclude-standard", "--directory", cwd=self.path)
+        names = [name for name in listed.split("\0") if name]
+        if names:
+            info = self.path / ".git" / "info"
+            info.mkdir(parents=True, exist_ok=True)
+            with open(info / "exclude", "a", encoding="utf-8") as handle:
+                handle.write("".join(_exclude_pattern(name) + "\n" for name in names))
+
     def diff(self) -> str:
-        """Every change against the base as one `git diff --binary` (new files included,
-        `.ctxagent/` and ignored files not); "" when nothing changed."""
+        """Every change against the base as one patch in `DIFF_FORMAT` (new and deleted files
+        included; `.ctxagent/`, ignored files and what `settle` set aside not); "" when nothing changed."""
         git("add", "-A", cwd=self.path)
-        return git("diff", "--cached", "--binary", self.base, cwd=self.path)
+        return git("diff", "--cached", *DIFF_FORMAT, self.base, "--", cwd=self.path)
 
     def remove(self) -> None:
         """Delete the copy (no error if it is gone already), and its task's folder once empty."""
@@ -99,6 +133,18 @@ class WorkingCopy:
             self.root.parent.rmdir()
         except OSError:
             pass  # the system's temporary folder, or not empty
+
+
+def _is_bare(source: Path) -> bool:
+    """A bare repository (`proj.git/` with HEAD, objects/, refs/): cloned, not copied as files."""
+    return (source / "HEAD").is_file() and (source / "objects").is_dir() and (source / "refs").is_dir()
+
+
+def _exclude_pattern(name: str) -> str:
+    """`name` (a path git listed, "dir/" for a whole folder) as an anchored, literal exclude pattern."""
+    literal = re.sub(r"([\\*?\[\]!#])", r"\\\1", name)
+    stripped = literal.rstrip(" ")
+    return "/" + stripped + "\\ " * (len(literal) - len(stripped))
 
 
 def remove_leftovers(parent: Path | str | None, name: str) -> None:

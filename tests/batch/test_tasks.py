@@ -57,3 +57,8 @@ def test_empty_and_unreadable_files(tmp_path: Path) -> None:
         load_tasks(write(tmp_path, ""))
     with pytest.raises(BatchError, match="cannot read the tasks file"):
         load_tasks(tmp_path / "missing.jsonl")
+
+
+def test_a_base_commit_is_never_an_option(tmp_path: Path) -> None:
+    with pytest.raises(BatchError, match="line 1: field 'base_commit' must be a commit"):
+        load_tasks(write(tmp_path, {"id": "a", "repo": "r", "task": "t", "base_commit": "--orphan=x"}))

@@ -9,7 +9,7 @@ import pytest
 
 from ctxagent.batch.workspace import WorkingCopy, remove_leftovers
 from ctxagent.errors import BatchError
-from tests.batch.conftest import Batch, git
+from tests.batch.conftest import Batch, applied, git, make_repo
 
 
 def test_a_clone_at_base_commit_leaves_the_source_alone(tmp_path: Path) -> None:
@@ -48,7 +48,7 @@ def test_bad_sources_are_clear_errors_and_leave_nothing(tmp_path: Path) -> None:
     batch = Batch(tmp_path)
     with pytest.raises(BatchError, match="does not exist"):
         WorkingCopy(str(tmp_path / "nowhere"), parent=tmp_path / "work", name="a")
-    with pytest.raises(BatchError, match="cannot check out base_commit 0000.*git checkout failed"):
+    with pytest.raises(BatchError, match="base_commit .0{40}. is not a commit"):
         WorkingCopy(str(batch.repos[0]), "0" * 40, parent=tmp_path / "work", name="b")
     (tmp_path / "plain").mkdir()
     with pytest.raises(BatchError, match="not a git repository"):
@@ -63,3 +63,59 @@ def test_leftovers_of_a_dead_worker_are_removed(tmp_path: Path) -> None:
     assert not (tmp_path / "work" / "t3").exists()
     assert subprocess.run(["git", "worktree", "list"], cwd=batch.repos[1], capture_output=True,
                           text=True).stdout.count("\n") == 1
+
+
+def test_the_users_git_config_cannot_change_the_patch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Colour, no prefixes, rename detection or an external diff tool in ~/.gitconfig would make
+    a model_patch that `git apply` (SWE-bench's harness) refuses."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".gitconfig").write_text("[color]\n\tui = always\n[diff]\n\tnoprefix = true\n\trenames = copies\n"
+                                     "\texternal = false\n\tmnemonicPrefix = true\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    repo = make_repo(tmp_path / "r", {"old.txt": "a\nb\nc\nd\n", "keep.txt": "k\n"})
+    copy = WorkingCopy(str(repo), parent=tmp_path / "work", name="cfg")
+    try:
+        (copy.path / "old.txt").rename(copy.path / "new.txt")  # a rename, as a delete and an add
+        (copy.path / "keep.txt").write_text("K\n")
+        diff = copy.diff()
+    finally:
+        copy.remove()
+    assert "\x1b" not in diff and "diff --git a/keep.txt b/keep.txt" in diff and "rename from" not in diff
+    check = applied(repo, "HEAD", diff, tmp_path / "check")
+    assert (check / "new.txt").read_text() == "a\nb\nc\nd\n" and not (check / "old.txt").exists()
+    assert (check / "keep.txt").read_text() == "K\n"
+
+
+def test_what_setup_made_is_not_in_the_diff(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r", {"f.txt": "x\n"})
+    copy = WorkingCopy(str(repo), parent=tmp_path / "work", name="s")
+    try:
+        (copy.path / ".venv" / "bin").mkdir(parents=True)  # what a setup line leaves
+        (copy.path / ".venv" / "bin" / "python").write_text("#!/bin/sh\n")
+        (copy.path / "weird *[name]# ").write_text("setup\n")
+        copy.settle()
+        (copy.path / "f.txt").write_text("y\n")  # the agent's work
+        (copy.path / "added.txt").write_text("z\n")
+        diff = copy.diff()
+    finally:
+        copy.remove()
+    assert ".venv" not in diff and "weird" not in diff
+    assert "+y" in diff and "b/added.txt" in diff
+
+
+def test_a_bare_repository_is_cloned_and_a_missing_commit_is_named(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r", {"f.txt": "x\n"})
+    subprocess.run(["git", "clone", "-q", "--bare", str(repo), str(tmp_path / "r.git")], check=True)
+    copy = WorkingCopy(str(tmp_path / "r.git"), parent=tmp_path / "work", name="bare")
+    try:
+        assert (copy.path / "f.txt").read_text() == "x\n" and not (copy.path / "objects").exists()
+    finally:
+        copy.remove()
+    with pytest.raises(BatchError, match="base_commit 'deadbeef' is not a commit of that repository"):
+        WorkingCopy(str(repo), "deadbeef", parent=tmp_path / "work", name="c")
+    (tmp_path / "empty").mkdir()
+    git(tmp_path / "empty", "init", "-q")
+    with pytest.raises(BatchError, match="has no commit yet"):
+        WorkingCopy(str(tmp_path / "empty"), parent=tmp_path / "work", name="e")

@@ -1,0 +1,41 @@
+"""The real `ctxagent batch` on what users hand it: --out inside the folder it copies, a setup
+line that leaves files, another batch's folder, a results file a kill left half-written."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from tests.batch.conftest import API_KEY, model_env, update_patch
+from tests.e2e.conftest import ctxagent_exe
+from tests.support.fake_openai import FakeOpenAI, text, tool_calls
+
+
+def edit_rule(marker: str, patch: str) -> dict:
+    return {"contains": marker, "steps": [tool_calls([("apply_patch", json.dumps({"patch": patch}))]), text("done")]}
+
+
+def run_cli(tasks: Path, out: Path, env: dict, *args: str, cwd: Path | None = None) -> tuple[int, list[dict], str]:
+    done = subprocess.run([*ctxagent_exe(), "batch", str(tasks), "--out", str(out), "--yes", "--json", *args],
+                          env=env, cwd=cwd, capture_output=True, text=True, timeout=300)
+    return done.returncode, [json.loads(line) for line in done.stdout.splitlines() if line.strip()], done.stderr
+
+
+def test_out_inside_a_plain_folder_and_what_setup_leaves(tmp_path: Path, cli_env: dict) -> None:
+    """`cd proj && ctxagent batch tasks.jsonl --out runs` with repo ".": the copy must not copy
+    runs/ (it holds the copy itself) and the setup line's files are not the task's diff."""
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "a.txt").write_text("one\n")
+    (proj / "tasks.jsonl").write_text(json.dumps({"id": "p1", "repo": ".", "task": "TASK p1: edit",
+                                                  "setup": "mkdir -p .venv/bin && echo x > .venv/bin/tool"}) + "\n")
+    with FakeOpenAI(rules=[edit_rule("TASK p1:", update_patch("a.txt", "one", "ONE"))]) as server:
+        code, events, err = run_cli(Path("tasks.jsonl"), Path("runs"), {**cli_env, **model_env(server)}, cwd=proj)
+    assert code == 0, err
+    [line] = [json.loads(x) for x in (proj / "runs" / "results.jsonl").read_text().splitlines()]
+    assert line["status"] == "finished" and line["setup"]["passed"], line
+    assert "runs/" not in line["diff"] and ".venv" not in line["diff"] and "tasks.jsonl" not in line["diff"]
+    assert line["diff"].startswith("diff --git a/a.txt b/a.txt") and "+ONE" in line["diff"]
+    assert (proj / "a.txt").read_text() == "one\n" and not (proj / ".git").exists()
+    assert API_KEY not in (proj / "runs" / "results.jsonl").read_text()
