@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ctxagent.batch.backends.events import Backend
-from ctxagent.batch.results import ResultsDir
+from ctxagent.batch.results import ResultsDir, preds_name, task_digest
 from ctxagent.batch.tasks import Task
 from ctxagent.batch.worker import RunOptions
 
@@ -30,6 +30,9 @@ def run_batch(tasks: list[Task], out: Path, backend: Backend, options: RunOption
     use) and KeyboardInterrupt (Ctrl-C, after the drain)."""
     results = ResultsDir(out)
     with results.lock():
+        digests = {t.id: task_digest(t) for t in tasks}
+        results.check_same(digests)
+        results.reconcile()
         todo = set(results.to_run([t.id for t in tasks], retry_failed=retry_failed))
         work = [t for t in tasks if t.id in todo]
         counts = {"total": len(tasks), "skipped": len(tasks) - len(work), "to_run": len(work), "done": 0,
@@ -37,7 +40,7 @@ def run_batch(tasks: list[Task], out: Path, backend: Backend, options: RunOption
         started = time.monotonic()
         sink({"event": "start", **counts})
         options = _with_work_root(options, Path(out))
-        report = _Recorder(results, counts, sink)
+        report = _Recorder(results, counts, sink, digests)
         try:
             if work:
                 backend.run(work, options, report)
@@ -66,8 +69,8 @@ def _with_work_root(options: RunOptions, out: Path) -> RunOptions:
 class _Recorder:
     """The backends' `report` callback: records results, keeps the counts, feeds the sink."""
 
-    def __init__(self, results: ResultsDir, counts: dict[str, Any], sink: Sink) -> None:
-        self.results, self.counts, self.sink = results, counts, sink
+    def __init__(self, results: ResultsDir, counts: dict[str, Any], sink: Sink, digests: dict[str, str]) -> None:
+        self.results, self.counts, self.sink, self.digests = results, counts, sink, digests
 
     def __call__(self, kind: str, **fields: Any) -> None:
         if kind != "result":
@@ -78,6 +81,7 @@ class _Recorder:
             self.counts["interrupted"] += 1
             self.sink({"event": "done", **_brief(result), "recorded": False})
             return
+        result = {**result, "task_digest": self.digests.get(result["id"])}
         line = self.results.record(result, model_name=model_name(result))
         self.counts["done"] += 1
         self.counts["failed"] += line.get("status") != "finished"
@@ -88,7 +92,7 @@ class _Recorder:
 
 def model_name(result: dict[str, Any]) -> str:
     """`model_name_or_path` of a prediction: "ctxagent__<model>" ("/" would make folders in the harness's logs)."""
-    return "ctxagent__" + str(result.get("model") or "unknown").replace("/", "__")
+    return preds_name({"model": result.get("model")})
 
 
 def _brief(result: dict[str, Any]) -> dict[str, Any]:

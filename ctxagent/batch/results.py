@@ -3,12 +3,15 @@
 results.jsonl: one line per finished task, appended and fsynced in one write (a SIGKILL
 loses at most the line being written, which readers skip). preds.jsonl: SWE-bench's
 predictions (`instance_id`, `model_name_or_path`, `model_patch`), one line per id (a
-retried id's line is replaced by rewriting the file atomically). The driver alone
-writes here; `BatchLock` keeps a second driver out. Reference: docs/batch.md.
+retried id's line is replaced by rewriting the file atomically; `reconcile` repairs it from
+results.jsonl after a kill between the two writes). Each line carries its task's digest,
+so another batch's folder is refused rather than taken as done. The driver alone writes
+here; `lock` keeps a second driver out. Reference: docs/batch.md.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -17,6 +20,8 @@ from ctxagent.errors import BatchError
 from ctxagent.storage.files import append_jsonl, atomic_write_bytes, atomic_write_text, read_jsonl
 
 RESULTS, PREDS, SESSIONS, LOCK = "results.jsonl", "preds.jsonl", "sessions", ".batch.lock"
+#: What a batch's output folder may hold; a folder holding anything else is no batch's.
+_OURS = {RESULTS, PREDS, SESSIONS, LOCK, ".work", "workers.log"}
 #: The status of a task that ran to its end; any other recorded status is a failure (--retry-failed).
 FINISHED = "finished"
 
@@ -28,8 +33,12 @@ class ResultsDir:
         self.out = Path(out)
         try:
             self.out.mkdir(parents=True, exist_ok=True)
+            names = {p.name for p in self.out.iterdir()}
         except OSError as exc:
             raise BatchError(f"cannot create the output folder {out}: {exc.strerror or exc}") from exc
+        if names and not names & {RESULTS, PREDS, LOCK}:
+            raise BatchError(f"--out {out} already holds other files ({', '.join(sorted(names - _OURS)[:3])}...) and "
+                             "no batch results; give a new or empty folder (a batch writes and clears files there)")
         self.results, self.preds = self.out / RESULTS, self.out / PREDS
         self._pred_ids = {p.get("instance_id") for p in self._read(self.preds)}
 
@@ -49,6 +58,27 @@ class ResultsDir:
         """Every recorded task id -> its latest result line (a torn last line is skipped)."""
         return {r["id"]: r for r in self._read(self.results) if isinstance(r.get("id"), str)}
 
+    def check_same(self, digests: dict[str, str]) -> None:
+        """BatchError when an id of `digests` (id -> `task_digest`) was recorded for another task:
+        another batch's folder, or a task edited since (its old result would be taken as done)."""
+        for task_id, line in self.recorded().items():
+            if line.get("task_digest") not in (None, digests.get(task_id, line.get("task_digest"))):
+                raise BatchError(f"{self.results} records another task under id {task_id!r} (its problem "
+                                 "statement, base_commit, setup or test differ): is this another batch's folder? "
+                                 "Give a new --out, or delete that id's lines from results.jsonl to run it again")
+
+    def reconcile(self) -> None:
+        """Make preds.jsonl one line per recorded id, each the latest result's patch (a kill
+        between the results line and the prediction left it behind); rewritten only if it differs."""
+        latest = self.recorded()
+        preds = self._read(self.preds)
+        wanted = [{"instance_id": i, "model_name_or_path": preds_name(r), "model_patch": r.get("diff") or ""}
+                  for i, r in latest.items()]
+        have = {p.get("instance_id"): p for p in preds}
+        if len(preds) != len(wanted) or any(have.get(p["instance_id"]) != p for p in wanted):
+            atomic_write_bytes(self.preds, b"".join(json.dumps(p).encode() + b"\n" for p in wanted))
+        self._pred_ids = set(latest)
+
     def to_run(self, ids: list[str], *, retry_failed: bool) -> list[str]:
         """The ids of `ids` still to run: never recorded, or (retry_failed) last recorded as failed."""
         done = self.recorded()
@@ -58,6 +88,7 @@ class ResultsDir:
         """Store one finished task: its transcript under sessions/, its results line, its
         prediction; returns the results line (the transcript replaced by `session_path`)."""
         line = {k: v for k, v in result.items() if k != "transcript"}
+        line["model_name_or_path"] = model_name
         transcript = result.get("transcript") or ""
         if transcript:
             path = self.out / SESSIONS / f"{result['id']}.jsonl"
@@ -82,3 +113,14 @@ class ResultsDir:
     @staticmethod
     def _read(path: Path) -> list[dict[str, Any]]:
         return [r for r in read_jsonl(path) if isinstance(r, dict)] if path.exists() else []
+
+
+def task_digest(task: Any) -> str:
+    """What makes a task the same task (`Task`): problem statement, base_commit, setup, test -> 16 hex digits."""
+    fields = {"task": task.task, "base_commit": task.base_commit, "setup": task.setup, "test": task.test}
+    return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def preds_name(line: dict[str, Any]) -> str:
+    """`model_name_or_path` of a prediction: "ctxagent__<model>" ("/" would make folders in the harness's logs)."""
+    return line.get("model_name_or_path") or "ctxagent__" + str(line.get("model") or "unknown").replace("/", "__")

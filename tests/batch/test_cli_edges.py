@@ -39,3 +39,26 @@ def test_out_inside_a_plain_folder_and_what_setup_leaves(tmp_path: Path, cli_env
     assert line["diff"].startswith("diff --git a/a.txt b/a.txt") and "+ONE" in line["diff"]
     assert (proj / "a.txt").read_text() == "one\n" and not (proj / ".git").exists()
     assert API_KEY not in (proj / "runs" / "results.jsonl").read_text()
+
+
+def test_another_batchs_folder_is_not_taken_as_done(tmp_path: Path, cli_env: dict) -> None:
+    """Batch B with --out of batch A, whose ids are the same ("t1"...) but whose tasks differ:
+    refused before any model call, A's results left as they were."""
+    repo = tmp_path / "plain"
+    repo.mkdir()
+    (repo / "a.txt").write_text("one\n")
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    first.write_text(json.dumps({"id": "t1", "repo": "plain", "task": "TASK t1: edit"}) + "\n")
+    second.write_text(json.dumps({"id": "t1", "repo": "plain", "task": "TASK other: something else"}) + "\n")
+    out = tmp_path / "out"
+    with FakeOpenAI(rules=[edit_rule("TASK t1:", update_patch("a.txt", "one", "ONE"))]) as server:
+        env = {**cli_env, **model_env(server)}
+        code, _, err = run_cli(first, out, env)
+        assert code == 0, err
+        lines, served = (out / "results.jsonl").read_bytes(), len(server.requests)
+        code, events, err = run_cli(second, out, env)
+        assert code != 0 and "records another task under id 't1'" in err and "Give a new --out" in err
+        assert len(server.requests) == served and (out / "results.jsonl").read_bytes() == lines
+        code, _, err = run_cli(second, tmp_path / "plain", env)  # a folder of the user's own files
+        assert code != 0 and "already holds other files" in err
+        assert sorted(p.name for p in repo.iterdir()) == ["a.txt"]

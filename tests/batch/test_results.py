@@ -50,3 +50,33 @@ def test_one_driver_per_folder(tmp_path: Path) -> None:
     with ResultsDir(tmp_path).lock():
         with pytest.raises(BatchError, match="another `ctxagent batch` is writing"):
             ResultsDir(tmp_path).lock()
+
+
+def test_a_prediction_a_kill_left_behind_is_written_back(tmp_path: Path) -> None:
+    out = ResultsDir(tmp_path)
+    out.record(result("a"), model_name="ctxagent__m")
+    b = {k: v for k, v in result("b", diff="diff b\n").items() if k != "transcript"}
+    with (tmp_path / "results.jsonl").open("a") as handle:  # SIGKILL after the results line, before preds
+        handle.write(json.dumps({**b, "model_name_or_path": "ctxagent__m"}) + "\n")
+    with (tmp_path / "preds.jsonl").open("a") as handle:
+        handle.write('{"instance_id": "c", "model_pa')  # and a torn prediction
+    ResultsDir(tmp_path).reconcile()
+    preds = [json.loads(x) for x in (tmp_path / "preds.jsonl").read_text().splitlines()]
+    assert preds == [{"instance_id": "a", "model_name_or_path": "ctxagent__m", "model_patch": "diff --git a/x b/x\n"},
+                     {"instance_id": "b", "model_name_or_path": "ctxagent__m", "model_patch": "diff b\n"}]
+    before = (tmp_path / "preds.jsonl").stat().st_mtime_ns
+    ResultsDir(tmp_path).reconcile()
+    assert (tmp_path / "preds.jsonl").stat().st_mtime_ns == before  # nothing to repair: not rewritten
+
+
+def test_another_batchs_folder_is_refused(tmp_path: Path) -> None:
+    out = ResultsDir(tmp_path / "out")
+    out.record({**result("t1"), "task_digest": "0123456789abcdef"}, model_name="m")
+    out.check_same({"t1": "0123456789abcdef", "t2": "fedcba9876543210"})  # the same task, and a new one
+    with pytest.raises(BatchError, match="records another task under id 't1'.*another batch's folder"):
+        out.check_same({"t1": "fedcba9876543210"})
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("the user's\n")
+    with pytest.raises(BatchError, match="already holds other files .notes.txt.*give a new or empty folder"):
+        ResultsDir(tmp_path / "mine")
+    assert (tmp_path / "mine" / "notes.txt").read_text() == "the user's\n"
