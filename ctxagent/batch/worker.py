@@ -64,15 +64,22 @@ def run_task(task: Task | Mapping[str, Any], options: RunOptions | Mapping[str, 
         _run_in(copy, task, options, env, result)
     except KeyboardInterrupt:
         result.update(status="interrupted", reason="interrupted before the task ended")
-    except CtxAgentError as exc:
-        result.update(status="error", reason=str(exc))
+    except CtxAgentError as exc:  # redacted: a git URL's token, a key in an endpoint's message
+        result.update(status="error", reason=redact(str(exc), _secrets(env)))
     except Exception as exc:  # noqa: BLE001 - one task's crash is its result, never the batch's
-        result.update(status="error", reason=f"{type(exc).__name__}: {exc}")
+        result.update(status="error", reason=redact(f"{type(exc).__name__}: {exc}", _secrets(env)))
     finally:
         if copy is not None:
             copy.remove()
     result["wall_time_s"] = round(time.monotonic() - started, 3)
     return result
+
+
+def _secrets(env: Mapping[str, str] | None) -> list[str]:
+    """The API keys of the environment settings are read from (values of *_API_KEY)."""
+    import os
+
+    return [v for k, v in (os.environ if env is None else env).items() if k.endswith("_API_KEY")]
 
 
 def _parent(options: RunOptions) -> Path | None:

@@ -39,3 +39,4 @@ def test_a_failing_setup_line_ends_the_task_before_any_model_call(tmp_path: Path
     assert result["status"] == "setup_failed" and result["reason"] == "setup exited 3"
     assert "preparing" in result["setup"]["output"] and result["diff"] == "" and result["steps"] == 0
     assert not (tmp_path / "work" / "s").exists()
+
