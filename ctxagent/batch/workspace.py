@@ -2,11 +2,10 @@
 
 A git repository (path or URL) is cloned (`--shared --no-checkout` for a local path: the
 source's objects are read in place, nothing is written into its `.git`, no worktree entry,
-no ref) and checked out detached at `base_commit` (default: the source's HEAD). A folder
-outside git is copied (without the batch's own output folder) and committed as the base.
-`settle()` keeps what a setup line made out of the diff; the diff is `git diff --binary`
-of every change against the base, new files included, in a fixed format (the user's git
-config cannot recolour or unprefix it); `remove()` deletes the copy.
+no ref), checked out detached at `base_commit` (default: the source's HEAD), submodules
+too. A folder outside git is copied (without the batch's output folder) and committed.
+`settle()` keeps a setup line's files out of the diff: `git diff --binary` of every change
+against the base, new files included, in a format the user's git config cannot change.
 """
 
 from __future__ import annotations
@@ -77,7 +76,9 @@ class WorkingCopy:
         if is_git_url(repo) or (source / ".git").exists() or _is_bare(source):
             local = [] if is_git_url(repo) else ["--shared"]
             git("clone", "--quiet", "--no-checkout", *local, "--", repo, str(self.path))
-            return self._checkout(repo, base_commit)
+            commit = self._checkout(repo, base_commit)
+            self._submodules(repo, None if is_git_url(repo) else source)
+            return commit
         if base_commit:
             raise BatchError(f"{repo} is not a git repository, so base_commit {base_commit!r} cannot be checked out")
         if not source.is_dir():
@@ -100,6 +101,27 @@ class WorkingCopy:
             raise BatchError(f"{repo} has no commit yet; commit its files first (a copy starts at a commit)") from None
         git("-c", "advice.detachedHead=false", "checkout", "--quiet", "--detach", commit, cwd=self.path)
         return commit
+
+    def _submodules(self, repo: str, source: Path | None) -> None:
+        """Check out the submodules (recursively), each from the source's own checkout of it
+        when there is one (offline, fast), else from its URL. BatchError when one cannot be had."""
+        if not (self.path / ".gitmodules").is_file():
+            return
+        try:
+            listed = git("config", "-z", "-f", ".gitmodules", "--get-regexp", r"^submodule\..*\.path$", cwd=self.path)
+        except BatchError:
+            return  # a .gitmodules naming no submodule
+        git("submodule", "--quiet", "init", cwd=self.path)
+        for entry in filter(None, listed.split("\0")):
+            key, _, sub = entry.partition("\n")
+            if source is not None and (source / sub / ".git").exists():
+                git("config", f"{key[:-len('.path')]}.url", str(source / sub), cwd=self.path)
+        try:
+            git("-c", "protocol.file.allow=always", "submodule", "--quiet", "update", "--init", "--recursive",
+                cwd=self.path)
+        except BatchError as exc:
+            raise BatchError(f"{repo}: cannot check out its submodules ({exc}); check them out in the source, or "
+                             "make their URLs reachable from the worker") from None
 
     def _not_copied(self, folder: str, names: list[str]) -> set[str]:
         """copytree's filter: `.ctxagent/`, and the batch's own output folder (when it lies inside

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -119,3 +120,20 @@ def test_a_bare_repository_is_cloned_and_a_missing_commit_is_named(tmp_path: Pat
     git(tmp_path / "empty", "init", "-q")
     with pytest.raises(BatchError, match="has no commit yet"):
         WorkingCopy(str(tmp_path / "empty"), parent=tmp_path / "work", name="e")
+
+
+def test_submodules_are_checked_out_from_the_sources_own_checkout(tmp_path: Path) -> None:
+    lib = make_repo(tmp_path / "lib", {"l.txt": "lib\n"})
+    repo = make_repo(tmp_path / "r", {"f.txt": "x\n"})
+    git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "vendor/lib")
+    git(repo, "commit", "-qm", "a submodule")
+    shutil.rmtree(lib)  # its URL is gone: only the source's checkout of it is left
+    before = [git(repo, "status", "--porcelain"), sorted(str(p) for p in repo.rglob("*"))]
+    copy = WorkingCopy(str(repo), parent=tmp_path / "work", name="sub")
+    try:
+        assert (copy.path / "vendor" / "lib" / "l.txt").read_text() == "lib\n"
+        (copy.path / "f.txt").write_text("y\n")
+        assert "vendor" not in copy.diff()
+    finally:
+        copy.remove()
+    assert [git(repo, "status", "--porcelain"), sorted(str(p) for p in repo.rglob("*"))] == before
