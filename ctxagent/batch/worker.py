@@ -93,7 +93,7 @@ def _run_in(copy: WorkingCopy, task: Task, options: RunOptions, env: Mapping[str
         setup = run_command(task.setup, copy.path, timeout=timeout)
         result["setup"] = setup
         if not setup["passed"]:
-            result.update(status="setup_failed", reason=f"setup exited {setup['exit_code']}")
+            result.update(status="setup_failed", reason=_why_failed("setup", setup, timeout))
             return
         copy.settle()  # what the setup line made (a virtualenv, build files) is not the task's diff
     _run_agent(copy, task, options, env, result)
@@ -102,6 +102,14 @@ def _run_in(copy: WorkingCopy, task: Task, options: RunOptions, env: Mapping[str
     result["diff"] = copy.diff()
     if task.test:
         result["test"] = run_command(task.test, copy.path, timeout=timeout)
+
+
+def _why_failed(what: str, done: dict[str, Any], timeout: float) -> str:
+    if done["timed_out"]:
+        return f"{what} timed out after {timeout:g} s (--command-timeout)"
+    if done["exit_code"] is None:
+        return f"{what} did not run: {done['output']}"
+    return f"{what} exited {done['exit_code']}"
 
 
 def _run_agent(copy: WorkingCopy, task: Task, options: RunOptions, env: Mapping[str, str] | None,

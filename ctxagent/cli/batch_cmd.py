@@ -37,17 +37,19 @@ def register(cli: click.Group) -> None:
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object per batch event on stdout")
 @click.option("--yes", "-y", is_flag=True, help="approve every patch (without it no patch is applied: nobody is "
               "there to ask)")
-@click.option("--max-steps", type=int, help="most model calls per task (a task's own max_steps wins)")
+@click.option("--max-steps", type=click.IntRange(1, 10_000), help="most model calls per task (a task's own max_steps wins)")
 @click.option("--timeout", "timeout_s", type=click.FloatRange(0.1, 86_400), help="seconds per task's turn "
               "(a task's own timeout_s wins)")
+@click.option("--command-timeout", type=click.FloatRange(1, 86_400), default=900.0, show_default=True,
+              help="seconds each task's setup and test line may take")
 @exec_options
 @model_options
 @protocol_option
 @trust_option
 def batch_command(tasks_file: Path, out: Path, workers: int | None, backend: str, ray_address: str | None,
                   num_cpus: float, retries: int, retry_failed: bool, as_json: bool, yes: bool,
-                  max_steps: int | None, timeout_s: float | None, mode: str | None, allow_exec: bool | None,
-                  model: str | None, base_url: str | None, provider: str | None, protocol: str | None,
+                  max_steps: int | None, timeout_s: float | None, command_timeout: float, mode: str | None,
+                  allow_exec: bool | None, model: str | None, base_url: str | None, provider: str | None, protocol: str | None,
                   trust_repo: bool) -> int:
     """Run every task of TASKS.jsonl, each in its own working copy, into --out."""
     from ctxagent.batch.driver import run_batch
@@ -57,7 +59,7 @@ def batch_command(tasks_file: Path, out: Path, workers: int | None, backend: str
     tasks = load_tasks(tasks_file)
     options = RunOptions(yes=yes, mode=mode, allow_exec=allow_exec, model=model, base_url=base_url,
                          provider=provider, protocol=protocol, max_steps=max_steps, timeout_s=timeout_s,
-                         trust_repo=trust_repo)
+                         trust_repo=trust_repo, command_timeout_s=command_timeout)
     runner = _backend(backend, workers, retries, ray_address, num_cpus, out)
     if not yes:
         click.echo("ctxagent batch: without --yes every patch is refused (nobody to ask); the tasks can only "

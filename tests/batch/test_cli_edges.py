@@ -62,3 +62,27 @@ def test_another_batchs_folder_is_not_taken_as_done(tmp_path: Path, cli_env: dic
         code, _, err = run_cli(second, tmp_path / "plain", env)  # a folder of the user's own files
         assert code != 0 and "already holds other files" in err
         assert sorted(p.name for p in repo.iterdir()) == ["a.txt"]
+
+
+def test_a_hung_setup_a_step_limit_and_a_failing_test(tmp_path: Path, cli_env: dict) -> None:
+    repo = tmp_path / "plain"
+    repo.mkdir()
+    (repo / "a.txt").write_text("one\n")
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text("".join(json.dumps(t) + "\n" for t in [
+        {"id": "hang", "repo": "plain", "task": "TASK hang: x", "setup": "sleep 600"},
+        {"id": "limit", "repo": "plain", "task": "TASK limit: x", "max_steps": 1, "test": "echo failing; exit 3"},
+    ]))
+    out = tmp_path / "out"
+    with FakeOpenAI(rules=[edit_rule("TASK limit:", update_patch("a.txt", "one", "ONE"))]) as server:
+        code, events, err = run_cli(tasks, out, {**cli_env, **model_env(server)}, "--command-timeout", "1",
+                                    "--workers", "2")
+        assert all("TASK hang:" not in json.dumps(r) for r in server.requests)  # no model call after a failed setup
+    assert code == 1, err
+    lines = {r["id"]: r for r in map(json.loads, (out / "results.jsonl").read_text().splitlines())}
+    hang, limit = lines["hang"], lines["limit"]
+    assert hang["status"] == "setup_failed" and hang["setup"]["timed_out"] is True
+    assert hang["reason"] == "setup timed out after 1 s (--command-timeout)"
+    assert limit["status"] == "max_steps" and limit["steps"] == 1 and "+ONE" in limit["diff"]  # the work so far
+    assert limit["test"]["exit_code"] == 3 and limit["test"]["passed"] is False and "failing" in limit["test"]["output"]
+    assert events[-1]["event"] == "end" and events[-1]["failed"] == 2 and events[-1]["unfinished"] == 2
