@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 from tests.batch.conftest import API_KEY, model_env, update_patch
 from tests.e2e.conftest import ctxagent_exe
@@ -86,3 +89,54 @@ def test_a_hung_setup_a_step_limit_and_a_failing_test(tmp_path: Path, cli_env: d
     assert limit["status"] == "max_steps" and limit["steps"] == 1 and "+ONE" in limit["diff"]  # the work so far
     assert limit["test"]["exit_code"] == 3 and limit["test"]["passed"] is False and "failing" in limit["test"]["output"]
     assert events[-1]["event"] == "end" and events[-1]["failed"] == 2 and events[-1]["unfinished"] == 2
+
+
+def run_in_terminal(argv: list[str], env: dict, columns: int) -> tuple[int, str]:
+    """Run `argv` on a pseudo-terminal `columns` wide; (exit code, everything it wrote)."""
+    import fcntl
+    import os
+    import pty
+    import struct
+    import termios
+
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+    proc = subprocess.Popen(argv, env=env, stdin=follower, stdout=follower, stderr=follower)
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # EIO: every writer has closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(leader)
+    return proc.wait(timeout=300), b"".join(chunks).decode("utf-8", "replace")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a pseudo-terminal")
+def test_the_live_display_on_a_narrow_terminal_without_colour(tmp_path: Path, cli_env: dict) -> None:
+    from tests.support.screen import screen
+
+    repo = tmp_path / "plain"
+    repo.mkdir()
+    (repo / "a.txt").write_text("one\n")
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text("".join(json.dumps({"id": i, "repo": "plain", "task": f"TASK {i}: x"}) + "\n" for i in "ab"))
+    with FakeOpenAI(rules=[edit_rule("TASK a:", update_patch("a.txt", "one", "ONE"))]) as server:
+        env = {**cli_env, **model_env(server), "COLUMNS": "60", "LINES": "24", "TERM": "xterm-256color",
+               "NO_COLOR": "1"}
+        code, output = run_in_terminal([*ctxagent_exe(), "batch", str(tasks), "--out", str(tmp_path / "out"), "--yes",
+                                        "--workers", "2"], env, 60)
+    assert code == 0, output
+    assert "\x1b[3" not in output and "\x1b[1m" not in output  # NO_COLOR: no colour, no bold
+    lines = [line for line in screen(output) if line]
+    assert all(len(line) <= 60 for line in lines), lines
+    assert any(line.startswith("a: finished") for line in lines) and any(line.startswith("b: finished")
+                                                                          for line in lines)
+    status = " · ".join(line for line in lines if not line.startswith(("a: ", "b: ")))
+    for item in ("2/2 done", "0 running", "0 failed", "0 waiting", "0 skipped", "cost unknown"):
+        assert item in status, lines  # never broken inside an item
+    assert API_KEY not in output
