@@ -1,12 +1,10 @@
 """The output folder of a batch: results.jsonl, preds.jsonl, sessions/, one driver at a time.
 
 results.jsonl: one line per finished task, appended and fsynced in one write (a SIGKILL
-loses at most the line being written, which readers skip). preds.jsonl: SWE-bench's
-predictions (`instance_id`, `model_name_or_path`, `model_patch`), one line per id (a
-retried id's line is replaced by rewriting the file atomically; `reconcile` repairs it from
-results.jsonl after a kill between the two writes). Each line carries its task's digest,
-so another batch's folder is refused rather than taken as done. The driver alone writes
-here; `lock` keeps a second driver out. Reference: docs/batch.md.
+loses at most the line being written, which readers skip), with its task's digest (another
+batch's folder is refused, not taken as done). preds.jsonl: SWE-bench's predictions, one
+line per id (replaced atomically on a retry; `reconcile` repairs it from results.jsonl
+after a kill between the two writes). The driver alone writes here. Story: docs/batch.md.
 """
 
 from __future__ import annotations
