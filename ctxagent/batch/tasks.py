@@ -44,24 +44,34 @@ class Task(BaseModel):
     mode: Literal["read-only", "workspace-write"] | None = None
 
 
-def load_tasks(path: Path) -> list[Task]:
-    """Every task of the JSONL file `path`, in order; relative repo paths are resolved against
-    its folder. Raises BatchError naming the line and the field (bad JSON, missing or unknown
-    field, duplicate id, a file that cannot be read)."""
+def load_tasks(path: Path, *, check_repos: bool = False) -> list[Task]:
+    """Every task of the JSONL file `path` (UTF-8, a BOM allowed), in order; relative repo paths
+    are resolved against its folder; `check_repos`: a path must exist here (local backend).
+    Raises BatchError naming the line and the field (bad JSON or encoding, missing or unknown
+    field, duplicate id, a missing repository, a file that cannot be read)."""
     path = Path(path)
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BatchError(f"cannot read the tasks file {path}: {exc}") from exc
+        lines = path.read_bytes().removeprefix(b"\xef\xbb\xbf").splitlines()
+    except OSError as exc:
+        raise BatchError(f"cannot read the tasks file {path}: {exc.strerror or exc}") from exc
     tasks: list[Task] = []
     seen: dict[str, int] = {}
-    for number, line in enumerate(lines, 1):
+    for number, raw in enumerate(lines, 1):
+        where = f"{path} line {number}"
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise BatchError(f"{where}: not UTF-8 (byte {exc.object[exc.start]:#x} at column {exc.start + 1}); "
+                             "save the file as UTF-8") from None
         if not line.strip():
             continue
-        task = parse_task_line(line, where=f"{path} line {number}", base=path.parent)
+        task = parse_task_line(line, where=where, base=path.parent)
         if task.id in seen:
-            raise BatchError(f"{path} line {number}: id {task.id!r} is already used on line {seen[task.id]}; "
+            raise BatchError(f"{where}: id {task.id!r} is already used on line {seen[task.id]}; "
                              "every task needs its own id")
+        if check_repos and not is_git_url(task.repo) and not Path(task.repo).is_dir():
+            raise BatchError(f"{where}: repository {task.repo} does not exist (give a folder, a git repository or "
+                             "a git URL; a relative path is relative to the tasks file)")
         seen[task.id] = number
         tasks.append(task)
     if not tasks:

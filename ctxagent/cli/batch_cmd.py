@@ -56,7 +56,7 @@ def batch_command(tasks_file: Path, out: Path, workers: int | None, backend: str
     from ctxagent.batch.tasks import load_tasks
     from ctxagent.batch.worker import RunOptions
 
-    tasks = load_tasks(tasks_file)
+    tasks = load_tasks(tasks_file, check_repos=backend == "local")  # Ray: the nodes' paths may differ
     options = RunOptions(yes=yes, mode=mode, allow_exec=allow_exec, model=model, base_url=base_url,
                          provider=provider, protocol=protocol, max_steps=max_steps, timeout_s=timeout_s,
                          trust_repo=trust_repo, command_timeout_s=command_timeout)

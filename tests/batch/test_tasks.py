@@ -62,3 +62,23 @@ def test_empty_and_unreadable_files(tmp_path: Path) -> None:
 def test_a_base_commit_is_never_an_option(tmp_path: Path) -> None:
     with pytest.raises(BatchError, match="line 1: field 'base_commit' must be a commit"):
         load_tasks(write(tmp_path, {"id": "a", "repo": "r", "task": "t", "base_commit": "--orphan=x"}))
+
+
+def test_encodings_a_bom_and_unicode_line_separators(tmp_path: Path) -> None:
+    path = tmp_path / "tasks.jsonl"
+    line = json.dumps({"id": "a", "repo": "r", "task": "one\u2028two\x85three\x1cfour"}, ensure_ascii=False)
+    path.write_bytes(b"\xef\xbb\xbf" + line.encode("utf-8") + b"\r\n")  # Windows' BOM and line ends
+    [task] = load_tasks(path)
+    assert task.task == "one\u2028two\x85three\x1cfour"  # a raw U+2028 is inside the JSON string, not a line end
+    path.write_bytes(line.encode() + b"\n" + '{"id": "b", "repo": "r", "task": "caf\xe9"}'.encode("latin-1") + b"\n")
+    with pytest.raises(BatchError, match=r"line 2: not UTF-8 \(byte 0xe9 at column 38\); save the file as UTF-8"):
+        load_tasks(path)
+
+
+def test_a_missing_repository_is_named_before_anything_runs(tmp_path: Path) -> None:
+    (tmp_path / "here").mkdir()
+    path = write(tmp_path, {"id": "a", "repo": "here", "task": "t"}, {"id": "b", "repo": "gone", "task": "t"},
+                 {"id": "c", "repo": "https://example.org/x.git", "task": "t"})
+    with pytest.raises(BatchError, match=r"line 2: repository .*gone does not exist"):
+        load_tasks(path, check_repos=True)
+    assert len(load_tasks(path)) == 3  # Ray: the path may exist on the nodes
