@@ -61,7 +61,7 @@ def _with_work_root(options: RunOptions, out: Path) -> RunOptions:
     options = dataclasses.replace(options, out=str(out.resolve()))
     if options.work_root:
         return options
-    root = out / ".work"
+    root = out.resolve() / ".work"  # absolute: a worker may run in another folder
     shutil.rmtree(root, ignore_errors=True)
     return dataclasses.replace(options, work_root=str(root))
 

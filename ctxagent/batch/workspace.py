@@ -10,6 +10,7 @@ against the base, new files included, in a format the user's git config cannot c
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -26,6 +27,8 @@ GIT_TIMEOUT_S = 1800
 #: external diff tools, rename detection): a plain patch `git apply` and `patch -p1` take.
 DIFF_FORMAT = ["--binary", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames", "--submodule=short",
                "--src-prefix=a/", "--dst-prefix=b/"]
+#: The folder under the copies' parent that holds one bare clone per repository URL.
+MIRRORS = ".mirrors"
 _IDENTITY = ["-c", "user.name=ctxagent", "-c", "user.email=ctxagent@localhost", "-c", "commit.gpgsign=false"]
 
 
@@ -60,6 +63,7 @@ class WorkingCopy:
     def __init__(self, repo: str, base_commit: str | None = None, *, parent: Path | None = None,
                  name: str = "task", exclude: Path | None = None) -> None:
         self.exclude = Path(exclude).resolve() if exclude else None  # never copied (the batch's DIR)
+        self.cache = Path(parent) / MIRRORS if parent is not None else Path(tempfile.gettempdir()) / "ctxagent-mirrors"
         if parent is not None:
             parent = Path(parent) / name  # one folder per task: `remove_leftovers` finds a dead worker's copy
             parent.mkdir(parents=True, exist_ok=True)
@@ -74,8 +78,10 @@ class WorkingCopy:
     def _make(self, repo: str, base_commit: str | None) -> str:
         source = Path(repo)
         if is_git_url(repo) or (source / ".git").exists() or _is_bare(source):
-            local = [] if is_git_url(repo) else ["--shared"]
-            git("clone", "--quiet", "--no-checkout", *local, "--", repo, str(self.path))
+            origin = self._mirror(repo, base_commit) if is_git_url(repo) else repo
+            git("clone", "--quiet", "--no-checkout", "--shared", "--", origin, str(self.path))
+            if origin != repo:  # submodules' relative URLs are relative to the real one
+                git("remote", "set-url", "origin", repo, cwd=self.path)
             commit = self._checkout(repo, base_commit)
             self._submodules(repo, None if is_git_url(repo) else source)
             return commit
@@ -88,6 +94,26 @@ class WorkingCopy:
         git("add", "-A", cwd=self.path)
         git(*_IDENTITY, "commit", "--quiet", "--allow-empty", "--no-verify", "-m", "base", cwd=self.path)
         return git("rev-parse", "HEAD", cwd=self.path).strip()
+
+    def _mirror(self, url: str, base_commit: str | None) -> str:
+        """A bare clone of `url` under `self.cache`, made once and shared by every task of that
+        URL (a SWE-bench split holds hundreds of tasks of a dozen repositories); fetched again
+        when it lacks `base_commit` (a mirror kept from an earlier run)."""
+        from filelock import FileLock
+
+        self.cache.mkdir(parents=True, exist_ok=True)
+        name = re.sub(r"[^A-Za-z0-9._-]+", "_", url)[-80:] + "-" + hashlib.sha256(url.encode()).hexdigest()[:12]
+        mirror = self.cache / f"{name}.git"
+        with FileLock(str(self.cache / f"{name}.lock"), timeout=GIT_TIMEOUT_S):
+            if not (mirror / "HEAD").is_file():
+                partial = self.cache / f"{name}.partial"
+                shutil.rmtree(partial, ignore_errors=True)
+                git("clone", "--quiet", "--bare", "--", url, str(partial))
+                os.replace(partial, mirror)
+            elif base_commit and not _has_commit(mirror, base_commit):
+                git("fetch", "--quiet", "--prune", url, "+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*",
+                    cwd=mirror)
+        return str(mirror)
 
     def _checkout(self, repo: str, base_commit: str | None) -> str:
         """Check out base_commit (default HEAD) detached; its full hash. BatchError when it is no commit."""
@@ -155,6 +181,14 @@ class WorkingCopy:
             self.root.parent.rmdir()
         except OSError:
             pass  # the system's temporary folder, or not empty
+
+
+def _has_commit(repo: Path, commit: str) -> bool:
+    try:
+        git("rev-parse", "--verify", "--quiet", f"{commit}^{{commit}}", cwd=repo)
+        return True
+    except BatchError:
+        return False
 
 
 def _is_bare(source: Path) -> bool:

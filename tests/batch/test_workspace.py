@@ -137,3 +137,24 @@ def test_submodules_are_checked_out_from_the_sources_own_checkout(tmp_path: Path
     finally:
         copy.remove()
     assert [git(repo, "status", "--porcelain"), sorted(str(p) for p in repo.rglob("*"))] == before
+
+
+def test_a_url_is_cloned_once_for_all_its_tasks(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r", {"f.txt": "x\n"})
+    first = git(repo, "rev-parse", "HEAD").strip()
+    url = (tmp_path / "r").as_uri()  # file://...: a URL, cloned as one
+    copies = [WorkingCopy(url, first, parent=tmp_path / "work", name=f"t{i}") for i in range(2)]
+    try:
+        [mirror] = (tmp_path / "work" / ".mirrors").glob("*.git")
+        for copy in copies:
+            assert (copy.path / "f.txt").read_text() == "x\n"
+            assert git(copy.path, "config", "remote.origin.url").strip() == url
+            assert str(mirror) in (copy.path / ".git" / "objects" / "info" / "alternates").read_text()
+        (repo / "f.txt").write_text("later\n")
+        git(repo, "commit", "-qam", "later")  # a commit the mirror has not seen
+        later = WorkingCopy(url, git(repo, "rev-parse", "HEAD").strip(), parent=tmp_path / "work", name="t9")
+        assert (later.path / "f.txt").read_text() == "later\n"
+        later.remove()
+    finally:
+        for copy in copies:
+            copy.remove()
