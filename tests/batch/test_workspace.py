@@ -158,3 +158,22 @@ def test_a_url_is_cloned_once_for_all_its_tasks(tmp_path: Path) -> None:
     finally:
         for copy in copies:
             copy.remove()
+
+
+def test_a_dirty_source_gives_a_clean_copy_and_stays_dirty(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r", {"f.txt": "x\n", "g.txt": "g\n"})
+    (repo / "f.txt").write_text("modified, not staged\n")
+    (repo / "g.txt").write_text("staged\n")
+    git(repo, "add", "g.txt")
+    (repo / "new.txt").write_text("untracked\n")
+    before = [git(repo, "status", "--porcelain"), git(repo, "diff"), git(repo, "diff", "--cached"),
+              git(repo, "stash", "list")]
+    copy = WorkingCopy(str(repo), parent=tmp_path / "work", name="dirty")
+    try:
+        assert (copy.path / "f.txt").read_text() == "x\n" and (copy.path / "g.txt").read_text() == "g\n"
+        assert not (copy.path / "new.txt").exists() and copy.diff() == ""
+    finally:
+        copy.remove()
+    assert [git(repo, "status", "--porcelain"), git(repo, "diff"), git(repo, "diff", "--cached"),
+            git(repo, "stash", "list")] == before
+    assert (repo / "new.txt").read_text() == "untracked\n"
