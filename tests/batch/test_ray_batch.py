@@ -82,3 +82,15 @@ def test_six_tasks_on_ray_a_killed_worker_and_a_rerun(ray_cluster: tuple[str, Pa
         assert events[0]["to_run"] == 0 and events[-1]["event"] == "end"
     assert batch.state() == before
     assert json.loads((batch.out / "preds.jsonl").read_text().splitlines()[0])["model_name_or_path"]
+
+
+def test_a_task_no_node_can_hold_is_refused_not_waited_for(ray_cluster: tuple[str, Path], batch: Batch,
+                                                           cli_env: dict) -> None:
+    address, _ = ray_cluster
+    with FakeOpenAI(rules=batch.rules(hold=None)) as server:
+        env = {**cli_env, **RAY_ENV, **model_env(server)}
+        code, events, err = finish(start_batch(batch, env, "--backend", "ray", "--ray-address", address,
+                                               "--num-cpus", "3"))  # the cluster's one node has 2
+        assert not server.requests
+    assert code == 1 and "--num-cpus 3 but the largest node of the Ray cluster has 2 CPUs" in err, err
+    assert not (batch.out / "results.jsonl").exists() or not (batch.out / "results.jsonl").read_text()

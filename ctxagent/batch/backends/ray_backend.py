@@ -49,12 +49,20 @@ class RayBackend:
         if not owned:  # the nodes' own temporary folders: DIR may not exist there
             options = dataclasses.replace(options, work_root=None)
         try:
+            self._check_fits(ray)
             window = self.workers or max(1, int(ray.cluster_resources().get("CPU", 1) // self.num_cpus))
             remote = ray.remote(num_cpus=self.num_cpus, max_retries=0)(run_remote)
             _Scheduler(ray, remote, options, report, self.retries, window).run(tasks)
         finally:
             if owned:
                 ray.shutdown()
+
+    def _check_fits(self, ray: Any) -> None:
+        """BatchError when no node has `num_cpus` CPUs: Ray would wait for one for ever."""
+        largest = max((n.get("Resources", {}).get("CPU", 0) for n in ray.nodes() if n.get("Alive")), default=0)
+        if self.num_cpus > largest:
+            raise BatchError(f"each task reserves --num-cpus {self.num_cpus:g} but the largest node of the Ray "
+                             f"cluster has {largest:g} CPUs, so no task could start; lower --num-cpus")
 
     def _connect(self, ray: Any) -> bool:
         """Connect (True: a cluster started here, to stop at the end). Raises BatchError."""
