@@ -34,7 +34,7 @@ class ResultsDir:
             names = {p.name for p in self.out.iterdir()}
         except OSError as exc:
             raise BatchError(f"cannot create the output folder {out}: {exc.strerror or exc}") from exc
-        if names and not names & {RESULTS, PREDS, LOCK}:
+        if names - _OURS and not names & {RESULTS, PREDS, LOCK}:
             raise BatchError(f"--out {out} already holds other files ({', '.join(sorted(names - _OURS)[:3])}...) and "
                              "no batch results; give a new or empty folder (a batch writes and clears files there)")
         self.results, self.preds = self.out / RESULTS, self.out / PREDS

@@ -140,3 +140,14 @@ def test_the_live_display_on_a_narrow_terminal_without_colour(tmp_path: Path, cl
     for item in ("2/2 done", "0 running", "0 failed", "0 waiting", "0 skipped", "cost unknown"):
         assert item in status, lines  # never broken inside an item
     assert API_KEY not in output
+
+
+def test_batch_help_imports_neither_ray_nor_the_model_client(cli_env: dict) -> None:
+    """`ctxagent batch --help` must stay instant: Ray alone takes seconds to import."""
+    probe = ("import sys\nfrom ctxagent.cli.main import main\ntry:\n    main(['batch', '--help'])\n"
+             "except SystemExit:\n    pass\n"
+             "print(sorted({m.split('.')[0] for m in sys.modules} & {'ray', 'openai', 'httpx', 'filelock'}),"
+             " file=sys.stderr)")
+    done = subprocess.run([sys.executable, "-c", probe], env=cli_env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "--command-timeout" in done.stdout, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == "[]", done.stderr

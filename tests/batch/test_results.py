@@ -80,3 +80,6 @@ def test_another_batchs_folder_is_refused(tmp_path: Path) -> None:
     with pytest.raises(BatchError, match="already holds other files .notes.txt.*give a new or empty folder"):
         ResultsDir(tmp_path / "mine")
     assert (tmp_path / "mine" / "notes.txt").read_text() == "the user's\n"
+    (tmp_path / "left").mkdir()
+    (tmp_path / "left" / "sessions").mkdir()  # a batch's folder whose results the user deleted
+    ResultsDir(tmp_path / "left")
