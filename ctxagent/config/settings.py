@@ -460,16 +460,16 @@ def _build(values: dict[str, Value], files: list[str], trust: RepoConfigTrust,
 
 
 def _sections(nested: dict[str, dict[str, Any]], values: dict[str, Value]) -> dict[str, BaseModel]:
-    """Each section of `_SECTIONS` from its values (section -> key -> value): validated whole
-    when any value is set, else its defaults without validation (they are constants of the
-    code, checked by tests/config/test_settings_defaults.py), so a command whose settings are
-    all defaults builds no validator (start-up, issue 16). Raises ConfigError for the first
-    problem in section order, counting the others, as one `Settings(...)` validation would."""
+    """Each section of `_SECTIONS` from its values (section -> key -> value): validated whole when
+    a file, the environment or a flag set one, else built without a validator (defaults and presets
+    are constants of the code: tests/config/test_settings_defaults.py), so a command left at them
+    builds none (issue 16). Raises ConfigError for the first problem in section order, counting
+    the others, as one `Settings(...)` validation would."""
     built: dict[str, BaseModel] = {}
     errors: list[dict[str, Any]] = []
     for name, model in _SECTIONS.items():
-        if not nested[name]:
-            built[name] = defaults(model)
+        if not any(rank >= _USER for key, (_v, _s, rank) in values.items() if key.startswith(name + ".")):
+            built[name] = defaults(model, **nested[name])
             continue
         try:
             built[name] = model(**nested[name])

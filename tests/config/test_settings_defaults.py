@@ -47,6 +47,20 @@ def test_a_model_with_a_required_field_has_no_defaults() -> None:
         defaults(ServerConfig)
 
 
+def test_the_model_of_no_provider_and_of_the_offline_model_equal_their_validation(tmp_path: Path,
+                                                                                 env: dict[str, str]) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    none = load_settings(repo, env=env, require_key=False, require_model=False).model
+    assert none.model == "(none)"
+    values = {"provider": "local", "model": "local", "context_window": 8192, "max_output_tokens": 256}
+    for built, given in ((none, {"provider": none.provider, "model": none.model}), (defaults(ModelSettings, **values),
+                                                                                     values)):
+        validated = ModelSettings(**given)
+        assert built == validated and built.model_fields_set == validated.model_fields_set
+        assert built.model_dump() == validated.model_dump()
+
+
 def test_loaded_settings_equal_one_validation_of_the_same_values(tmp_path: Path, env: dict[str, str]) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()
