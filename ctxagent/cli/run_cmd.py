@@ -108,7 +108,14 @@ def run_command(task: str, repo: Path, as_json: bool, yes: bool, max_steps: int 
     # a terminal that shows both streams (the same line twice)
     if code != 0 and not (renderer is not None and console.is_terminal and sys.stderr.isatty()):
         click.echo(f"ctxagent: {end.reason}: {visible(redact(end.message, settings.secrets()))}", err=True)
+    if renderer is not None and code in (3, 130):  # stopped, not failed: the work can go on
+        click.echo(go_on_line(agent.session.id), err=True)
     return code
+
+
+def go_on_line(session_id: str) -> str:
+    """How to go on after a run stopped by Ctrl-C or a limit: resume the same session."""
+    return (f'go on with: ctxagent run --resume {session_id} "..." (or ctxagent chat --resume {session_id})')
 
 
 def run_header(agent: Any, *, resumed: bool) -> str:
