@@ -9,6 +9,7 @@ the model is missing). Exit code 0 when the settings load and the endpoint answe
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 from typing import Any, Callable
@@ -113,12 +114,15 @@ def workspace_line(_settings: Settings | None, workspace: Workspace) -> str:
 
 def state_line(_settings: Settings | None, workspace: Workspace) -> str:
     """`state folder: ROOT/.ctxagent (N sessions)` (rich markup); not created yet; red when refused."""
-    from ctxagent.storage.files import state_dir
+    from ctxagent.storage.files import NEEDS_WRITABLE, state_dir
 
     try:
         folder = state_dir(workspace.root)
     except StorageError as exc:
         return f"state folder: [red]{markup(str(exc))}[/]"
+    if not folder.exists() and not os.access(folder.parent, os.W_OK):
+        return (f"state folder: [red]{markup(str(folder))} cannot be created: {markup(str(folder.parent))} is not "
+                f"writable[/] ({markup(NEEDS_WRITABLE)})")
     if not folder.exists():
         return f"state folder: {markup(str(folder))} (not created yet: the first command that keeps state makes it)"
     if not folder.is_dir():
