@@ -98,7 +98,7 @@ def run_command(task: str, repo: Path, as_json: bool, yes: bool, max_steps: int 
     sinks = [json_sink or renderer]
     with open_agent(repo, settings, resume=resume, sinks=sinks, ask=stdin_asker(console), fresh=fresh,
                     notice=lambda text: click.echo(text, err=True), cwd=workspace_of().cwd) as agent:
-        if renderer is not None:  # stderr: `ctxagent run ... > answer.md` keeps only the answer
+        if renderer is not None:  # stderr: not in `ctxagent run ... > out.md`
             header = Console(stderr=True, highlight=False)
             header.print(Text(run_header(agent, resumed=bool(resume)), style="dim"), soft_wrap=soft(header))
         end = agent.run_turn(task)
