@@ -22,6 +22,7 @@ ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
 _MARKER = "[... {n:,} characters truncated ...]"
 _MIN_VALUE_CHARS = 40  # JSON strings are never cut below this many characters
 _INNER_MARKER = re.compile(r"\[\.\.\. [^\n\[\]]{1,300} \.\.\.\]")  # a tool's own truncation marker
+_OWN_MARKER = re.compile(r"\[\.\.\. ([\d,]+) characters truncated \.\.\.\]")
 _MAX_INNER_CHARS = 300
 
 
@@ -206,7 +207,9 @@ def truncate_observation(text: str, max_chars: int) -> str:
         tail = _snap_tail(text[len(text) - (keep - keep * 3 // 5) :])
         removed = len(text) - len(head) - len(tail)
         inner = _INNER_MARKER.findall(text, len(head), len(text) - len(tail))
-        said = "; ".join(m.strip("[]. ") for m in inner)[:_MAX_INNER_CHARS]
+        ours = [_OWN_MARKER.fullmatch(m) for m in inner]  # an earlier cut of ours: its count adds up
+        removed += sum(int(m[1].replace(",", "")) - len(m[0]) - 2 for m in ours if m)  # with its two line breaks
+        said = "; ".join(m.strip("[]. ") for m, own in zip(inner, ours) if not own)[:_MAX_INNER_CHARS]
         marker = _MARKER.format(n=removed) if not said else f"[... {removed:,} characters truncated, among them: {said} ...]"
     return f"{head}\n{marker}\n{tail}"
 

@@ -191,3 +191,12 @@ def test_a_tools_own_marker_survives_a_second_cut() -> None:
         assert "characters truncated, among them: 29,950,000 bytes of output dropped" in cut
     plain = truncate_observation("x\n" * 30_000, 1_000)
     assert "characters truncated ...]" in plain and "among them" not in plain
+
+
+def test_a_second_cut_of_our_own_adds_up_instead_of_nesting() -> None:
+    text = "".join(f"line {i}\n" for i in range(5_000))
+    once = truncate_observation(text, 4_000)
+    twice = truncate_observation(once, 1_000)
+    [count] = re.findall(r"\[\.\.\. ([\d,]+) characters truncated \.\.\.\]", twice)
+    assert "among them" not in twice and int(count.replace(",", "")) == len(text) - len(twice) + len(
+        re.search(r"\[\.\.\..*\]", twice)[0]) + 2
