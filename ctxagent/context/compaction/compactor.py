@@ -47,8 +47,9 @@ class CompactionConfig:
     """Most recent tool results never masked."""
     keep_messages: int | None = None
     """Cap on messages in the verbatim tail (None: the tail is bounded by `tail_ratio` only)."""
-    tail_ratio: float = 0.3
-    """Share of the input budget the verbatim tail may take."""
+    tail_ratio: float = 0.15
+    """Share of the input budget the verbatim tail may take (issue 16: each compaction sends
+    the tail again uncached; the summary keeps the facts of what it covers)."""
     forced_tail_ratio: float = 0.1
     """Share of the input budget the verbatim tail may take in a forced compaction (`/compact`,
     or after the server refused a request as too long), which must really shrink the context."""
