@@ -234,7 +234,7 @@ def main() -> None:
     parser.add_argument("--context", default="", help="[context] keys for ctxagent, e.g. compaction_target_ratio=0.4")
     args = parser.parse_args()
     repo = rich_sources(args.rich)
-    context = {k: float(v) for k, v in (kv.split("=") for kv in args.context.split(",") if kv)}
+    context = {k: int(v) if v.isdigit() else float(v) for k, v in (kv.split("=") for kv in args.context.split(",") if kv)}
     print("| window | turns | agent | requests | input tokens | cache hit | cost, hit = 0.1 | cost, hit = 0.5 | "
           "facts in the last request |\n|---|---|---|---:|---:|---:|---:|---:|---:|", flush=True)
     for window in (int(w) for w in args.windows.split(",")):

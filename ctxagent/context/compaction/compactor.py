@@ -2,8 +2,8 @@
 
 1. observation masking (`masking`: the oldest tool results as placeholders, as many as the
 target needs, the recent and small ones never; method "masking"); 2. a summary of the span
-between the pinned task and the verbatim tail (method "llm", else "extractive"), earlier
-summaries carried forward (case C03), masked results summarized from their originals.
+between the pinned task and the verbatim tail (method "llm", asked with the conversation's
+own request as prefix, `Prefix`; else "extractive"), earlier summaries carried forward (C03).
 The assembler adds the system and state layers and the thrash guard: docs/compaction.md.
 """
 
