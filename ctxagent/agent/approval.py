@@ -7,6 +7,7 @@ Answers and the `--yes` / `allow_exec` rules: docs/architecture.md ("The loop in
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Callable
 
@@ -56,15 +57,16 @@ def not_an_answer(line: str) -> str:
 
 
 class ApprovalPolicy:
-    """Decides whether a call that needs approval may run.
-
-    `auto_approve`: approve everything without asking (--yes, config). `ask(question)`:
-    returns the user's answer line, or None when no answer can be had (treated as no).
-    With neither, every call is refused with a hint to use --yes.
+    """Decides whether a call that needs approval may run. `auto_approve`: approve everything
+    without asking (--yes, config). `ask(question)`: the user's answer line, or None (no answer
+    can be had: no). With neither, every call is refused with a hint to use --yes.
+    `question_lock`: shared by agents running at once, so a preview and its question show together.
     """
 
     def __init__(self, *, auto_approve: bool = False, ask: Callable[[str], str | None] | None = None,
-                 allow_exec: bool = False) -> None:
+                 allow_exec: bool = False, question_lock: AbstractContextManager | None = None) -> None:
+        self.asking = question_lock or nullcontext()
+        """Held from a call's preview to its answer (a context manager)."""
         self.approve_all = auto_approve
         self.allow_exec = allow_exec
         self._ask = ask

@@ -40,6 +40,7 @@ class AskRelay:
 
     def __init__(self, ask: Callable[[str], str | None] | None) -> None:
         self.ask = ask
+        self.question_lock = threading.Lock()  # one child's preview and question at a time
         self._pending: queue.Queue[tuple[str, Future]] = queue.Queue()
 
     def __call__(self, question: str) -> str | None:
@@ -132,7 +133,7 @@ class Subagents:
         system = render("subagent", base=system_prompt(self.repo, registry.names(), self.layer), name=definition.name,
                         role=definition.prompt, report_tokens=REPORT_MAX_TOKENS)
         approval = ApprovalPolicy(auto_approve=self.auto_approve, ask=self.relay if self.relay.ask else None,
-                                  allow_exec=self.allow_exec)
+                                  allow_exec=self.allow_exec, question_lock=self.relay.question_lock)
         return Agent(client=self.client, registry=registry, session=session, settings=settings, system=system,
                      assembler=assembler, approval=approval, sinks=[_Relay(child_id, self.sinks, self._emit_lock)],
                      side_usage=meter, layer=self.layer, hooks=self.hooks, stop_event="SubagentStop")

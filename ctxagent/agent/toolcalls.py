@@ -103,9 +103,10 @@ class ToolRunner:
                                       auto_reason="allowed by a PreToolUse hook"))
             return None
         ask = hook == "ask"
-        self.emit(ApprovalRequest(call_id=call_id, name=tool.name, preview=preview,
-                                  auto=self.approval.pre_approved and not ask))
-        decision = self.approval.decide(tool.name, preview, force_ask=ask)
+        with self.approval.asking:
+            self.emit(ApprovalRequest(call_id=call_id, name=tool.name, preview=preview,
+                                      auto=self.approval.pre_approved and not ask))
+            decision = self.approval.decide(tool.name, preview, force_ask=ask)
         if decision.approved:
             return None
         return Outcome(False, feedback("refused", name=tool.name, reason=decision.reason), "refused")
@@ -127,12 +128,13 @@ class ToolRunner:
         if gate.refusal:
             return Outcome(False, gate.refusal, "refused")
         why = "allowed by a PreToolUse hook" if hook == "allow" else ("" if hook == "ask" else self.approval.gate_pre_approved(gate))
-        self.emit(ApprovalRequest(call_id=call_id, name=tool.name, preview=gate.subject, auto=bool(why),
-                                  language=gate.language, details="\n".join(gate.details), auto_reason=why))
-        if hook == "allow":
-            gate.approved = True
-            return None
-        decision = self.approval.decide_gate(gate, force_ask=hook == "ask")
+        with self.approval.asking:
+            self.emit(ApprovalRequest(call_id=call_id, name=tool.name, preview=gate.subject, auto=bool(why),
+                                      language=gate.language, details="\n".join(gate.details), auto_reason=why))
+            if hook == "allow":
+                gate.approved = True
+                return None
+            decision = self.approval.decide_gate(gate, force_ask=hook == "ask")
         if decision.approved:
             gate.approved = True
             return None

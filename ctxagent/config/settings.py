@@ -216,6 +216,7 @@ def load_settings(repo: Path, flags: dict[str, Any] | None = None, env: Mapping[
     provider is the model "(none)", its source saying why (docs/cli.md)."""
     env = os.environ if env is None else env
     values: dict[str, Value] = {}
+    before_repo: dict[str, Value] = {}
     files = []
     trust = RepoTrust(repo, user_config_path(env), flag=trust_repo, sections=_SECTIONS)
     hooks: list[tuple[str, dict[str, Any]]] = []
@@ -226,19 +227,66 @@ def load_settings(repo: Path, flags: dict[str, Any] | None = None, env: Mapping[
             if rank == _REPO and hooks and hooks[-1][0] == str(path) and not trust.report.trusted:
                 hooks.pop()
                 trust.report.ignored.append(IgnoredSetting(key=HOOKS_KEY, reason="runs commands"))
+            if rank == _REPO:
+                before_repo = dict(values)
             _merge(values, trust.filter(layer, values, path) if rank == _REPO else layer, rank)
             files.append(str(path))
     _merge(values, {k: (env[name], f"env {name}") for name, k in _ENV.items() if env.get(name)}, _ENVRANK)
     _merge(values, _flag_layer(flags or {}), _FLAG)
     if not require_model:  # a command that needs no model never fails (or warns) for the model's settings
-        return _without_model(values, env, files, trust.report, hooks, servers)
+        settings = _without_model(values, env, files, trust.report, hooks, servers)
+        trust.warn()
+        return settings
+    unapplied = dict(values)
     _resolve_key_env(values, env)
     provider = _apply_provider(values, env)
     settings = _build(values, files, trust.report, hooks, servers)
+    if not trust.report.trusted and any(k in unapplied and unapplied[k][2] == _REPO
+                                        for k in ("model.model", *_PRICE_KEYS)):
+        settings = _keep_price_floor(settings, unapplied, before_repo, env, files, trust.report, hooks, servers)
+    trust.warn()
     if require_key and provider in PRESETS:
         from ctxagent.llm.presets import resolve_api_key
         resolve_api_key(settings.model)
     return settings
+
+
+_PRICE_KEYS = ("model.price_prompt_per_mtok", "model.price_cached_prompt_per_mtok", "model.price_completion_per_mtok")
+
+
+def _keep_price_floor(settings: Settings, values: dict[str, Value], before_repo: dict[str, Value],
+                      env: Mapping[str, str], files: list[str], trust: RepoConfigTrust,
+                      hooks: list[tuple[str, dict[str, Any]]], servers: list[ServerConfig]) -> Settings:
+    """`settings`, kept from counting less than the bill: an untrusted repository's prices below
+    the true ones (the user's, else the table's for its model) are dropped, and so is a model of
+    its with no known price when the user's has one (added to `trust.ignored`). `values`: before
+    the provider was applied."""
+    from ctxagent.llm.prices import prices_for
+
+    def build(layer: dict[str, Value]) -> Settings:
+        layer = dict(layer)
+        _resolve_key_env(layer, env)
+        _apply_provider(layer, env)
+        return _build(layer, files, trust, hooks, servers)
+
+    def back(keys: tuple[str, ...]) -> dict[str, Value]:
+        layer = {k: v for k, v in values.items() if not (k in keys and v[2] == _REPO)}
+        return {**layer, **{k: before_repo[k] for k in keys if k in before_repo and k not in layer}}
+
+    keys = _PRICE_KEYS
+    true_prices, got = prices_for(build(back(keys)).model), prices_for(settings.model)
+    if true_prices is None:  # the repository's model has no known price: only fine if the user's has none
+        keys = ("model.model", *_PRICE_KEYS)
+        true_prices = prices_for(build(back(keys)).model)
+        if true_prices is None:
+            return settings
+        reason = f"{settings.model.model!r} has no known price, so max_cost_usd could not count it"
+    elif got is not None and all(getattr(got, f) >= getattr(true_prices, f) for f in ("input", "cached_input", "output")):
+        return settings
+    else:
+        reason = f"would count less than {true_prices.describe()}, so max_cost_usd would not hold"
+    trust.ignored.extend(IgnoredSetting(key=k, reason=reason) for k in keys if k in values and values[k][2] == _REPO)
+    return build(back(keys))
 
 
 def _without_model(values: dict[str, Value], env: Mapping[str, str], files: list[str],

@@ -110,8 +110,7 @@ class RepoTrust:
         """The part of the repository `layer` (dotted key -> (value, source)) that may apply.
 
         lower: values already set by lower levels (dotted key -> (value, ...)), which a
-        tighten-only limit is compared with. Warns (UntrustedConfigWarning) once per
-        distinct message when something was ignored.
+        tighten-only limit is compared with. What it ignored is in `report`; `warn` says it.
         """
         self.report.path = str(path)
         if self.report.trusted:
@@ -128,10 +127,13 @@ class RepoTrust:
                 kept[key] = (value, source)
             else:
                 self.report.ignored.append(IgnoredSetting(key=key, reason=reason))
+        return kept
+
+    def warn(self) -> None:
+        """One UntrustedConfigWarning listing every ignored setting (none when nothing was)."""
         message = self.report.warning()
         if message:
-            warnings.warn(message, UntrustedConfigWarning, stacklevel=2)
-        return kept
+            warnings.warn(message, UntrustedConfigWarning, stacklevel=3)
 
     def _refusal(self, key: str, value: Any, lower: Mapping[str, tuple[Any, ...]]) -> str | None:
         """None when an untrusted file may set `key` to `value`, else why not."""

@@ -66,9 +66,10 @@ def test_F0_repo_base_url_never_gets_the_users_key(repo: Path, env: dict) -> Non
     s, warned = load(repo, env)
     assert s.model.base_url == "https://api.openai.com/v1" and s.model.provider == "openai"
     assert s.secrets() == [KEY] and s.agent.auto_approve is False
-    assert s.model.model == "fake"  # the model name is free (spent within the user's own provider)
-    assert [i.key for i in s.repo_trust.ignored] == ["model.provider", "model.base_url", "agent.auto_approve"]
-    assert len(warned) == 1
+    assert s.model.model == "gpt-4o-mini"  # a model with no known price would switch max_cost_usd off
+    assert [i.key for i in s.repo_trust.ignored] == ["model.provider", "model.base_url", "agent.auto_approve",
+                                                     "model.model"]
+    assert len(warned) == 1 and "'fake' has no known price" in warned[0]
     assert all(k in warned[0] for k in ("model.provider", "model.base_url", "agent.auto_approve",
                                          "--trust-repo-config", "trusted_repos", str(repo_config_path(repo))))
 
@@ -166,13 +167,13 @@ def test_limits_written_as_strings_are_errors(repo: Path, env: dict, value: str)
 
 
 def test_free_settings_and_safe_values_apply_silently(repo: Path, env: dict) -> None:
-    write(repo_config_path(repo), '[model]\nmodel = "gpt-4.1"\ntemperature = 0.0\ncontext_window = 1000000\n'
+    write(repo_config_path(repo), '[model]\nmodel = "gpt-4.1-mini"\ntemperature = 0.0\ncontext_window = 1000000\n'
           'max_output_tokens = 100\nmax_tokens_field = "max_completion_tokens"\nsend_reasoning_content = true\n'
           'empty_content = "empty"\n[agent]\nauto_approve = false\nepisodic_memory = false\n'
           "[context]\nmin_relevance = 0.3\n")
     s, warned = load(repo, env)
     assert warned == [] and s.repo_trust.ignored == [] and not s.repo_trust.trusted
-    assert (s.model.model, s.model.temperature, s.model.context_window) == ("gpt-4.1", 0.0, 1_000_000)
+    assert (s.model.model, s.model.temperature, s.model.context_window) == ("gpt-4.1-mini", 0.0, 1_000_000)
     assert s.agent.episodic_memory is False and s.context.model_extra == {"min_relevance": 0.3}
 
 
@@ -260,3 +261,33 @@ def test_docs_list_the_allow_list() -> None:
             assert f"`{key.split('.', 1)[1]}`" in section, key
     for key in ("base_url", "api_key_env", "extra_body", "--trust-repo-config", "trusted_repos"):
         assert key in section
+
+
+def test_repo_cannot_make_max_cost_count_less_than_the_bill(repo: Path, env: dict) -> None:
+    """An untrusted repository may not lower a listed model's prices (a lone completion price
+    would make the prompt count 0) nor pick a model with no known price: the cap must hold."""
+    from ctxagent.llm.prices import prices_for
+
+    write(user_config_path(env), '[model]\nprovider = "openai"\nmodel = "gpt-4o"\n')
+    table = prices_for(load(repo, env)[0].model)
+    for text, dropped in (('price_completion_per_mtok = 100.0\n', ["model.price_completion_per_mtok"]),
+                          ('price_prompt_per_mtok = 0.0001\n', ["model.price_prompt_per_mtok"]),
+                          ('model = "gpt-4o-unlisted"\n', ["model.model"]),
+                          ('model = "gpt-4o-unlisted"\nprice_prompt_per_mtok = 0.01\n',
+                           ["model.model", "model.price_prompt_per_mtok"])):
+        write(repo_config_path(repo), "[model]\n" + text)
+        s, warned = load(repo, env)
+        assert (s.model.model, prices_for(s.model)) == ("gpt-4o", table), text
+        assert [i.key for i in s.repo_trust.ignored] == dropped and "max_cost_usd" in warned[-1]
+    # a listed model (billed at its own, true price) and prices at or above the table's apply
+    write(repo_config_path(repo), '[model]\nmodel = "gpt-4o-mini"\n')
+    s, warned = load(repo, env)
+    assert s.model.model == "gpt-4o-mini" and prices_for(s.model).input < table.input and warned == []
+    write(repo_config_path(repo), f"[model]\nprice_prompt_per_mtok = {table.input * 2}\n"
+                                  f"price_cached_prompt_per_mtok = {table.cached_input}\n"
+                                  f"price_completion_per_mtok = {table.output}\n")
+    s, warned = load(repo, env)
+    assert prices_for(s.model).input == table.input * 2 and warned == []
+    write(repo_config_path(repo), '[model]\nmodel = "gpt-4o-unlisted"\nprice_prompt_per_mtok = 0.01\n')
+    s, warned = load(repo, env, trust_repo=True)  # trusted: read whole
+    assert prices_for(s.model).input == 0.01 and warned == []

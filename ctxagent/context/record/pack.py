@@ -53,41 +53,37 @@ def pack(record: dict, store: ObjectStore, secrets: Iterable[str] = ()) -> tuple
 
 
 def _pack_request(request: dict, store: ObjectStore, clean: Any, key: tuple, slot: str = "") -> tuple[dict, bool]:
-    out, changed = {}, False
-    chains = dict(_REQUEST_PARTS)
-    for name, value in request.items():
-        if name in chains and isinstance(value, list) and value:
-            if chains[name]:
-                out[name], was = store.put_list(value, clean, key, slot=slot + name)
-            else:
-                out[name], was = store.put(value, clean, key)
-        else:
-            out[name] = clean(value)
-            was = _changed(value, out[name])
-        changed = changed or was
-    return out, changed
+    return _pack_fields(request, store, clean, key, dict(_REQUEST_PARTS), slot)
 
 
 def _pack_report(report: dict, store: ObjectStore, clean: Any, key: tuple) -> tuple[dict, bool]:
-    out, changed = {}, False
-    for name, value in report.items():
-        if name == "packets" and isinstance(value, list):
-            out[name], was = store.put_list(value, clean, key, slot="packets")
-        else:
-            out[name] = clean(value)
-            was = _changed(value, out[name])
-        changed = changed or was
-    return out, changed
+    return _pack_fields(report, store, clean, key, {"packets": True})
 
 
 def _pack_summary(entry: Any, store: ObjectStore, clean: Any, key: tuple) -> tuple[Any, bool]:
     if not isinstance(entry, dict):
         value = clean(entry)
         return value, _changed(entry, value)
+
+    def request(value: dict) -> tuple[dict, bool]:
+        return _pack_request(value, store, clean, key, slot="summary:")
+
+    return _pack_fields(entry, store, clean, key, {"request": request})
+
+
+def _pack_fields(entry: dict, store: ObjectStore, clean: Any, key: tuple, parts: dict[str, Any],
+                 slot: str = "") -> tuple[dict, bool]:
+    """(`entry` packed, whether redaction replaced anything). `parts`: field -> True (a list
+    stored as a chain in `slot` + field), False (a list stored as one value) or a function
+    packing a dict field; every other field is scrubbed inline."""
     out, changed = {}, False
     for name, value in entry.items():
-        if name == "request" and isinstance(value, dict):
-            out[name], was = _pack_request(value, store, clean, key, slot="summary:")
+        how = parts.get(name)
+        if isinstance(how, bool) and isinstance(value, list) and value:
+            out[name], was = (store.put_list(value, clean, key, slot=slot + name) if how
+                              else store.put(value, clean, key))
+        elif callable(how) and isinstance(value, dict):
+            out[name], was = how(value)
         else:
             out[name] = clean(value)
             was = _changed(value, out[name])
