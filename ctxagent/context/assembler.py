@@ -125,17 +125,17 @@ class ContextAssembler:
         twin.view, twin.records = self.view.copy(), list(self.records)
         twin.compacted_turns, twin.marks = set(self.compacted_turns), dict(self.marks)
         twin.recorder = self.recorder.fork()  # a preview's records belong to no snapshot
-        asked: list[list[dict]] = []
+        asked: list[tuple[list[dict], list[dict] | None]] = []
         if self.summarize is not None:
-            def stand_in(messages: list[dict]) -> str:  # the summary call, not made
-                asked.append(messages)
+            def stand_in(messages: list[dict], tools: list[dict] | None = None) -> str:  # the summary call, not made
+                asked.append((messages, tools))
                 raise _NoModelCall("a preview makes no model call")
 
             twin.summarize = stand_in
         result = twin._assemble(history, tools or [], state, dry_run=True)
         compaction = result.report.get("compaction")
         if asked and compaction is not None and compaction.get("method") == "extractive":
-            _mark_stand_in(result.report, compaction, self.counter.count_messages(asked[-1]))
+            _mark_stand_in(result.report, compaction, self.counter.count_messages(*asked[-1]))
         return result
 
     def compact(self, history: list[dict], focus: str | None = None, *, trigger: str = "overflow") -> list[dict]:
