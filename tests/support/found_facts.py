@@ -51,7 +51,8 @@ def session(files: int, calls: int) -> tuple[list[dict], list[str]]:
 
 def run_session(root: Path, *, files: int, calls: int, window: int, output: int = 1000) -> dict[str, Any]:
     """Run the session in `root` (a git repository or a plain folder) through the real loop.
-    Returns {"requests": the main requests the server got, "compactions": the compaction
+    Returns {"requests": the main requests the server got ("every_request": summary requests
+    too, in order), "compactions": the compaction
     events' details, "facts", "missing": the facts not in the last request}."""
     from ctxagent.agent.runtime import open_agent
     from ctxagent.config.settings import AgentSettings, Settings
@@ -67,8 +68,9 @@ def run_session(root: Path, *, files: int, calls: int, window: int, output: int 
                             agent=AgentSettings(tools=["terminal"], episodic_memory=False, max_steps=calls + 5))
         with open_agent(root, settings, sinks=[events.append]) as agent:
             end = agent.run_turn(TASK)
-        requests = [r for r in server.requests if "You are compacting" not in json.dumps(r["messages"])]
+        every = list(server.requests)
+    requests = [r for r in every if "You are compacting" not in json.dumps(r["messages"])]
     last = json.dumps(requests[-1]["messages"], ensure_ascii=False)
-    return {"reason": end.reason, "requests": requests, "facts": facts,
+    return {"reason": end.reason, "requests": requests, "every_request": every, "facts": facts,
             "compactions": [e.details for e in events if e.type == "compaction"],
             "missing": [f for f in facts if json.dumps(f, ensure_ascii=False)[1:-1] not in last]}
