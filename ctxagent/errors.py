@@ -59,3 +59,8 @@ class ContextOverflowError(CtxAgentError):
 
 class ProtocolError(CtxAgentError):
     """The model broke its text protocol (XML, ReAct) too many times in a row: the turn ends."""
+
+
+class BatchError(CtxAgentError):
+    """A batch run cannot go on: a bad tasks file (the message names the line), an unusable
+    repository or output folder, a backend that cannot start."""

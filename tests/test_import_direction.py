@@ -21,6 +21,7 @@ LAYERS: list[set[str]] = [
     {"config"},
     {"tools"},
     {"agent"},
+    {"batch"},
     {"cli"},
     {"__main__"},
 ]

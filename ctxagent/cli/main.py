@@ -50,6 +50,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
                     "tool, files), or restore one."),
     "init": ("ctxagent.cli.init_cmd", "Write commented starting profile files (never over an existing one)."),
     "mcp": ("ctxagent.cli.mcp_cmd", "MCP servers: .mcp.json and [mcp_servers] in config.toml (docs/mcp.md)."),
+    "batch": ("ctxagent.cli.batch_cmd", "Run every task of TASKS.jsonl, each in its own working copy, into --out."),
 }
 #: The command modules, in the order `register_commands` imports them.
 COMMAND_MODULES: tuple[str, ...] = tuple(dict.fromkeys(module for module, _ in COMMANDS.values()))

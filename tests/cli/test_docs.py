@@ -1,4 +1,4 @@
-"""docs/cli.md, docs/configuration.md and docs/slash-commands.md cannot drift: their generated
+"""docs/cli.md, docs/configuration.md, docs/slash-commands.md and docs/batch.md cannot drift: their generated
 blocks (command help, settings tables, the built-in slash commands) must equal what the code
 produces now.
 
@@ -27,7 +27,7 @@ DOCS = Path(__file__).resolve().parents[2] / "docs"
 BLOCK = re.compile(r"(<!-- generated:(\w+) (\w+) -->\n)(.*?)(<!-- /generated -->)", re.DOTALL)
 SECTIONS = {"model": ModelSettings, "agent": AgentSettings, "tools": ToolSettings, "harness": HarnessSettings,
             "state": StateSettings, "mcp": McpSettings}
-PAGES = ("cli.md", "configuration.md", "slash-commands.md")
+PAGES = ("cli.md", "configuration.md", "slash-commands.md", "batch.md")
 
 
 def help_text(name: str) -> str:

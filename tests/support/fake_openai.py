@@ -26,7 +26,7 @@ Python: `with FakeOpenAI(script) as server: base_url = server.base_url` (or
 `.start() -> base_url`, `.stop()`). `server.requests` is the list of chat request JSON
 bodies, `server.request_headers` their headers (names lower-cased, lookups ignore case;
 Authorization included, recorded only here), `server.log` every HTTP request as
-{"method", "path", "headers", "body"}. The requests file has lower-case header names.
+{"method", "path", "headers", "body", "client"} (client: [host, port] of the caller). The requests file has lower-case header names.
 
 Rules answer some requests out of the script's order: `FakeOpenAI(script, rules=[{"contains":
 "You are compacting", "step": text("## Goal ...")}])` answers every request one of whose
@@ -307,7 +307,8 @@ class FakeOpenAI:
 
     def _record(self, handler: BaseHTTPRequestHandler, body: dict[str, Any] | None) -> None:
         headers = Headers((k.lower(), v) for k, v in handler.headers.items())
-        entry = {"method": handler.command, "path": handler.path, "headers": headers, "body": body}
+        entry = {"method": handler.command, "path": handler.path, "headers": headers, "body": body,
+                 "client": list(handler.client_address)}
         with self._lock:
             self.log.append(entry)
             if body is not None and handler.path.rstrip("/").endswith("/chat/completions"):

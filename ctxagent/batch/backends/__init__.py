@@ -1,0 +1,1 @@
+"""Where batch tasks run: `local` (a pool of worker processes) or `ray` (Ray tasks)."""
