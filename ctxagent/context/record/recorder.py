@@ -125,8 +125,8 @@ class SnapshotRecorder:
 
         def recorded(messages: list[dict], tools: list[dict] | None = None) -> str:
             entry = {"trigger": trigger, "tokens": self.counter.count_messages(messages, tools),
-                     "request": {"model": self.model, "messages": messages, **({"tools": tools} if tools else {}),
-                                 **self._params()}}
+                     "request": {"model": self.model, "messages": messages, **self._params(),
+                                 **({"tools": tools, "tool_choice": "none"} if tools else {})}}
             if not own_snapshot:
                 self.pending.append(entry)
             self._open_summary = entry
