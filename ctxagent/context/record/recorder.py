@@ -123,14 +123,15 @@ class SnapshotRecorder:
         if summarize is None or not self.enabled:
             return summarize
 
-        def recorded(messages: list[dict]) -> str:
-            entry = {"trigger": trigger, "tokens": self.counter.count_messages(messages),
-                     "request": {"model": self.model, "messages": messages, **self._params()}}
+        def recorded(messages: list[dict], tools: list[dict] | None = None) -> str:
+            entry = {"trigger": trigger, "tokens": self.counter.count_messages(messages, tools),
+                     "request": {"model": self.model, "messages": messages, **self._params(),
+                                 **({"tools": tools, "tool_choice": "none"} if tools else {})}}
             if not own_snapshot:
                 self.pending.append(entry)
             self._open_summary = entry
             try:
-                return summarize(messages)
+                return summarize(messages, tools=tools) if tools else summarize(messages)
             except Exception as exc:
                 entry["error"] = f"{type(exc).__name__}: {exc}"
                 raise
