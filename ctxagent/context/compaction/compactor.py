@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 from ctxagent.context.compaction.extractive import USER, extractive_summary, fact_span, fit_sections, user_facts
 from ctxagent.context.compaction.masking import mask_observations, mask_to_target
-from ctxagent.context.compaction.model_summary import build_summary_request, prefix_summary_request
+from ctxagent.context.compaction.model_summary import build_summary_request, prefix_summary_request, takes_tools
 from ctxagent.context.compaction.sections import (
     SECTIONS,
     insert_items,
@@ -183,7 +183,7 @@ def _llm_summary(middle: list[dict], summarize: Summarize, state: dict | None, f
     """(summary, None) from the model, or (None, why it was rejected). `ask`: the summary
     request as the conversation's own prefix and its tools; None: a transcript request."""
     try:
-        if ask is not None:
+        if ask is not None and (not ask[1] or takes_tools(summarize)):
             text = summarize(ask[0], tools=ask[1]) if ask[1] else summarize(ask[0])
         else:
             text = summarize(build_summary_request(middle, state=state, focus=focus, max_tokens=max_tokens,

@@ -9,6 +9,7 @@ tools=None) -> str` callable that `compact_conversation` takes (docs/compaction.
 
 from __future__ import annotations
 
+import inspect
 from typing import Any, Callable
 
 from ctxagent.context.compaction.facts import extract_facts
@@ -155,3 +156,16 @@ def llm_summarizer(client: Any) -> Callable[..., str]:
         return client.chat(messages, tools=None).content or ""
 
     return summarize
+
+
+def takes_tools(summarize: Callable[..., str]) -> bool:
+    """Whether `summarize` accepts `tools=` (the prefix summary request needs it; a textbook
+    one-argument summarizer gets the transcript request instead). A `takes_tools` attribute wins."""
+    flag = getattr(summarize, "takes_tools", None)
+    if flag is not None:
+        return bool(flag)
+    try:
+        params = inspect.signature(summarize).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.name == "tools" or p.kind is p.VAR_KEYWORD for p in params)

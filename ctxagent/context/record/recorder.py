@@ -11,6 +11,7 @@ import copy
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+from ctxagent.context.compaction.model_summary import takes_tools
 from ctxagent.context.record.objects import flush_all
 from ctxagent.context.record.snapshot import highest_call, write_call_snapshot, write_side_call_snapshot
 from ctxagent.errors import StorageError
@@ -141,6 +142,7 @@ class SnapshotRecorder:
                 if own_snapshot and not self._write_summary_call(entry, None, notice, **extra):
                     self.pending.append(entry)
 
+        recorded.takes_tools = takes_tools(summarize)  # type: ignore[attr-defined]
         return recorded
 
     def write_pending(self, state: dict, *, unsent: str, notice: Notice) -> None:
