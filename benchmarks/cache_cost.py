@@ -1,13 +1,13 @@
-"""Prompt-cache hit and input cost of a 95-call session: ctxagent against two baselines (issue 16).
+"""Prompt-cache hit and input cost of a 95-call session: ctxagent against three baselines (issue 16).
 
 The real agent loop (`open_agent`, real tools on the real rich 13.9.4 sources, real client)
-runs a scripted model (the fake OpenAI server of tests/support) three times, with ctxagent's
-assembler, an append-and-summarize one (the history as it grows, one summary at 80% of the
-window, Codex / Claude Code style) and the whole history every call. From the requests the
-server recorded: a request's cached tokens are the longest run of leading messages it shares,
-byte for byte, with an earlier request; cost = uncached + price * cached (price 0.1 and 0.5).
-Facts: the user-stated ones, the agent's findings (its messages) and first lines of tool
-results, counted in the last request. Usage: `python benchmarks/cache_cost.py [--rich DIR]`.
+runs a scripted model (the fake OpenAI server of tests/support) with ctxagent's assembler, an
+append-and-summarize one (the history as it grows, one summary at 80% of the window; its summary
+request without the tool schemas as Codex sends it, or with them, "cached summary") and the whole
+history every call; 1 and 4 turns, 16k and 32k windows. From all the requests the server recorded
+(summary requests too): a request's cached tokens are the longest run of leading messages (tool
+schemas first) it shares byte for byte with an earlier request; cost = uncached + price * cached.
+Facts: user-stated, the agent's findings and first lines of tool results, in the last request.
 """
 
 from __future__ import annotations
@@ -122,18 +122,20 @@ def script(repo: Path, turns: int) -> tuple[list[dict], list[str], list[str], li
 
 class AppendAndSummarize:
     """Baseline: the history as it grows; past 80% of the window, one summary request (the
-    whole history and an instruction, as Codex sends it) and the history replaced by the task,
+    whole history and an instruction: without the tool schemas as Codex sends it, or with them,
+    `cached`, so it keeps the conversation's cached prefix) and the history replaced by the task,
     a short summary (our extractive one, standing in for the model's) and the newest request."""
 
-    def __init__(self, model: Any, client: Any) -> None:
-        self.window, self.client = model.context_window, client
+    def __init__(self, model: Any, client: Any, cached: bool = False) -> None:
+        self.window, self.client, self.cached = model.context_window, client, cached
         self.base: list[dict] | None = None  # the replaced history, then the messages after `seen`
         self.seen = 0
 
     def assemble(self, history: list[dict], tools: list[dict], state: dict) -> AssembledRequest:
         messages = self._view(history)
         if COUNTER.count_messages(messages, tools) > 0.8 * self.window:
-            self.client.chat([*messages, {"role": "user", "content": BASELINE_PROMPT}], tools=None)
+            self.client.chat([*messages, {"role": "user", "content": BASELINE_PROMPT}],
+                             tools=tools if self.cached else None)
             convo = messages[1:]
             users = [m for m in convo if m.get("role") == "user"]
             summary = extractive_summary(convo, fits=lambda t: COUNTER.count(t) <= BASELINE_SUMMARY_TOKENS)
@@ -167,6 +169,8 @@ def run(repo: Path, strategy: str, window: int, turns: int, context: dict | None
     subprocess.run(["git", "clone", "-q", str(repo), str(work)], check=True)
     factories = {"ctxagent": None,
                  "append-and-summarize": lambda s, r, sess, client, **kw: AppendAndSummarize(s.model, client),
+                 "append-and-summarize (cached summary)":
+                     lambda s, r, sess, client, **kw: AppendAndSummarize(s.model, client, cached=True),
                  "whole history": lambda s, r, sess, client, **kw: WholeHistory()}
     with FakeOpenAI(steps, rules=rules) as server:
         settings = Settings(model=ModelSettings(provider="custom", model="gpt-4o-mini", base_url=server.base_url,
@@ -225,11 +229,12 @@ def main() -> None:
     parser.add_argument("--rich", help="a folder holding rich/ (default: rich 13.9.4's wheel, downloaded once)")
     parser.add_argument("--windows", default="16000,32000")
     parser.add_argument("--turns", default="1,4")
-    parser.add_argument("--agents", default="ctxagent,append-and-summarize,whole history")
+    parser.add_argument("--agents", default="ctxagent,append-and-summarize,append-and-summarize (cached summary),"
+                                            "whole history")
     parser.add_argument("--context", default="", help="[context] keys for ctxagent, e.g. compaction_target_ratio=0.4")
     args = parser.parse_args()
     repo = rich_sources(args.rich)
-    context = {k: float(v) for k, v in (kv.split("=") for kv in args.context.split(",") if kv)}
+    context = {k: int(v) if v.isdigit() else float(v) for k, v in (kv.split("=") for kv in args.context.split(",") if kv)}
     print("| window | turns | agent | requests | input tokens | cache hit | cost, hit = 0.1 | cost, hit = 0.5 | "
           "facts in the last request |\n|---|---|---|---:|---:|---:|---:|---:|---:|", flush=True)
     for window in (int(w) for w in args.windows.split(",")):

@@ -1,10 +1,11 @@
-"""How many user-stated key facts survive compaction of a long recorded session.
+"""How many key facts survive compaction: a long recorded session, and one turn of the real loop.
 
-Usage: python benchmarks/compaction_facts.py [--llm] [--window N]
+Usage: python benchmarks/compaction_facts.py [--llm] [--window N] [--agent-calls N --agent-window N]
 
-Runs replay, direct and baseline on `benchmarks/data/long_session.jsonl` with its 22 facts
-(`long_session_facts.json`); extractive summaries unless `--llm`. Method and figures:
-docs/benchmarks.md ("Compaction").
+Runs replay, direct and baseline on `benchmarks/data/long_session.jsonl` with its 22 user-stated
+facts (`long_session_facts.json`; extractive summaries unless `--llm`), then one turn of the real
+loop against the fake server whose facts the agent finds (`tests/support/found_facts.py`), with 3
+or more compactions; exits 1 if a fact is missing. Figures: docs/benchmarks.md ("Compaction").
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import sys
+import tempfile
 import time
 from itertools import chain
 from pathlib import Path
@@ -22,6 +25,11 @@ from ctxagent.context.compaction.compactor import Budget, compact_conversation
 from ctxagent.context.messages import history_units
 from ctxagent.llm.settings import ModelSettings
 from ctxagent.text.tokens import TokenCounter
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.support.found_facts import run_session  # noqa: E402
 
 DATA = Path(__file__).parent / "data"
 SYSTEM = {"role": "system", "content": "You are ctxagent, a coding agent working in a terminal."}
@@ -119,6 +127,8 @@ def main() -> None:
     parser.add_argument("--llm", action="store_true", help="summaries by the configured model")
     parser.add_argument("--window", type=int, default=12_000)
     parser.add_argument("--output", type=int, default=2_000)
+    parser.add_argument("--agent-calls", type=int, default=60, help="model calls of the one-turn agent session")
+    parser.add_argument("--agent-window", type=int, default=8_000)
     args = parser.parse_args()
     with contextlib.ExitStack() as stack:
         summarize, label = (lambda _m: USELESS), "extractive (summarizer returns a useless fragment)"
@@ -126,6 +136,28 @@ def main() -> None:
             summarize, model = stack.enter_context(llm_summarize())
             label = f"LLM ({model}), extractive when its summary is unusable"
         run(args, summarize, label)
+    if not agent_turn(args.agent_calls, args.agent_window):
+        sys.exit(1)
+
+
+def agent_turn(calls: int, window: int) -> bool:
+    """One turn of the real loop (fake server, extractive summaries) whose facts the agent finds:
+    the first line of each module it reads and a finding in every third message of its own.
+    Prints the compactions and the facts in the last request; True when 3+ compactions kept all."""
+    files = max(3, calls // 2)
+    result = run_session(Path(tempfile.mkdtemp(prefix="found_facts_")), files=files, calls=calls, window=window)
+    print(f"\none turn, facts found by the agent: {calls} model calls reading {files} modules, window {window:,}, "
+          f"output 1,000; {len(result['facts'])} facts (first lines of tool results, findings in its messages)\n")
+    print("| compaction | method | tokens |\n| --- | --- | --- |")
+    for n, record in enumerate(result["compactions"], start=1):
+        print(f"| {n} | {record['method']} | {record['tokens_before']:,} -> {record['tokens_after']:,} |")
+    kept = len(result["facts"]) - len(result["missing"])
+    ok = len(result["compactions"]) >= 3 and not result["missing"] and result["reason"] == "finished"
+    print(f"\nfacts in the last request: {kept}/{len(result['facts'])}; compactions in the turn: "
+          f"{len(result['compactions'])}; {'all facts kept' if ok else 'FAILED'}")
+    for fact in result["missing"]:
+        print(f"missing: {fact}")
+    return ok
 
 
 def run(args: argparse.Namespace, summarize: Callable[[list[dict]], str], label: str) -> None:

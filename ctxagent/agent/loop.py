@@ -71,6 +71,10 @@ class TurnState:
         return time.monotonic() - self.started
 
 
+#: What an interrupted turn says (the CLI adds how to go on: chat's prompt, or run's --resume).
+INTERRUPTED = "stopped by Ctrl-C; the conversation so far is kept"
+
+
 class Agent:
     """Runs turns of one session; collaborators are injected (protocols, not classes): `client` (a
     ChatModel), `registry`, `session`, `settings`, `system` (prompt text), `assembler` (default
@@ -125,7 +129,7 @@ class Agent:
             end = TurnEnd(reason=stop.reason, message=stop.message)
         except (KeyboardInterrupt, LLMCancelledError):
             self._keep_interrupted_reply()
-            end = TurnEnd(reason="interrupted", message="interrupted; the session is kept, send a new message to go on")
+            end = TurnEnd(reason="interrupted", message=INTERRUPTED)
         except CtxAgentError as exc:  # model failures, and e.g. a request that cannot fit (ContextOverflowError)
             self.emit(ErrorEvent(message=str(exc), kind=type(exc).__name__))
             end = TurnEnd(reason="error", message=str(exc))

@@ -10,15 +10,16 @@ from __future__ import annotations
 import sys
 import warnings
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from ctxagent.config.settings import Settings
 from ctxagent.errors import ConfigError, StorageError
-from ctxagent.mcp.manager import ServerManager
-from ctxagent.mcp.startup import open_servers, session_servers
 from ctxagent.tools import TOOLS, tool_class
 from ctxagent.tools.base import Tool, ToolRegistry
 from ctxagent.tools.unavailable import UnavailableTool
+
+if TYPE_CHECKING:  # not imported at run time: `ctxagent tool` opens one tool, without MCP (issue 16)
+    from ctxagent.config.settings import Settings
+    from ctxagent.mcp.manager import ServerManager
 
 #: Tools whose database may be unopenable (a newer schema, an unwritable folder): they stand
 #: in as an `UnavailableTool` instead of stopping the run (breaker F10).
@@ -77,6 +78,8 @@ def open_tool(name: str, workspace: Path, settings: Settings, *, session_id: str
 def open_mcp(repo: Path, settings: Settings, *, ask: Callable[[str], str | None] | None = None) -> ServerManager:
     """The session's MCP servers, started (a repository's once approved: asked through `ask` on a
     terminal only) or listed as not started; notices queued. docs/mcp.md."""
+    from ctxagent.mcp.startup import open_servers, session_servers  # asyncio and the SDK: only a session's
+
     servers, problems = session_servers(repo, settings.mcp_servers, settings.mcp)
     return open_servers(repo, servers, settings.mcp, repo_trusted=settings.repo_trust.trusted, ask=ask,
                         interactive=sys.stdin is not None and sys.stdin.isatty(), secrets=settings.secrets(),

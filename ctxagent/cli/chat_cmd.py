@@ -24,6 +24,7 @@ from ctxagent.cli.run_cmd import exec_options, model_options, protocol_option, s
 from ctxagent.cli.safe_text import markup
 from ctxagent.cli.slash import ChatContext, dispatch, is_command
 from ctxagent.cli.workspace import find_workspace, repo_option, workspace_of
+from ctxagent.cli.wrap import soft
 from ctxagent.config.settings import load_settings
 from ctxagent.storage.files import ensure_state_dir
 
@@ -73,7 +74,7 @@ def _banner(agent: "Agent", console: Console, *, resumed: bool) -> None:
     what = f"resumed with {len(agent.session.history)} messages" if resumed else "new session"
     protocol = "" if agent.protocol.native else f" · {markup(agent.protocol.name)} protocol"
     console.print(f"[bold]ctxagent[/] · {markup(model.provider)}/{markup(model.model)}{protocol} · session "
-                  f"{agent.session.id} ({what}) · /help for commands", soft_wrap=True)
+                  f"{agent.session.id} ({what}) · /help for commands", soft_wrap=soft(console))
 
 
 def repl(agent: "Agent", read: ReadLine, console: Console, renderer: RichRenderer) -> None:
@@ -135,7 +136,7 @@ def _internal_error(exc: Exception, console: Console, renderer: RichRenderer) ->
     renderer.close()
     log = write_crash_log(exc)
     console.print(f"[red]internal error:[/] {escape(type(exc).__name__)}: {markup(str(exc))} "
-                  f"(details in {log}); the session goes on", soft_wrap=True)
+                  f"(details in {log}); the session goes on", soft_wrap=soft(console))
 
 
 def read_message(read: ReadLine) -> str:

@@ -99,5 +99,5 @@ def _list(ctx: ChatContext, store: CheckpointStore, mine: list) -> None:
         first = task.strip().splitlines()[0][:70] if task.strip() else ""
         ctx.console.print(f"  turn {turn}: {escape(visible(first))}  [dim]({count} change(s))[/]", highlight=False)
     if mine:
-        ctx.console.print(checkpoint_table(store, mine))
+        ctx.console.print(checkpoint_table(store, mine, ctx.console.width))
     ctx.console.print(f"[dim]{escape('/rewind T [code|conversation|both] goes back to just before turn T')}[/]")

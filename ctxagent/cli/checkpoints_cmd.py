@@ -110,8 +110,10 @@ def checkpoints_command(repo: Path, session_id: str | None, limit: int, as_json:
     if not rows:
         console.print("no checkpoints yet: one is recorded before every change ctxagent makes.")
         return
-    console.print(checkpoint_table(store, rows))
-    console.print("[dim]restore one with `ctxagent checkpoints --restore N` (--what code|conversation|both)[/]")
+    console.print(checkpoint_table(store, rows, console.width))
+    console.print("[dim]restore one with:[/]")
+    console.print("[dim]  ctxagent checkpoints --restore N[/]", soft_wrap=True)
+    console.print("[dim](add --what conversation, or both, to rewind the session's conversation too)[/]")
 
 
 def session_of(store: CheckpointStore, given: str | None) -> str | None:

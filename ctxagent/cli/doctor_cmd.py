@@ -9,18 +9,22 @@ the model is missing). Exit code 0 when the settings load and the endpoint answe
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 from typing import Any, Callable
 
 import click
-from rich.console import Console
+from rich.console import Console, Group
+from rich.padding import Padding
 from rich.table import Table
+from rich.text import Text
 
 from ctxagent.agent.limits import cost_cap_line
 from ctxagent.cli.run_cmd import model_options, trust_option
-from ctxagent.cli.safe_text import markup
+from ctxagent.cli.safe_text import markup, visible
 from ctxagent.cli.workspace import Workspace, repo_option, workspace_of
+from ctxagent.cli.wrap import soft
 from ctxagent.config.settings import LOCAL_PROVIDER, Settings, load_settings
 from ctxagent.config.trust import RepoConfigTrust
 from ctxagent.errors import ConfigError, StorageError
@@ -48,19 +52,20 @@ def doctor_command(repo: Path, model: str | None, base_url: str | None, provider
     flags = {"model": model, "base_url": base_url, "provider": provider}
     settings, problem = _settings(repo, flags, trust_repo)
     if problem is not None:
-        console.print(f"[red]configuration problem:[/] {markup(problem)}", soft_wrap=True)
+        console.print(f"[red]configuration problem:[/] {markup(problem)}", soft_wrap=soft(console))
     if settings is None:  # the files themselves are wrong: no settings to show
         _print_lines(console, None, workspace_of())
         return 1
-    console.print(settings_table(settings))
+    console.print(settings_table(settings, console.width))
     _print_lines(console, settings, workspace_of())
     if settings.model.model == NO_MODEL:
-        console.print("endpoint: [red]not checked[/] (no model provider: see the problem above)", soft_wrap=True)
+        console.print("endpoint: [red]not checked[/] (no model provider: see the problem above)",
+                      soft_wrap=soft(console))
         return 1
     if offline:
         return 0 if problem is None else 1
     ok, detail = _check(settings)
-    console.print(f"endpoint: {'[green]ok[/]' if ok else '[red]failed[/]'} {markup(detail)}", soft_wrap=True)
+    console.print(f"endpoint: {'[green]ok[/]' if ok else '[red]failed[/]'} {markup(detail)}", soft_wrap=soft(console))
     return 0 if ok and problem is None else 1
 
 
@@ -84,22 +89,43 @@ def _print_lines(console: Console, settings: Settings | None, workspace: Workspa
         except Exception as exc:  # noqa: BLE001 - one failing check must not hide the others
             text = f"{line.__name__}: [red]could not be checked ({markup(type(exc).__name__)}: {markup(str(exc))})[/]"
         if text:
-            console.print(text, soft_wrap=True)
+            console.print(text, soft_wrap=soft(console))
 
 
-def settings_table(settings: Settings) -> Table:
-    """Every setting with its value (API key masked) and its source ("default" when not set)."""
-    table = Table("setting", "value", "from")
+def settings_table(settings: Settings, width: int = 200) -> Table | Group:
+    """Every setting with its value (API key masked) and its source ("default" when not set);
+    below 100 columns (`width`) one line per setting, its source (when not the default) under it."""
+    rows = setting_rows(settings)
+    caption = "config files read: " + (", ".join(settings.files) or "none")
+    if width < 100:
+        name_width = max(len(name) for name, _, _ in rows)
+        parts: list[Any] = [Text(f"{'setting':<{name_width}} value", style="bold")]
+        for name, value, source in rows:
+            parts.append(Text(f"{name:<{name_width}} {value}"))
+            if source != "default":
+                parts.append(Padding(Text(f"from {source}", style="dim"), (0, 0, 0, 4)))
+        return Group(*parts, Text(caption))
+    table = Table(caption=caption)
+    table.add_column("setting", no_wrap=True)  # a name is never cut: it is what the user looks up and sets
+    table.add_column("value", overflow="fold")
+    table.add_column("from", overflow="fold")
+    for name, value, source in rows:
+        table.add_row(name, markup(value), markup(source))
+    return table
+
+
+def setting_rows(settings: Settings) -> list[tuple[str, str, str]]:
+    """(dotted name, value as shown, source) for every setting; the API key masked."""
+    rows = []
     for section in ("model", "agent", "tools", "exec"):
         values: dict[str, Any] = getattr(settings, section).model_dump()
         for key, value in values.items():
             dotted = f"{section}.{key}"
             shown = mask(settings.model.api_key) if dotted == "model.api_key" else value
-            table.add_row(dotted, markup(str(shown)), markup(settings.sources.get(dotted, "default")))
+            rows.append((dotted, visible(str(shown)), visible(settings.sources.get(dotted, "default"))))
     for key, value in (settings.context.model_extra or {}).items():
-        table.add_row(f"context.{key}", markup(str(value)), markup(settings.sources.get(f"context.{key}", "?")))
-    table.caption = "config files read: " + (", ".join(settings.files) or "none")
-    return table
+        rows.append((f"context.{key}", visible(str(value)), visible(settings.sources.get(f"context.{key}", "?"))))
+    return rows
 
 
 def workspace_line(_settings: Settings | None, workspace: Workspace) -> str:
@@ -113,12 +139,15 @@ def workspace_line(_settings: Settings | None, workspace: Workspace) -> str:
 
 def state_line(_settings: Settings | None, workspace: Workspace) -> str:
     """`state folder: ROOT/.ctxagent (N sessions)` (rich markup); not created yet; red when refused."""
-    from ctxagent.storage.files import state_dir
+    from ctxagent.storage.files import NEEDS_WRITABLE, state_dir
 
     try:
         folder = state_dir(workspace.root)
     except StorageError as exc:
         return f"state folder: [red]{markup(str(exc))}[/]"
+    if not folder.exists() and not os.access(folder.parent, os.W_OK):
+        return (f"state folder: [red]{markup(str(folder))} cannot be created: {markup(str(folder.parent))} is not "
+                f"writable[/] ({markup(NEEDS_WRITABLE)})")
     if not folder.exists():
         return f"state folder: {markup(str(folder))} (not created yet: the first command that keeps state makes it)"
     if not folder.is_dir():

@@ -7,6 +7,7 @@ from typing import Any, Callable
 
 from rich.markup import escape
 
+from ctxagent.cli.wrap import soft
 from ctxagent.errors import ToolRefusedError
 from ctxagent.exec.sandbox import choose
 
@@ -33,7 +34,7 @@ def permissions(ctx: Any, arg: str) -> None:
         ctx.console.print("[yellow]usage:[/] /permissions, /permissions revoke N|KEY, /permissions clear")
         return
     for line in describe(ctx.agent.settings, approval):
-        ctx.console.print(escape(line), soft_wrap=True)
+        ctx.console.print(escape(line), soft_wrap=soft(ctx.console))
 
 
 def describe(settings: Any, approval: Any) -> list[str]:

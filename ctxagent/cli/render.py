@@ -36,6 +36,7 @@ from ctxagent.agent.events import (
 from ctxagent.cli.live import Elapsed, MarkdownStream
 from ctxagent.cli.results import FOLD, cut, result_lines
 from ctxagent.cli.safe_text import CONTROL_WARNING, has_controls, plain, visible
+from ctxagent.cli.wrap import soft
 from ctxagent.redaction import StreamRedactor, redact
 
 _PATCH_PATH = re.compile(r"^\*\*\* (Add|Update|Delete) File:\s*(.+)$", re.MULTILINE)
@@ -245,22 +246,22 @@ class RichRenderer:
 
     def _on_notice(self, event: Notice) -> None:
         self._newline()
-        self.console.print(Text.assemble(("note:", "yellow"), " ", self._clean(event.message)), soft_wrap=True)
+        self.console.print(Text.assemble(("note:", "yellow"), " ", self._clean(event.message)), soft_wrap=soft(self.console))
 
     def _on_retry(self, event: Retry) -> None:
         self._newline()
-        self.console.print(Text.assemble(("model:", "yellow"), " ", self._clean(event.message)), soft_wrap=True)
+        self.console.print(Text.assemble(("model:", "yellow"), " ", self._clean(event.message)), soft_wrap=soft(self.console))
         self._spinner()
 
     def _on_error(self, event: ErrorEvent) -> None:
         self._newline()
-        self.console.print(Text.assemble(("error:", "red"), " ", self._clean(event.message)), soft_wrap=True)
+        self.console.print(Text.assemble(("error:", "red"), " ", self._clean(event.message)), soft_wrap=soft(self.console))
 
     def _on_turn_end(self, event: TurnEnd) -> None:
         self._newline()
         if event.reason not in ("finished", "error"):
             self.console.print(Text.assemble((f"{visible(event.reason)}:", "yellow"), " ", self._clean(event.message)),
-                               soft_wrap=True)
+                               soft_wrap=soft(self.console))
         self.console.print(Text(usage_line(event) + (f" · session {self.session_id}" if self.session_id else ""),
                                 style="dim"))
 

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import sys
 from datetime import datetime
-from typing import Callable
+from typing import Any, Callable
 
-from rich.console import Console
+from rich.console import Console, Group
 from rich.markup import escape
+from rich.padding import Padding
 from rich.table import Table
+from rich.text import Text
 
 from ctxagent.cli.safe_text import plain, visible
 from ctxagent.exec.checkpoints import Checkpoint, CheckpointError, CheckpointStore
@@ -79,24 +81,66 @@ def run_restore(console: Console, store: CheckpointStore, plan: RestorePlan, *, 
         return False
     done = ", ".join(visible(f.path) for f in result.restored)
     console.print(f"restored {len(result.restored)} file(s): {escape(done)}", highlight=False)
-    console.print(f"[dim]checkpoint {result.checkpoint.number} holds the files as they were just before: "
-                  f"`ctxagent checkpoints --restore {result.checkpoint.number}` brings them back[/]")
+    console.print(f"[dim]checkpoint {result.checkpoint.number} holds the files as they were just before; "
+                  "to bring them back:[/]")
+    console.print(f"[dim]  ctxagent checkpoints --restore {result.checkpoint.number}[/]", soft_wrap=True)
     return True
 
 
-def checkpoint_table(store: CheckpointStore, rows: list[Checkpoint]) -> Table:
-    """#, time, session, turn, tool, files (A/M/D), and whether it was undone."""
+#: Below this many columns a checkpoint's files go on the line under its row (never a column
+#: wrapped letter by letter); the same threshold as the context report's packets.
+NARROW_COLUMNS = 100
+
+
+def checkpoint_table(store: CheckpointStore, rows: list[Checkpoint], width: int = 200) -> Table | Group:
+    """#, time, session, turn, tool, files (A/M/D), and whether it was undone; under
+    NARROW_COLUMNS (`width`, the terminal's columns) the files on an indented line under each row."""
     everything = store.checkpoints()
+    if width < NARROW_COLUMNS:
+        return _narrow_rows(store, rows, everything)
     table = Table()
-    for name in ("#", "when", "session", "turn", "tool"):
+    for name in _COLUMNS:
         table.add_column(name, no_wrap=True, justify="right" if name in ("#", "turn") else "left")
     table.add_column("files", overflow="fold")
     table.add_column("state", no_wrap=True)
     for cp in rows:
-        changes = change_files(store, cp, everything)
-        files = "(not recorded yet)" if changes is None else (
-            " ".join(f"{_KIND[c.kind]} {c.path}" for c in changes[:6]) + (f" (+{len(changes) - 6} more)" if len(changes) > 6 else "")
-            or "(no file changed)")
-        table.add_row(str(cp.number), datetime.fromtimestamp(cp.created).strftime("%m-%d %H:%M:%S"),
-                      plain(cp.session_id), str(cp.turn), plain(cp.tool), plain(files), "undone" if cp.undone else "")
+        *cells, state = _cells(cp)
+        table.add_row(*cells, plain(_files(store, cp, everything)), state)
     return table
+
+
+_COLUMNS = ("#", "when", "session", "turn", "tool")
+
+
+def _narrow_rows(store: CheckpointStore, rows: list[Checkpoint], everything: list[Checkpoint]) -> Group:
+    """A header, then per checkpoint one line of short columns and its files under it, one a line."""
+    names = (*_COLUMNS, "state")
+    cells = [_cells(cp, seconds=False) for cp in rows]  # 58 columns with a session id
+    widths = [max([len(name), *(len(row[i]) for row in cells)]) for i, name in enumerate(names)]
+
+    def line(values: tuple[str, ...]) -> str:
+        return " ".join(v.rjust(w) if n in ("#", "turn") else v.ljust(w)
+                         for n, v, w in zip(names, values, widths)).rstrip()
+
+    parts: list[Any] = [Text(line(names), style="bold")]
+    for cp, row in zip(rows, cells):
+        parts += [plain(line(row)), *(Padding(plain(f, "dim"), (0, 0, 0, 4)) for f in _files(store, cp, everything, 1))]
+    return Group(*parts)
+
+
+def _cells(cp: Checkpoint, *, seconds: bool = True) -> tuple[str, ...]:
+    when = datetime.fromtimestamp(cp.created).strftime("%m-%d %H:%M:%S" if seconds else "%m-%d %H:%M")
+    return (str(cp.number), when, visible(cp.session_id),
+            str(cp.turn), visible(cp.tool), "undone" if cp.undone else "")
+
+
+def _files(store: CheckpointStore, cp: Checkpoint, everything: list[Checkpoint], per_line: int = 0) -> list[str] | str:
+    """`A a.py M b.py` (the first six, then `(+N more)`); `per_line` 1: a list, one file an item."""
+    changes = change_files(store, cp, everything)
+    if changes is None:
+        items = ["(not recorded yet)"]
+    else:
+        items = [f"{_KIND[c.kind]} {c.path}" for c in changes[:6]] + ([f"(+{len(changes) - 6} more)"]
+                                                                      if len(changes) > 6 else [])
+    items = items or ["(no file changed)"]
+    return items if per_line else " ".join(items)

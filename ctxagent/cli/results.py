@@ -20,8 +20,9 @@ Shaper = Callable[[list[str]], list[str]]
 
 
 def fold(lines: list[str], limit: int = FOLD) -> list[str]:
-    """`lines` up to `limit`, then one `... +N lines` line for the rest."""
-    if len(lines) <= limit:
+    """`lines` up to `limit`, then one `... +N lines` line for the rest (N >= 2: one more line
+    is shown, not folded)."""
+    if len(lines) <= limit + 1:
         return lines
     return [*lines[:limit], f"... +{len(lines) - limit} lines"]
 
@@ -43,7 +44,7 @@ def _board(lines: list[str]) -> list[str]:
 
 
 def _one_line(lines: list[str]) -> list[str]:
-    more = f"  (+{len(lines) - 1} lines)" if len(lines) > 1 else ""
+    more = "" if len(lines) == 1 else "  (+1 line)" if len(lines) == 2 else f"  (+{len(lines) - 1} lines)"
     return [cut(lines[0]) + more]
 
 

@@ -15,6 +15,7 @@ import click
 
 from ctxagent.cli.safe_text import visible
 from ctxagent.cli.workspace import repo_option, workspace_of
+from ctxagent.cli.wrap import soft
 from ctxagent.config.settings import load_settings
 from ctxagent.redaction import redact
 
@@ -97,9 +98,9 @@ def run_command(task: str, repo: Path, as_json: bool, yes: bool, max_steps: int 
     sinks = [json_sink or renderer]
     with open_agent(repo, settings, resume=resume, sinks=sinks, ask=stdin_asker(console), fresh=fresh,
                     notice=lambda text: click.echo(text, err=True), cwd=workspace_of().cwd) as agent:
-        if renderer is not None:  # stderr: `ctxagent run ... > answer.md` keeps only the answer
-            Console(stderr=True, highlight=False).print(Text(run_header(agent, resumed=bool(resume)), style="dim"),
-                                                        soft_wrap=True)
+        if renderer is not None:  # stderr: not in `ctxagent run ... > out.md`
+            header = Console(stderr=True, highlight=False)
+            header.print(Text(run_header(agent, resumed=bool(resume)), style="dim"), soft_wrap=soft(header))
         end = agent.run_turn(task)
     code = EXIT_BY_REASON.get(end.reason, 1)
     if json_sink is not None:
@@ -108,7 +109,14 @@ def run_command(task: str, repo: Path, as_json: bool, yes: bool, max_steps: int 
     # a terminal that shows both streams (the same line twice)
     if code != 0 and not (renderer is not None and console.is_terminal and sys.stderr.isatty()):
         click.echo(f"ctxagent: {end.reason}: {visible(redact(end.message, settings.secrets()))}", err=True)
+    if renderer is not None and code in (3, 130):  # stopped, not failed: the work can go on
+        click.echo(go_on_line(agent.session.id), err=True)
     return code
+
+
+def go_on_line(session_id: str) -> str:
+    """How to go on after a run stopped by Ctrl-C or a limit: resume the same session."""
+    return (f'go on with: ctxagent run --resume {session_id} "..." (or ctxagent chat --resume {session_id})')
 
 
 def run_header(agent: Any, *, resumed: bool) -> str:

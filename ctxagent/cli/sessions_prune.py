@@ -8,12 +8,13 @@ at the start of every new session (docs/state.md).
 
 from __future__ import annotations
 
+import time
 from datetime import datetime
 from pathlib import Path
 
 import click
 
-from ctxagent.agent.retention import parse_age, prune_sessions
+from ctxagent.agent.retention import IN_USE_S, parse_age, prune_sessions, stored_sessions
 from ctxagent.cli.run_cmd import repo_option
 from ctxagent.cli.safe_text import safe_json, visible
 from ctxagent.errors import ToolInputError
@@ -43,4 +44,18 @@ def prune_command(repo: Path, older_than: str | None, keep: int | None, dry_run:
     for row in removed:
         used = datetime.fromtimestamp(row.last_used).strftime("%Y-%m-%d %H:%M")
         click.echo(f"{verb} {visible(row.id)}  last used {used}  {row.bytes / 1e3:,.1f} KB")
-    click.echo(f"{verb} {len(removed)} session(s), {freed / 1e6:.2f} MB" if removed else "nothing to prune")
+    click.echo(f"{verb} {len(removed)} session(s), {freed / 1e6:.2f} MB" if removed else _why_none(repo, keep))
+
+
+def _why_none(repo: Path, keep: int | None) -> str:
+    """`nothing to prune` and why: how many sessions there are, and how many of them are kept
+    for being used in the last hour (never removed) or among the --keep newest."""
+    rows = stored_sessions(repo)
+    if not rows:
+        return "nothing to prune: no session recorded"
+    recent = sum(1 for r in rows if time.time() - r.last_used < IN_USE_S)
+    reasons = [f"{recent} used in the last hour (never removed)"] if recent else []
+    if keep:
+        reasons.append(f"the {min(keep, len(rows))} newest kept (--keep {keep})")
+    reasons = reasons or ["none older than --older-than"]
+    return f"nothing to prune: {len(rows)} session(s); " + ", ".join(reasons)

@@ -35,7 +35,7 @@ def register(cli: click.Group) -> None:
 @click.option("--json", "as_json", is_flag=True, help='print {"ok", "content", "data"} as JSON')
 def tool_command(name: str, json_args: str, repo: Path, as_json: bool) -> int:
     """Run tool NAME with JSON_ARGS (a JSON object), e.g. ctxagent tool terminal '{"command": "ls"}'."""
-    settings = load_settings(repo, require_key=False, require_model=False)
+    settings = load_settings(repo, require_key=False, require_model=False, offline_model=False)
     if name not in TOOLS:
         raise click.BadParameter(f"no tool {name!r}; available: {', '.join(TOOLS)}", param_hint="NAME")
     parsed = parse_arguments(json_args)

@@ -7,7 +7,6 @@ and `CompactionConfig` themselves). Details: docs/configuration.md ("Module note
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import fields
 from pathlib import Path
@@ -23,6 +22,8 @@ COMPACTION_PREFIX = "compaction_"
 
 def unknown_key_message(dotted: str, valid: Iterable[str], path: Path | str) -> str:
     """`<path>: unknown setting 'a.b' (did you mean 'c'?); valid keys in [a]: ...`."""
+    import difflib  # only for a wrong key (start-up, issue 16)
+
     section, key = dotted.split(".", 1)
     valid = sorted(valid)
     close = difflib.get_close_matches(key, valid, n=1, cutoff=0.6)

@@ -8,19 +8,20 @@ the network off (`ctxagent.config.trust`).
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ctxagent.errors import ConfigError
-from ctxagent.exec.gate import ExecPolicy
-from ctxagent.exec.rules import PermissionRules, parse_rule
+
+if TYPE_CHECKING:
+    from ctxagent.exec.gate import ExecPolicy
 
 
 class ExecSettings(BaseModel):
     """Rules, sandbox and limits of approved commands and python_exec."""
 
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", allow_inf_nan=False, strict=True)
 
     allow: list[str] = Field(default_factory=list)
     """Commands run without asking, matched on the parsed argv, e.g. ["pytest *", "ruff check *"]."""
@@ -43,6 +44,8 @@ class ExecSettings(BaseModel):
     @classmethod
     def _rules_parse(cls, value: list[str], info) -> list[str]:  # type: ignore[no-untyped-def]
         """Each rule is one plain command (`ctxagent.exec.rules.parse_rule`)."""
+        from ctxagent.exec.rules import parse_rule  # the shell parser only when there are rules
+
         for text in value:
             try:
                 parse_rule(text, setting=f"exec.{info.field_name}")
@@ -52,6 +55,9 @@ class ExecSettings(BaseModel):
 
     def policy(self, mode: str) -> ExecPolicy:
         """The plain `ExecPolicy` the exec package works with, for permission `mode`."""
+        from ctxagent.exec.gate import ExecPolicy
+        from ctxagent.exec.rules import PermissionRules
+
         return ExecPolicy(mode=mode, rules=PermissionRules.from_text(self.allow, self.deny),  # type: ignore[arg-type]
                           sandbox=self.sandbox, network=self.network, timeout_s=self.timeout_s,
                           max_output_bytes=self.max_output_bytes, env_passthrough=tuple(self.env_passthrough),

@@ -8,24 +8,25 @@ fallback to a local model: docs/configuration.md (reference, "Module notes").
 from __future__ import annotations
 
 import os
+from functools import cache
 from pathlib import Path
-from typing import Any, Literal, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from ctxagent.config import toml as tomllib
 from ctxagent.config.check import allowed_range, check_context, context_keys, shown_value, unknown_key_message
+from ctxagent.config.defaults import defaults
 from ctxagent.config.exec_settings import ExecSettings
 from ctxagent.config.state_settings import StateSettings
 from ctxagent.config.trust import TRUSTED_REPOS_KEY, IgnoredSetting, RepoConfigTrust, RepoTrust
 from ctxagent.errors import ConfigError, StorageError
-from ctxagent.exec.gate import ExecPolicy
-from ctxagent.harness.hooks.config import parse_hooks
 from ctxagent.llm.presets import PRESETS
 from ctxagent.llm.settings import ModelSettings
-from ctxagent.mcp.config import SERVERS_KEY, parse_server_tables
-from ctxagent.mcp.settings import McpSettings, ServerConfig
+from ctxagent.mcp.settings import SERVERS_KEY, McpSettings, ServerConfig
 from ctxagent.storage.files import state_dir
+
+if TYPE_CHECKING:
+    from ctxagent.exec.gate import ExecPolicy
 
 #: The tools the bundled offline model gets when `[agent] tools` is not set: SmolLM2-135M,
 #: offered all 8 (about 3,750-5,000 prompt tokens of schemas), mostly calls `todo` for any
@@ -40,7 +41,8 @@ class AgentSettings(BaseModel):
     outside it is a ConfigError naming the key and the range).
     """
 
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True)  # strict: `true` is not 1
+    # strict: `true` is not 1; defer_build: validators built on first use, not at import (issue 16)
+    model_config = ConfigDict(defer_build=True, extra="forbid", allow_inf_nan=False, strict=True)
 
     max_steps: int = Field(40, gt=0, le=10_000)
     """Model calls per turn before it stops (TurnEnd reason max_steps); 1 to 10000."""
@@ -89,7 +91,8 @@ class AgentSettings(BaseModel):
 class ToolSettings(BaseModel):
     """Limits passed to the tools (finite, within the range given in each description)."""
 
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True)  # strict: `true` is not 1
+    # strict: `true` is not 1; defer_build: validators built on first use, not at import (issue 16)
+    model_config = ConfigDict(defer_build=True, extra="forbid", allow_inf_nan=False, strict=True)
 
     terminal_timeout_s: float = Field(30.0, gt=0, le=3600)
     """Seconds a terminal command may run before its process group is killed; (0, 3600]."""
@@ -106,7 +109,7 @@ class ToolSettings(BaseModel):
 class HarnessSettings(BaseModel):
     """The harness's files (`[harness]`, docs/harness.md): AGENTS.md fallback names and byte caps."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", strict=True)
 
     fallback_names: list[str] = Field(default_factory=lambda: ["CLAUDE.md", "GEMINI.md"], max_length=20)
     """Names tried in each folder after AGENTS.override.md and AGENTS.md (Codex's project_doc_fallback_filenames)."""
@@ -121,13 +124,13 @@ class ContextSettings(BaseModel):
     (`ctxagent.context.packet.ContextConfig` fields and `compaction_<CompactionConfig field>`);
     `load_settings` refuses unknown keys and out-of-range values (`ctxagent.config.check`)."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(defer_build=True, extra="allow")
 
 
 class Settings(BaseModel):
     """Everything ctxagent reads from configuration. `sources`: dotted key -> where its value came from."""
 
-    model_config = ConfigDict(protected_namespaces=())
+    model_config = ConfigDict(defer_build=True, protected_namespaces=())
 
     model: ModelSettings
     """The model endpoint."""
@@ -184,11 +187,15 @@ _IDENTITY = ("model.model", "model.base_url", "model.api_key")
 _PROVIDER_KEYS = ("model.provider", "model.base_url", "model.api_key", "model.api_key_env")
 _AUTO_ORDER = ("openai", "deepseek", "qwen")
 LOCAL_PROVIDER = "local"
+#: The reason given for the offline model with `load_settings(offline_model=False)`.
+NOT_LOOKED_FOR = "not looked for (this command calls no model)"
 CUSTOM_PROVIDER = "custom"
 
 # Precedence ranks (higher wins).
 _DEFAULT, _PRESET, _USER, _REPO, _ENVRANK, _FLAG = range(6)
 Value = tuple[Any, str, int]  # value, source label, rank
+#: Why the offline model cannot run (None: it can); asked at most once per `load_settings` call.
+LocalCheck = Callable[[], str | None]
 
 
 def user_config_path(env: Mapping[str, str] | None = None) -> Path:
@@ -208,13 +215,18 @@ def repo_config_path(repo: Path) -> Path:
 
 
 def load_settings(repo: Path, flags: dict[str, Any] | None = None, env: Mapping[str, str] | None = None,
-                  *, require_key: bool = True, require_model: bool = True, trust_repo: bool = False) -> Settings:
-    """Resolve the settings for `repo`; `flags`: CLI values (None = not given), `env`: default
-    os.environ; the repository's file untrusted unless `trust_repo`/`trusted_repos`. Raises
-    ConfigError naming the file or variable and the fix (bad TOML, unknown keys, invalid values, no
-    usable provider, no API key with `require_key`); without `require_model` a missing or unusable
-    provider is the model "(none)", its source saying why (docs/cli.md)."""
+                  *, require_key: bool = True, require_model: bool = True, trust_repo: bool = False,
+                  offline_model: bool = True) -> Settings:
+    """Resolve the settings for `repo`; `flags`: CLI values (None = not given), `env`: default os.environ;
+    the repository's file untrusted unless `trust_repo`/`trusted_repos`. Raises ConfigError naming the file
+    or variable and the fix (bad TOML, unknown key, invalid value, no usable provider, no key with
+    `require_key`); without `require_model` an unusable provider is the model "(none)", its source saying
+    why; `offline_model=False`: the bundled model is not looked for (docs/configuration.md, "Module notes")."""
     env = os.environ if env is None else env
+    if offline_model:
+        local: LocalCheck = cache(lambda: _local_unavailable_reason(env))  # a package search: once per call
+    else:  # a command that calls no model (`ctxagent tool`) skips the search (start-up, issue 16)
+        local = lambda: NOT_LOOKED_FOR
     values: dict[str, Value] = {}
     before_repo: dict[str, Value] = {}
     files = []
@@ -234,16 +246,17 @@ def load_settings(repo: Path, flags: dict[str, Any] | None = None, env: Mapping[
     _merge(values, {k: (env[name], f"env {name}") for name, k in _ENV.items() if env.get(name)}, _ENVRANK)
     _merge(values, _flag_layer(flags or {}), _FLAG)
     if not require_model:  # a command that needs no model never fails (or warns) for the model's settings
-        settings = _without_model(values, env, files, trust.report, hooks, servers)
+        settings = _without_model(values, env, local, files, trust.report, hooks, servers)
         trust.warn()
         return settings
     unapplied = dict(values)
     _resolve_key_env(values, env)
-    provider = _apply_provider(values, env)
+    provider = _apply_provider(values, env, local)
     settings = _build(values, files, trust.report, hooks, servers)
     if not trust.report.trusted and any(k in unapplied and unapplied[k][2] == _REPO
                                         for k in ("model.model", *_PRICE_KEYS)):
-        settings = _keep_price_floor(settings, unapplied, before_repo, env, files, trust.report, hooks, servers)
+        settings = _keep_price_floor(settings, unapplied, before_repo, env, local, files, trust.report, hooks,
+                                     servers)
     trust.warn()
     if require_key and provider in PRESETS:
         from ctxagent.llm.presets import resolve_api_key
@@ -255,7 +268,7 @@ _PRICE_KEYS = ("model.price_prompt_per_mtok", "model.price_cached_prompt_per_mto
 
 
 def _keep_price_floor(settings: Settings, values: dict[str, Value], before_repo: dict[str, Value],
-                      env: Mapping[str, str], files: list[str], trust: RepoConfigTrust,
+                      env: Mapping[str, str], local: LocalCheck, files: list[str], trust: RepoConfigTrust,
                       hooks: list[tuple[str, dict[str, Any]]], servers: list[ServerConfig]) -> Settings:
     """`settings`, kept from counting less than the bill: an untrusted repository's prices below
     the true ones (the user's, else the table's for its model) are dropped, and so is a model of
@@ -266,7 +279,7 @@ def _keep_price_floor(settings: Settings, values: dict[str, Value], before_repo:
     def build(layer: dict[str, Value]) -> Settings:
         layer = dict(layer)
         _resolve_key_env(layer, env)
-        _apply_provider(layer, env)
+        _apply_provider(layer, env, local)
         return _build(layer, files, trust, hooks, servers)
 
     def back(keys: tuple[str, ...]) -> dict[str, Value]:
@@ -289,18 +302,18 @@ def _keep_price_floor(settings: Settings, values: dict[str, Value], before_repo:
     return build(back(keys))
 
 
-def _without_model(values: dict[str, Value], env: Mapping[str, str], files: list[str],
+def _without_model(values: dict[str, Value], env: Mapping[str, str], local: LocalCheck, files: list[str],
                    trust: RepoConfigTrust, hooks: list[tuple[str, dict[str, Any]]],
                    servers: list[ServerConfig]) -> Settings:
     """The settings of `load_settings(require_model=False)`: the provider's when it resolves,
     else the model "(none)" with the reason as its source (a problem with another setting
     still raises); the other sections as configured."""
     reason = "no provider configured"
-    if _provider_hint(values, env):
+    if _provider_hint(values, env, local):
         chosen = dict(values)
         try:
             _resolve_key_env(chosen, env)
-            _apply_provider(chosen, env)
+            _apply_provider(chosen, env, local)
             return _build(chosen, files, trust, hooks, servers)
         except ConfigError as exc:
             if exc.setting not in _PROVIDER_KEYS:
@@ -323,6 +336,8 @@ def _file_layer(path: Path, hooks: list[tuple[str, dict[str, Any]]], servers: li
     """The settings of one file as dotted key -> (value, source); its `[hooks]` table, checked,
     is appended to `hooks`, its `[mcp_servers]` (of `origin`) to `servers`. Raises ConfigError
     naming the file."""
+    from ctxagent.config import toml as tomllib  # the TOML parser only when a file exists (start-up, issue 16)
+
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
@@ -336,10 +351,14 @@ def _file_layer(path: Path, hooks: list[tuple[str, dict[str, Any]]], servers: li
         if section == TRUSTED_REPOS_KEY:  # read by ctxagent.config.trust
             continue
         if section == HOOKS_KEY:  # Claude Code's events table, read by ctxagent.harness.hooks
+            from ctxagent.harness.hooks.config import parse_hooks
+
             parse_hooks(table, str(path))
             hooks.append((str(path), table))
             continue
         if section == SERVERS_KEY:  # Codex's server tables, read by ctxagent.mcp.config
+            from ctxagent.mcp.config import parse_server_tables
+
             servers += parse_server_tables(table, str(path), origin=origin)
             continue
         if section not in _SECTIONS or not isinstance(table, dict):
@@ -390,9 +409,9 @@ def _resolve_key_env(values: dict[str, Value], env: Mapping[str, str]) -> None:
         values["model.api_key"] = (key, f"env {name} (via api_key_env in {source})", rank)
 
 
-def _apply_provider(values: dict[str, Value], env: Mapping[str, str]) -> str:
+def _apply_provider(values: dict[str, Value], env: Mapping[str, str], local: LocalCheck) -> str:
     """Pick the provider, fill its preset below the level that chose it; return its name."""
-    name, source, rank = _choose_provider(values, env)
+    name, source, rank = _choose_provider(values, env, local)
     values["model.provider"] = (name, source, rank)
     if name not in PRESETS:
         if name == CUSTOM_PROVIDER and "model.base_url" not in values:
@@ -401,7 +420,7 @@ def _apply_provider(values: dict[str, Value], env: Mapping[str, str]) -> str:
         if name not in (CUSTOM_PROVIDER, LOCAL_PROVIDER):
             valid = ", ".join([*PRESETS, LOCAL_PROVIDER, CUSTOM_PROVIDER])
             raise ConfigError(f"unknown provider {name!r} (from {source}); use one of {valid}", setting="model.provider")
-        reason = _local_unavailable_reason(env) if name == LOCAL_PROVIDER else None
+        reason = local() if name == LOCAL_PROVIDER else None
         if reason is not None:
             raise ConfigError(f"provider 'local' (from {source}) cannot run: {reason}. Install it with "
                               "`pip install 'ctxagent[local]'`, or choose another provider.", setting="model.provider")
@@ -429,7 +448,7 @@ def _apply_provider(values: dict[str, Value], env: Mapping[str, str]) -> str:
     return name
 
 
-def _choose_provider(values: dict[str, Value], env: Mapping[str, str]) -> Value:
+def _choose_provider(values: dict[str, Value], env: Mapping[str, str], local: LocalCheck) -> Value:
     if "model.provider" in values:
         value, source, rank = values["model.provider"]
         return str(value).strip().lower(), source, rank
@@ -439,7 +458,7 @@ def _choose_provider(values: dict[str, Value], env: Mapping[str, str]) -> Value:
         found = next((n for n in (*PRESETS[name]["key_env"], *PRESETS[name]["base_url_env"]) if env.get(n, "").strip()), None)
         if found:
             return name, f"auto: {found} is set", _ENVRANK
-    if _local_unavailable_reason(env) is None:
+    if local() is None:
         return LOCAL_PROVIDER, "auto: no provider configured; the offline local model is installed", _DEFAULT
     raise _no_provider_error(env)
 
@@ -452,12 +471,12 @@ def _no_provider_error(env: Mapping[str, str]) -> ConfigError:
     return no_model_error(env=env)
 
 
-def _provider_hint(values: dict[str, Value], env: Mapping[str, str]) -> bool:
+def _provider_hint(values: dict[str, Value], env: Mapping[str, str], local: LocalCheck) -> bool:
     """True when something names a provider: a provider/base_url setting or a preset variable."""
     if "model.provider" in values or "model.base_url" in values:
         return True
     names = [n for name in _AUTO_ORDER for n in (*PRESETS[name]["key_env"], *PRESETS[name]["base_url_env"])]
-    return any(env.get(n, "").strip() for n in names) or _local_unavailable_reason(env) is None
+    return any(env.get(n, "").strip() for n in names) or local() is None
 
 
 def _local_unavailable_reason(env: Mapping[str, str]) -> str | None:
@@ -477,12 +496,8 @@ def _build(values: dict[str, Value], files: list[str], trust: RepoConfigTrust,
         nested[section][key] = value
     sources = {k: source for k, (_v, source, _r) in sorted(values.items())}
     check_context({k.split(".", 1)[1]: (v, s) for k, (v, s, _r) in values.items() if k.startswith("context.")})
-    try:
-        settings = Settings(**nested, sources=sources, files=files, repo_trust=trust, hook_tables=hooks,
-                            mcp_servers=servers)
-    except ValidationError as exc:
-        first = exc.errors()[0].get("loc", ())[:2]
-        raise ConfigError(_explain(exc, values), setting=".".join(map(str, first)) or None) from None
+    settings = Settings.model_construct(**_sections(nested, values), sources=sources, files=files, repo_trust=trust,
+                                        hook_tables=hooks, mcp_servers=servers)
     model = settings.model
     if model.max_output_tokens >= model.context_window:
         out, window = (values.get(f"model.{k}", (None, "defaults", 0))[1] for k in ("max_output_tokens", "context_window"))
@@ -493,12 +508,34 @@ def _build(values: dict[str, Value], files: list[str], trust: RepoConfigTrust,
     return settings
 
 
-def _explain(exc: ValidationError, values: dict[str, Value]) -> str:
-    err = exc.errors()[0]
+def _sections(nested: dict[str, dict[str, Any]], values: dict[str, Value]) -> dict[str, BaseModel]:
+    """Each section of `_SECTIONS` from its values (section -> key -> value): validated whole when
+    a file, the environment or a flag set one, else built without a validator (defaults and presets
+    are constants of the code: tests/config/test_settings_defaults.py), so a command left at them
+    builds none (issue 16). Raises ConfigError for the first problem in section order, counting
+    the others, as one `Settings(...)` validation would."""
+    built: dict[str, BaseModel] = {}
+    errors: list[dict[str, Any]] = []
+    for name, model in _SECTIONS.items():
+        if not any(rank >= _USER for key, (_v, _s, rank) in values.items() if key.startswith(name + ".")):
+            built[name] = defaults(model, **nested[name])
+            continue
+        try:
+            built[name] = model(**nested[name])
+        except ValidationError as exc:
+            errors += [{**err, "loc": (name, *err.get("loc", ()))} for err in exc.errors()]
+    if errors:
+        first = errors[0]["loc"][:2]
+        raise ConfigError(_explain(errors, values), setting=".".join(map(str, first)))
+    return built
+
+
+def _explain(errors: list[dict[str, Any]], values: dict[str, Value]) -> str:
+    err = errors[0]
     dotted = ".".join(str(p) for p in err.get("loc", ())[:2])
     value, source, _rank = values.get(dotted, ("(missing)", "defaults", 0))
     shown = "***" if dotted == "model.api_key" else shown_value(value)
-    more = f" (and {len(exc.errors()) - 1} more problem(s))" if len(exc.errors()) > 1 else ""
+    more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
     section, _, key = dotted.partition(".")
     bounds = allowed_range(_SECTIONS[section], key) if section in _SECTIONS else None
     allowed = f" (allowed: {bounds})" if bounds else ""

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 class StateSettings(BaseModel):
     """Retention of sessions and carry-over of the todo board and notes between sessions."""
 
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", allow_inf_nan=False, strict=True)
 
     prune_older_than_days: float = Field(30.0, ge=0, le=36_500)
     """Sessions last used more than this many days ago are removed when a new session starts (0: never)."""

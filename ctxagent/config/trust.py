@@ -13,9 +13,9 @@ import warnings
 from pathlib import Path
 from typing import Any, Mapping
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
-from ctxagent.config import toml as tomllib
+from ctxagent.config.defaults import defaults
 from ctxagent.errors import ConfigError
 
 FREE = frozenset({
@@ -60,6 +60,8 @@ class UntrustedConfigWarning(UserWarning):
 class IgnoredSetting(BaseModel):
     """One repository setting that was not applied."""
 
+    model_config = ConfigDict(defer_build=True)
+
     key: str
     """Dotted key, e.g. "model.base_url" (or "trusted_repos")."""
     reason: str
@@ -68,6 +70,8 @@ class IgnoredSetting(BaseModel):
 
 class RepoConfigTrust(BaseModel):
     """What the trust rule did with `<repo>/.ctxagent/config.toml` (shown by `ctxagent doctor`)."""
+
+    model_config = ConfigDict(defer_build=True)
 
     path: str | None = None
     """The repository config file, or None when the repository has none."""
@@ -96,7 +100,7 @@ class RepoTrust:
 
     def __init__(self, repo: Path, user_file: Path, *, flag: bool, sections: Mapping[str, type[BaseModel]]) -> None:
         self.sections = sections
-        self.report = RepoConfigTrust()
+        self.report = defaults(RepoConfigTrust)
         self.report.how_to_trust = (f"To trust this repository, add {TRUSTED_REPOS_KEY} = "
                                     f"[{_toml_str(str(Path(repo).resolve()))}] to {user_file}, or pass {TRUST_FLAG}.")
         listed = Path(repo).resolve() in trusted_repos(user_file)
@@ -192,8 +196,14 @@ def trusted_repos(user_file: Path) -> set[Path]:
 def _read(path: Path) -> dict[str, Any]:
     """The TOML file at `path` as a dict; {} when it is missing or unreadable (the loader reports those)."""
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return {}
+    from ctxagent.config import toml as tomllib  # the TOML parser only when a file exists (start-up, issue 16)
+
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
         return {}
 
 

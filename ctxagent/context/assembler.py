@@ -18,10 +18,11 @@ from ctxagent.context.compaction.compactor import (
     CompactionConfig,
     CompactionRecord,
     NothingToCompact,
+    Prefix,
     compact_conversation,
 )
 from ctxagent.context.compaction.sections import summary_message
-from ctxagent.context.compaction.view import CompactedView
+from ctxagent.context.compaction.view import CompactedView, fingerprint
 from ctxagent.context.fitting import build_request, fit_request
 from ctxagent.context.messages import canonical_message, repair_pairing, truncate_tool_result
 from ctxagent.context.packet import ContextConfig
@@ -80,6 +81,8 @@ class ContextAssembler:
         self.safety = 1.0
         self._last_selection = StateSelection()
         self._last_tools: list[dict] = []
+        self._protocol: str | None = None  # the text protocol of the last request (None: native tool calls)
+        self.marks: dict[int, tuple[str, str]] = {}  # history index -> (its fingerprint, the state block sent after it)
 
     @property
     def calls(self) -> int:
@@ -120,19 +123,19 @@ class ContextAssembler:
         `compaction.stand_in` says so (docs/compaction.md)."""
         twin = copy.copy(self)
         twin.view, twin.records = self.view.copy(), list(self.records)
-        twin.compacted_turns = set(self.compacted_turns)
+        twin.compacted_turns, twin.marks = set(self.compacted_turns), dict(self.marks)
         twin.recorder = self.recorder.fork()  # a preview's records belong to no snapshot
-        asked: list[list[dict]] = []
+        asked: list[tuple[list[dict], list[dict] | None]] = []
         if self.summarize is not None:
-            def stand_in(messages: list[dict]) -> str:  # the summary call, not made
-                asked.append(messages)
+            def stand_in(messages: list[dict], tools: list[dict] | None = None) -> str:  # the summary call, not made
+                asked.append((messages, tools))
                 raise _NoModelCall("a preview makes no model call")
 
             twin.summarize = stand_in
         result = twin._assemble(history, tools or [], state, dry_run=True)
         compaction = result.report.get("compaction")
         if asked and compaction is not None and compaction.get("method") == "extractive":
-            _mark_stand_in(result.report, compaction, self.counter.count_messages(asked[-1]))
+            _mark_stand_in(result.report, compaction, self.counter.count_messages(*asked[-1]))
         return result
 
     def compact(self, history: list[dict], focus: str | None = None, *, trigger: str = "overflow") -> list[dict]:
@@ -140,7 +143,7 @@ class ContextAssembler:
         "overflow" (the budget also shrinks by OVERFLOW_SHRINK) or "manual" (`/compact`: a summary
         is always written). The record is in `last_record`; `on_compaction` is not called (the
         caller records it). Raises NothingToCompact (with the request's share of the window)
-        when there is nothing to summarize: the history is then unchanged."""
+        when there is nothing to summarize or the summary would not shrink it: history unchanged."""
         if trigger == "overflow":
             self.safety = max(_MIN_SAFETY, self.safety * OVERFLOW_SHRINK)
         system, convo = _split_system(history)
@@ -153,6 +156,9 @@ class ContextAssembler:
                                                  self._last_tools)
             share = 100 * tokens / max(1, self.budget()["context_window"])
             raise NothingToCompact(f"nothing to compact: {share:.0f}% of the window")
+        if record.tokens_after >= record.tokens_before:  # a summary longer than what it replaces is no compaction
+            raise NothingToCompact(f"nothing to compact: its {record.method} summary would not shrink the context "
+                                   f"({record.tokens_before:,} -> {record.tokens_after:,} tokens); the history is unchanged")
         self._accept(record)
         self.view.adopt(new)
         return [*system, *new]
@@ -202,6 +208,7 @@ class ContextAssembler:
     def _assemble(self, history: list[dict], tools: list[dict], state: dict, *, dry_run: bool) -> AssembledRequest:
         state = dict(state or {})
         budget = self.budget(state)
+        self._protocol = state.get("protocol") if state.get("protocol") != "native" else None
         system, convo = _split_system(history)
         self._take_resumed(convo, report=not dry_run)
         query = scoring_query(state, convo)
@@ -213,20 +220,20 @@ class ContextAssembler:
         view, capped = self._cap_results(view, budget["limit"])
         cut = {origins[i] for i in capped if origins[i] is not None}
         parts = selection.parts
-        tokens = self.counter.count_messages(build_request(system, parts, view), tools)
+        tokens = self.counter.count_messages(build_request(system, parts, view, self._marks(convo, origins)), tools)
         record = None
         turn = state.get("turn_id", state.get("turn", sum(1 for m in convo if m.get("role") == "user")))
         if tokens > budget["trigger"]:
             record, view, origins = self._auto_compact(system, view, origins, convo, tools, selection, turn, tokens,
                                                        budget)
         fit = fit_request(system, parts, view, tools=tools, counter=self.counter, limit=budget["limit"],
-                          keep_tool_results=self.config.keep_tool_results)
+                          keep_tool_results=self.config.keep_tool_results, marks=self._marks(convo, origins))
         if fit.trimmed:  # history left out is either summarized or said: the fit step never drops it silently
             forced, view, origins = self._auto_compact(system, view, origins, convo, tools, selection, turn,
                                                        fit.tokens, budget, force=True)
             record = _merged(record, forced)
             fit = fit_request(system, parts, view, tools=tools, counter=self.counter, limit=budget["limit"],
-                              keep_tool_results=self.config.keep_tool_results)
+                              keep_tool_results=self.config.keep_tool_results, marks=self._marks(convo, origins))
             if fit.trimmed:
                 self._notice(f"{len(fit.trimmed)} history message(s) did not fit the input budget of "
                              f"{budget['limit']:,} tokens even after compaction and are left out of this request "
@@ -238,6 +245,7 @@ class ContextAssembler:
                               record=record, problems=problems, n_system=len(system))
         request = AssembledRequest(messages=messages, report=report, compaction=record)
         if not dry_run:
+            self._keep_mark(convo, origins, fit)
             self.recorder.write_call(state, call, *wire_request(state, messages, tools, report), report)
             request.view = self._view_record(convo, record) if record is not None else None
             request.notices = self.take_notices()
@@ -246,6 +254,18 @@ class ContextAssembler:
             if request.view is not None and self.on_view is not None:  # after its event: resume rebuilds this view
                 self.on_view(request.view)
         return request
+
+    def _marks(self, convo: list[dict], origins: list[int | None]) -> dict[int, str]:
+        """{view index: state block} of the state updates still in the view (their message unchanged)."""
+        return {v: self.marks[o][1] for v, o in enumerate(origins)
+                if o is not None and o in self.marks and o < len(convo) and fingerprint(convo[o]) == self.marks[o][0]}
+
+    def _keep_mark(self, convo: list[dict], origins: list[int | None], fit: Any) -> None:
+        """A state block sent after the newest message stays there in later requests (a state
+        update in the history, cached with it; issue 16): remember it by that message."""
+        h = origins[fit.origins[-1]] if fit.block is not None and fit.origins else None
+        if h is not None:
+            self.marks[h] = (fingerprint(convo[h]), fit.block)
 
     def _auto_compact(self, system, view, origins, convo, tools, selection: StateSelection, turn, tokens: int,
                       budget: dict, *, force: bool = False):
@@ -281,13 +301,24 @@ class ContextAssembler:
         def measure(messages: list[dict]) -> int:
             return self.counter.count_messages(build_request(system, parts, messages), tools)
 
+        marks = self._marks(convo, origins)
+
+        def as_sent(messages: list[dict]) -> list[dict]:  # the request `assemble` sent for `view` (`messages`)
+            return [canonical_message(m) for m in repair_pairing(build_request(system, parts, messages, marks))]
+
+        # the summary request as the conversation's own prefix (cached by the provider), unless the server just
+        # refused a request as too long or a text protocol has no tool schemas to send (docs/compaction.md)
+        prefix = (Prefix(as_sent, list(tools or []), one_break=trigger == "auto")
+                  if trigger != "overflow" and self._protocol is None else None)
+
         originals = {i: convo[o] for i, (m, o) in enumerate(zip(view, origins))
                      if o is not None and o < len(convo) and m is not convo[o] and m != convo[o]}
         new, record = compact_conversation(
             view, measure=measure, count_text=self.counter.count, budget=Budget(budget["target"], budget["limit"]),
             config=self.config, summarize=self.recorder.recorded(self.summarize, trigger, notice=self._notice,
                                                                  own_snapshot=own_snapshot, focus=focus),
-            state=state, focus=focus, force=force, trigger=trigger, summary=summary, originals=originals)
+            state=state, focus=focus, force=force, trigger=trigger, summary=summary, originals=originals,
+            prefix=prefix)
         new_origins = [origins[i] if i is not None else None for i in record.kept]
         n_system = len(system)
         to_history = lambda idx: [origins[i] + n_system for i in idx if i is not None and origins[i] is not None]

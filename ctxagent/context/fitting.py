@@ -29,23 +29,55 @@ LATEST_RESULTS_SHARE = 0.5
 REQUEST_SECTIONS = {"todos": "State", "notes": "Evidence", "memory": "Evidence"}
 
 
-def build_request(system: list[dict], state: list[tuple[str, str]], convo: list[dict]) -> list[dict]:
-    """The request: system messages, the conversation, then the `[State]`/`[Evidence]` block.
-    `state`: (part name, text) pairs (`StateSelection.parts`); todos, notes and memories go last,
-    after the newest message (appended to it when it is a user message, else as a user message
-    of their own), so everything before them stays byte-identical from call to call (issue 16);
-    other parts go into the first system message. Reference: docs/compaction.md."""
+def build_request(system: list[dict], state: list[tuple[str, str]], convo: list[dict],
+                  marks: dict[int, str] | None = None) -> list[dict]:
+    """The request: system messages, the conversation, the `[State]`/`[Evidence]` block.
+    `state`: (part name, text) pairs (`StateSelection.parts`); `marks`: {convo index: block}
+    earlier blocks, each sent again right after that message (a state update that became part
+    of the history, issue 16); the current block goes last only when the last mark differs.
+    Other parts go into the first system message. Reference: docs/compaction.md."""
     in_request = [(n, t) for n, t in state if n in REQUEST_SECTIONS]
     in_system = [(n, t) for n, t in state if n not in REQUEST_SECTIONS]
-    messages = [*_with_system(system, in_system), *convo]
-    if in_request:
-        block = state_block(in_request)
-        last = messages[-1] if messages else None
-        if last is not None and last.get("role") == "user" and not is_summary_message(last):
-            messages[-1] = with_state_block(last, block)
-        else:
-            messages.append({"role": "user", "content": block})
+    messages = list(_with_system(system, in_system))
+    block = state_block(in_request) if in_request else None
+    last = None
+    for k, message in enumerate(convo):
+        messages.append(message)
+        text = (marks or {}).get(k) if block is not None else None
+        if text is not None and _mark_fits(convo, k):
+            _add_block(messages, text)
+            last = text
+    if block is not None and block != last:
+        _add_block(messages, block)
     return alternate(messages)
+
+
+def pending_block(state: list[tuple[str, str]], convo: list[dict], marks: dict[int, str] | None) -> str | None:
+    """The block `build_request` sends after the newest message (None: none, or the last
+    mark already says it): the caller keeps it as a mark at the newest message."""
+    in_request = [(n, t) for n, t in state if n in REQUEST_SECTIONS]
+    if not in_request:
+        return None
+    block = state_block(in_request)
+    last = next((marks[k] for k in sorted(marks or {}, reverse=True) if _mark_fits(convo, k)), None)
+    return None if block == last else block
+
+
+def _mark_fits(convo: list[dict], k: int) -> bool:
+    """A block may follow convo[k] unless that splits a tool call from its results."""
+    if not 0 <= k < len(convo) or convo[k].get("tool_calls"):
+        return False
+    return k + 1 == len(convo) or convo[k + 1].get("role") != "tool"
+
+
+def _add_block(messages: list[dict], block: str) -> None:
+    """Put `block` after the last message: into it when it is a user message (not a summary),
+    else as a user message of its own."""
+    last = messages[-1] if messages else None
+    if last is not None and last.get("role") == "user" and not is_summary_message(last):
+        messages[-1] = with_state_block(last, block)
+    else:
+        messages.append({"role": "user", "content": block})
 
 
 #: The assistant message put between two adjacent user messages (see `alternate`).
@@ -106,11 +138,13 @@ class Fit:
     actions: list[str] = field(default_factory=list)
     trimmed: list[int] = field(default_factory=list)
     masked: list[int] = field(default_factory=list)
+    block: str | None = None  # the state block sent after the newest message (None: the last mark says it)
 
 
 class _Fitter:
-    def __init__(self, system, state, convo, tools, counter, limit) -> None:
+    def __init__(self, system, state, convo, tools, counter, limit, marks=None) -> None:
         self.system, self.state, self.tools, self.counter, self.limit = system, list(state), tools, counter, limit
+        self.marks: dict[int, str] = dict(marks or {})  # view index -> the state block sent after it
         self.convo, self.origins = list(convo), list(range(len(convo)))
         self.fit = Fit([], [], [], [], 0)
         self.removed: dict[int, dict] = {}  # view index -> message, of what steps 3 and 5 took out
@@ -119,9 +153,14 @@ class _Fitter:
     def tokens(self) -> int:
         return self._count(self.state, self.convo)
 
-    def _count(self, state: list[tuple[str, str]], convo: list[dict]) -> int:
-        """Tokens of the request built from `state` and `convo` (with this fit's system and tools)."""
-        return self.counter.count_messages(build_request(self.system, state, convo), self.tools)
+    def _count(self, state: list[tuple[str, str]], convo: list[dict], origins: list[int] | None = None) -> int:
+        """Tokens of the request built from `state` and `convo` (view indexes `origins`, default
+        this fit's), with this fit's system, tools and marks."""
+        return self.counter.count_messages(build_request(self.system, state, convo, self._marks(origins)), self.tools)
+
+    def _marks(self, origins: list[int] | None = None) -> dict[int, str]:
+        """The marks by position in the convo whose view indexes are `origins` (default: this fit's)."""
+        return {k: self.marks[v] for k, v in enumerate(self.origins if origins is None else origins) if v in self.marks}
 
     def protected(self) -> set[int]:
         users = [i for i, m in enumerate(self.convo) if m.get("role") == "user" and not is_summary_message(m)]
@@ -193,7 +232,7 @@ class _Fitter:
         now = self._tokens_of(results)
         keep = self.protected() | set(results)
         kept = [m for i, m in enumerate(self.convo) if i in keep]
-        others = self._count(self.state, kept) - now
+        others = self._count(self.state, kept, [o for i, o in enumerate(self.origins) if i in keep]) - now
         floor = int(LATEST_RESULTS_SHARE * max(0, self.limit - others))
         target = max(floor, now - (total - self.limit))
         if target >= now:
@@ -280,19 +319,21 @@ class _Fitter:
 
     def done(self, total: int) -> Fit:
         fit = self.fit
-        fit.messages = build_request(self.system, self.state, self.convo)
+        fit.messages = build_request(self.system, self.state, self.convo, self._marks())
+        fit.block = pending_block(self.state, self.convo, self._marks())
         fit.convo, fit.origins, fit.state, fit.tokens = self.convo, self.origins, self.state, total
         return fit
 
 
 def fit_request(system: list[dict], state: list[tuple[str, str]], convo: list[dict], *, tools: list[dict] | None,
-                counter: Any, limit: int, keep_tool_results: int = 3) -> Fit:
+                counter: Any, limit: int, keep_tool_results: int = 3, marks: dict[int, str] | None = None) -> Fit:
     """The request built from the layers, within `limit` tokens (see the module doc).
 
-    `counter`: a `TokenCounter` (`count_messages`, `count_message`). Raises
-    `ContextOverflowError` when even the irreducible part exceeds `limit`.
+    `counter`: a `TokenCounter` (`count_messages`, `count_message`); `marks`: as for
+    `build_request`, by index in `convo`. Raises `ContextOverflowError` when even the
+    irreducible part exceeds `limit`.
     """
-    fitter = _Fitter(system, state, convo, tools, counter, limit)
+    fitter = _Fitter(system, state, convo, tools, counter, limit, marks)
     total = fitter.tokens()
     steps = (lambda t: (fitter.mask(keep_tool_results), fitter.tokens())[1], fitter.share_room, fitter.drop_units,
              lambda t: fitter.drop_state(), lambda t: fitter.drop_summaries(), fitter.cut_last_unit)

@@ -8,6 +8,7 @@ a call and its results one unit, long tool output cut to head + tail (JSON keys 
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime
 from typing import Any, Iterable
 
@@ -20,6 +21,9 @@ ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
 
 _MARKER = "[... {n:,} characters truncated ...]"
 _MIN_VALUE_CHARS = 40  # JSON strings are never cut below this many characters
+_INNER_MARKER = re.compile(r"\[\.\.\. [^\n\[\]]{1,300} \.\.\.\]")  # a tool's own truncation marker
+_OWN_MARKER = re.compile(r"\[\.\.\. ([\d,]+) characters truncated \.\.\.\]")
+_MAX_INNER_CHARS = 300
 
 
 class MessageError(CtxAgentError, ValueError):
@@ -187,19 +191,27 @@ def history_units(messages: list[dict]) -> list[list[dict]]:
 
 def truncate_observation(text: str, max_chars: int) -> str:
     """`text` cut to at most `max_chars` characters, head and tail around
-    `[... N characters truncated ...]` (case C05), snapped to a nearby line break; below about
-    40 characters simply cut. Raises `MessageError` if `max_chars` < 1."""
+    `[... N characters truncated ...]` (case C05), snapped to a nearby line break; a tool's own
+    marker in the cut part (`[... 30,000,000 bytes of output dropped ...]`) is kept in it. Below
+    about 40 characters simply cut. Raises `MessageError` if `max_chars` < 1."""
     if max_chars < 1:
         raise MessageError(f"max_chars must be >= 1, got {max_chars}")
     if len(text) <= max_chars:
         return text
-    keep = max_chars - len(_MARKER.format(n=len(text))) - 2
-    if keep < 2:
-        return text[:max_chars]  # no room for a marker: a plain cut
-    head = _snap_head(text[: keep * 3 // 5])
-    tail = _snap_tail(text[len(text) - (keep - keep * 3 // 5) :])
-    removed = len(text) - len(head) - len(tail)
-    return f"{head}\n{_MARKER.format(n=removed)}\n{tail}"
+    marker = _MARKER.format(n=len(text))
+    for _ in range(2):  # the second pass makes room for the inner markers the first one found
+        keep = max_chars - len(marker) - 2
+        if keep < 2:
+            return text[:max_chars]  # no room for a marker: a plain cut
+        head = _snap_head(text[: keep * 3 // 5])
+        tail = _snap_tail(text[len(text) - (keep - keep * 3 // 5) :])
+        removed = len(text) - len(head) - len(tail)
+        inner = _INNER_MARKER.findall(text, len(head), len(text) - len(tail))
+        ours = [_OWN_MARKER.fullmatch(m) for m in inner]  # an earlier cut of ours: its count adds up
+        removed += sum(int(m[1].replace(",", "")) - len(m[0]) - 2 for m in ours if m)  # with its two line breaks
+        said = "; ".join(m.strip("[]. ") for m, own in zip(inner, ours) if not own)[:_MAX_INNER_CHARS]
+        marker = _MARKER.format(n=removed) if not said else f"[... {removed:,} characters truncated, among them: {said} ...]"
+    return f"{head}\n{marker}\n{tail}"
 
 
 def _snap_head(head: str) -> str:

@@ -14,16 +14,18 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ctxagent.errors import StorageError, ToolRefusedError
-from ctxagent.exec.checkpoints import CheckpointError, CheckpointStore
-from ctxagent.exec.gate import ExecPolicy
-from ctxagent.exec.interpreter import venv_bin
-from ctxagent.exec.process import Completed, run_program
-from ctxagent.exec.report import RunReport, build_report
-from ctxagent.exec.sandbox import Sandbox, choose
 from ctxagent.shell.process import safe_env
+
+if TYPE_CHECKING:  # the checkpoint store, sandbox and report load on the first run: the read-only
+    # terminal holds an Executor for its approved-command path only (start-up, issue 16)
+    from ctxagent.exec.checkpoints import CheckpointStore
+    from ctxagent.exec.gate import ExecPolicy
+    from ctxagent.exec.process import Completed
+    from ctxagent.exec.report import RunReport
+    from ctxagent.exec.sandbox import Sandbox
 
 
 class Executor:
@@ -44,11 +46,15 @@ class Executor:
     @property
     def store(self) -> CheckpointStore:
         if self._store is None:
+            from ctxagent.exec.checkpoints import CheckpointStore
+
             self._store = CheckpointStore.for_repo(self.workspace)
         return self._store
 
     def sandbox(self) -> Sandbox:
         """The sandbox in force. Raises ToolRefusedError when it is required but missing."""
+        from ctxagent.exec.sandbox import choose
+
         return choose(self.policy.sandbox, network=self.policy.network)
 
     def run(self, argv: list[str], *, tool: str, label: str, title: str, cwd: Path,
@@ -56,6 +62,8 @@ class Executor:
         """Checkpoint, then run `argv` in `cwd` (`title`: the report's first line, `label`:
         the checkpoint's; `extra_env`: more variables). Raises ToolRefusedError when no
         checkpoint can be recorded or a required sandbox is missing."""
+        from ctxagent.exec.process import run_program
+
         sandbox = self.sandbox()
         checkpoint = self._record(tool, label)
         scratch = tempfile.mkdtemp(prefix="ctxagent-exec-")
@@ -77,6 +85,8 @@ class Executor:
     def environment(self, scratch: str, cwd: str) -> dict[str, str]:
         """`shell.process.safe_env` (no secrets: an allow-list) with the user's PATH (the
         repository's virtual environment first) and the `env_passthrough` names."""
+        from ctxagent.exec.interpreter import venv_bin
+
         env = safe_env(home=scratch, cwd=cwd)
         path = os.environ.get("PATH", env["PATH"])
         venv = venv_bin(self.workspace)
@@ -90,6 +100,8 @@ class Executor:
         return env
 
     def _record(self, tool: str, label: str) -> Any:
+        from ctxagent.exec.checkpoints import CheckpointError
+
         try:
             return self.store.record(session_id=self.session_id, turn=self.turn, tool=tool, label=label[:200])
         except (CheckpointError, StorageError) as exc:
@@ -98,6 +110,9 @@ class Executor:
                                    "then retry.") from None
 
     def _report(self, title: str, done: Completed, sandbox: Sandbox, checkpoint: Any) -> RunReport:
+        from ctxagent.exec.checkpoints import CheckpointError
+        from ctxagent.exec.report import RunReport, build_report
+
         try:
             changes = self.store.changes_since(checkpoint)
             note = ""

@@ -1,6 +1,6 @@
 """Per-workspace ranking index and a small LRU of file results, invalidated on change.
 
-The fingerprint of the workspace listing ((mtime, size, inode) per file) keeps the
+The workspace listing (`ctxagent.fetch.listing`, (mtime, size, inode) per file) keeps the
 index and the LRU valid; `invalidate` forces a refresh. MAX_WORKSPACES indexes are kept
 process-wide (docs/context-fetch.md, "Cache").
 The index is on disk in `.ctxagent/index/fetch.db` when `.ctxagent/` exists, else in memory
@@ -9,7 +9,6 @@ The index is on disk in `.ctxagent/index/fetch.db` when `.ctxagent/` exists, els
 
 from __future__ import annotations
 
-import hashlib
 import os
 import threading
 from collections import OrderedDict
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Any, Hashable, Iterable
 
 from ctxagent.errors import StorageError
+from ctxagent.fetch.listing import Listing
 from ctxagent.fetch.rank import WorkspaceIndex
 from ctxagent.fetch.store import IndexStore
 from ctxagent.fetch.walk import FileEntry
@@ -64,12 +64,6 @@ class LRU:
         return len(self._items)
 
 
-def fingerprint(entries: list[FileEntry]) -> str:
-    """A digest of every file's path and signature: changes when any file changes."""
-    text = "".join([f"{rel}\0{sig}\n" for rel, _, sig in entries])
-    return hashlib.blake2b(text.encode("utf-8", errors="surrogatepass"), digest_size=16).hexdigest()
-
-
 class WorkspaceCache:
     """The index and result cache of one workspace folder."""
 
@@ -77,27 +71,29 @@ class WorkspaceCache:
         self.root = root
         self.index = WorkspaceIndex(open_store(root))
         self.results = LRU()
-        self._fingerprint: str | None = None
+        self.listing = Listing(root)
+        self._generation = 0
+        self._stale = True
         self._lock = threading.Lock()
 
     @property
-    def stamp(self) -> str | None:
-        """The fingerprint the index was last refreshed to (None before the first refresh)."""
-        return self._fingerprint
+    def stamp(self) -> int | None:
+        """Which refresh the index is at: changes with each one (None before the first)."""
+        return None if self._generation == 0 else self._generation
 
-    def sync(self, entries: list[FileEntry]) -> int:
-        """Update the index to `entries` if they changed; returns how many files this call
-        (re-)indexed or dropped (0 also when another process sharing the index had)."""
-        stamp = fingerprint(entries)
+    def sync(self) -> tuple[list[FileEntry], int]:
+        """Update the index to the workspace's files now; returns (those files, how many this
+        call (re-)indexed or dropped: 0 also when another process sharing the index had)."""
         updated = 0
         with self._lock:
             if self.index.store.path is None and os.path.isdir(self.root / STATE_DIR_NAME):
-                self.index, self._fingerprint = WorkspaceIndex(open_store(self.root)), None
-            if stamp != self._fingerprint:
-                updated = self.index.refresh(entries)
+                self.index, self._stale = WorkspaceIndex(open_store(self.root)), True
+            if self.listing.refresh() or self._stale:
+                updated = self.index.refresh(self.listing.entries)
                 self.results.clear()
-                self._fingerprint = stamp
-        return updated
+                self._generation += 1
+                self._stale = False
+            return self.listing.entries, updated
 
     def invalidate(self, paths: Iterable[str] | None = None) -> None:
         """Forget cached results and the index entries of `paths` (workspace-relative
@@ -105,7 +101,7 @@ class WorkspaceCache:
         with self._lock:
             self.index.forget(None if paths is None else [_rel(p) for p in paths])
             self.results.clear()
-            self._fingerprint = None
+            self._stale = True
 
 
 def open_store(root: Path) -> IndexStore:

@@ -13,7 +13,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ctxagent.fetch.walk import EXCLUDED_DIRS, MAX_FILE_BYTES, glob_match, list_files, read_text
+from ctxagent.fetch.walk import EXCLUDED_DIRS, MAX_FILE_BYTES, glob_match, is_text, list_files, read_text
 from ctxagent.shell import programs
 
 #: Most matching lines kept per file; longest line text kept (characters).
@@ -136,7 +136,7 @@ def _parse_rg(out: bytes, root: Path, glob: str | None) -> dict[str, list[tuple[
         found.setdefault(rel, []).append((int(number), _clip(text.decode("utf-8", errors="replace"))))
     # same binary rule and glob reading as the Python scan (rg's differ in corner cases)
     return {rel: hits for rel, hits in sorted(found.items())
-            if (glob is None or glob_match(rel, glob)) and read_text(root / rel) is not None}
+            if (glob is None or glob_match(rel, glob)) and is_text(root / rel)}
 
 
 def _search_python(root: Path, pattern: str, glob: str | None) -> dict[str, list[tuple[int, str]]]:

@@ -146,7 +146,7 @@ class QueryScores:
         for rel in set(file_raw) | set(best_chunks):
             top_chunk = best_chunks[rel][0][1] if rel in best_chunks else 0.0
             scores[rel] = FILE_WEIGHT * file_raw.get(rel, 0.0) / f_top + CHUNK_WEIGHT * top_chunk / c_top
-        for rel in self.store.chunks(literal) if literal else ():
+        for rel in self.store.indexed(literal) if literal else ():
             scores[rel] = scores.get(rel, 0.0) + LITERAL_BONUS
         order = sorted((rel for rel in scores if self.allowed is None or rel in self.allowed),
                        key=lambda rel: (-scores[rel], rel))[:limit]

@@ -1,7 +1,7 @@
 """The files source: rank the workspace for a query and show the best lines, in budget.
 
 Steps: start the literal search (`files`: ripgrep runs meanwhile, or Python later) and the
-BM25 of files and chunks on the index as it is (`rank`, in a thread) -> list files (`walk`)
+BM25 of files and chunks on the index as it is (`rank`, in a thread) -> check the listing (`listing`)
 -> refresh the index (`cache`; when it changed, BM25 again) -> the literal hits' bonus ->
 pick lines with context (`hits`) -> fit the source's token budget (`budget`).
 """
@@ -19,7 +19,7 @@ from ctxagent.fetch.cache import workspace_cache
 from ctxagent.fetch.files import LiteralSearch
 from ctxagent.fetch.hits import hit_tokens, make_hit, select_lines, trim_hit
 from ctxagent.fetch.rank import RankedFile
-from ctxagent.fetch.walk import glob_match, list_files, read_text
+from ctxagent.fetch.walk import glob_match, read_text
 
 
 @dataclass(frozen=True)
@@ -50,8 +50,7 @@ def fetch_files(root: Path, request: FileQuery) -> dict[str, Any]:
     search = LiteralSearch(cache.root, request.query, glob=request.glob, rg=request.rg) if fresh else None
     index, stamp = cache.index, cache.stamp
     early = Background(lambda: index.scores(request.query)) if fresh and request.glob is None else None
-    entries = list_files(cache.root)
-    updated = cache.sync(entries)
+    entries, updated = cache.sync()
     hit = cache.results.get(key)
     if hit is not None:
         if search is not None:

@@ -182,6 +182,13 @@ class IndexStore:
             hit = self._memo[name] = (version, self._conn.execute(sql).fetchall())
         return hit[1]
 
+    def indexed(self, rels: Iterable[str]) -> set[str]:
+        """The paths among `rels` that are in the index."""
+        with self._lock:
+            rows = self._conn.execute("SELECT rel FROM files WHERE rel IN (SELECT value FROM json_each(?))",
+                                      (json.dumps(list(rels)),)).fetchall()
+        return {rel for (rel,) in rows}
+
     def chunks(self, rels: Iterable[str]) -> dict[str, list[Chunk]]:
         """{rel: its chunks} for the indexed files among `rels`."""
         with self._lock:

@@ -45,27 +45,51 @@ def list_files(root: Path, glob: str | None = None) -> list[FileEntry]:
 
 
 def _scan(folder: str, prefix: str, glob: str | None, out: list[FileEntry]) -> None:
-    """Append the candidate files of `folder` (recursively); os.scandir keeps this cheap:
-    one stat per file, no Path objects."""
+    """Append the candidate files of `folder` (recursively): one scandir per folder, one
+    lstat per file, no Path objects."""
+    for name, is_dir in folder_items(folder) or ():
+        if len(out) >= MAX_FILES:
+            return
+        path = os.path.join(folder, name)
+        if is_dir:
+            _scan(path, prefix + name + "/", glob, out)
+            continue
+        entry = file_entry(prefix + name, path)
+        if entry is not None and (glob is None or glob_match(entry.rel, glob)):
+            out.append(entry)
+
+
+def folder_items(folder: str) -> list[tuple[str, bool]] | None:
+    """The names the listing looks at in `folder`, sorted, each with True for a folder to walk
+    into (not a link, not hidden, not in EXCLUDED_DIRS); None when it cannot be read."""
     try:
         with os.scandir(folder) as it:
             items = sorted(it, key=lambda d: d.name)
     except OSError:
-        return
+        return None
+    out = []
     for item in items:
-        if item.name.startswith(".") or len(out) >= MAX_FILES:
+        if item.name.startswith("."):
             continue
-        rel = prefix + item.name
         try:
-            if item.is_dir(follow_symlinks=False):
-                if item.name not in EXCLUDED_DIRS:
-                    _scan(item.path, rel + "/", glob, out)
-                continue
-            st = item.stat(follow_symlinks=False)
+            is_dir = item.is_dir(follow_symlinks=False)
         except OSError:
             continue
-        if stat.S_ISREG(st.st_mode) and st.st_size <= MAX_FILE_BYTES and (glob is None or glob_match(rel, glob)):
-            out.append(FileEntry(rel, item.path, (st.st_mtime_ns, st.st_size, st.st_ino)))
+        if not (is_dir and item.name in EXCLUDED_DIRS):
+            out.append((item.name, is_dir))
+    return out
+
+
+def file_entry(rel: str, path: str) -> FileEntry | None:
+    """The entry of file `path` (its own lstat, links not followed), or None unless it is a
+    regular file of at most MAX_FILE_BYTES."""
+    try:
+        st = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return None
+    if stat.S_ISREG(st.st_mode) and st.st_size <= MAX_FILE_BYTES:
+        return FileEntry(rel, path, (st.st_mtime_ns, st.st_size, st.st_ino))
+    return None
 
 
 def read_text(path: Path) -> str | None:
@@ -87,6 +111,23 @@ def read_text(path: Path) -> str | None:
     if len(data) > MAX_FILE_BYTES or b"\0" in data[:BINARY_PROBE_BYTES]:
         return None
     return data.decode("utf-8", errors="replace")
+
+
+def is_text(path: Path) -> bool:
+    """Whether `read_text(path)` would give text, from its first BINARY_PROBE_BYTES only (the
+    same checks: not a link, a regular file of at most MAX_FILE_BYTES, no NUL byte there)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return False
+    with os.fdopen(fd, "rb") as f:
+        try:
+            st = os.fstat(f.fileno())
+            if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_FILE_BYTES:
+                return False
+            return b"\0" not in f.read(BINARY_PROBE_BYTES)
+        except OSError:
+            return False
 
 
 def glob_match(rel: str, glob: str) -> bool:

@@ -91,13 +91,16 @@ class LLMClient:
         on_delta: Callable[[StreamDelta], None] | None = None,
         cancel: threading.Event | None = None,
         on_retry: Callable[[RetryNotice], None] | None = None,
+        tool_choice: str | None = None,
     ) -> ChatResponse:
         """Send `messages` (OpenAI chat dicts, not mutated) and `tools` (schemas, as given); return
         the reply. `on_delta`: each fragment as it arrives, in the caller's thread; `cancel`: stops
-        at once; `on_retry`: told before each backoff wait. Raises a ProviderError subclass (see
-        ctxagent.llm.errors: EmptyReplyError for a reply with neither text nor tool call,
-        UnexpectedReplyError for one that is no completion) or LLMCancelledError (cancel, Ctrl-C)."""
+        at once; `on_retry`: told before each backoff wait; `tool_choice` ("none": text only) goes
+        with the tools. Raises a ProviderError subclass (ctxagent.llm.errors: EmptyReplyError,
+        UnexpectedReplyError...) or LLMCancelledError (cancel, Ctrl-C)."""
         request = self.build_request(messages, tools)
+        if tools and tool_choice:
+            request["tool_choice"] = tool_choice
         log.debug("chat: model=%s messages=%d tools=%d", self.settings.model,
                   len(messages), len(tools or []))
         try:

@@ -185,6 +185,14 @@ _TOOLS_UNSUPPORTED = re.compile(
     r"tool choice requires --enable-auto-tool-choice",
     re.IGNORECASE,
 )
+#: A 400 that means "no such model" (DeepSeek: "Model Not Exist"; vLLM, Ollama, OpenAI's own words).
+_MODEL_UNKNOWN = re.compile(
+    r"model[ _]not[ _]exist|model_not_found|model .{0,80}?(?:does not exist|not found|is not (?:found|available|served))|"
+    r"(?:unknown|invalid|no such) model",
+    re.IGNORECASE,
+)
+#: The SDK's own prefix of a status error's message; the status is said once, as "(HTTP 404)".
+_SDK_PREFIX = re.compile(r"^Error code: \d{3} - ")
 _BODY_LIMIT = 4000
 _STATUS_FALLBACK = {408: ErrorRule(LLMTimeoutError, True, "The server timed out the request; retrying."),
                     413: ErrorRule(ContextLengthError, False, "The request is too large for the server.")}
@@ -219,6 +227,8 @@ def classify_exception(exc: BaseException) -> ProviderError:
                          "The conversation is longer than the model's context; compact it.")
     elif status in (400, 422, 500) and _TOOLS_UNSUPPORTED.search(f"{message} {body or ''}"):
         rule = ErrorRule(ToolsUnsupportedError, False, ToolsUnsupportedError.default_hint)
+    elif status in (400, 422) and _MODEL_UNKNOWN.search(f"{message} {body or ''}"):
+        rule = ERROR_TABLE[openai.NotFoundError]  # DeepSeek and others answer an unknown model with a 400
     elif rule.error is RateLimitError and "insufficient_quota" in f"{body or ''} {getattr(exc, 'code', '')}":
         rule = ErrorRule(RateLimitError, False,
                          "The account's quota is used up: add credit or use another key.")
@@ -243,7 +253,7 @@ def _response_parts(exc: BaseException) -> tuple[dict[str, str], str | None]:
 
 def _summary(exc: BaseException) -> str:
     text = getattr(exc, "message", None) or str(exc) or type(exc).__name__
-    return " ".join(str(text).split())[:500]
+    return _SDK_PREFIX.sub("", " ".join(str(text).split()))[:500]
 
 
 def _says_context_too_long(text: str) -> bool:

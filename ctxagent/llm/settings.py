@@ -15,7 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr
 class ModelSettings(BaseModel):
     """How to reach one OpenAI-compatible chat-completions endpoint and how to talk to it."""
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, protected_namespaces=(), allow_inf_nan=False, strict=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", validate_assignment=True, protected_namespaces=(),
+                              allow_inf_nan=False, strict=True)
 
     provider: str = "openai"
     """Preset name: openai, deepseek, qwen, ollama, vllm, llamacpp, local or custom."""

@@ -16,9 +16,8 @@ from pydantic import ValidationError
 
 from ctxagent.errors import ConfigError
 from ctxagent.mcp.expand import expand_all
-from ctxagent.mcp.settings import ServerConfig
+from ctxagent.mcp.settings import SERVERS_KEY, ServerConfig
 
-SERVERS_KEY = "mcp_servers"
 PROJECT_FILE = ".mcp.json"
 #: Codex's keys (`http_headers` is Codex's name for fixed headers).
 TOML_KEYS = ("command", "args", "env", "cwd", "url", "bearer_token_env_var", "http_headers",

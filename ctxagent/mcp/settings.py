@@ -10,6 +10,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+#: The top-level table of server definitions in config.toml (`ctxagent.mcp.config`).
+SERVERS_KEY = "mcp_servers"
 #: Codex's defaults (seconds).
 STARTUP_TIMEOUT_S = 10.0
 TOOL_TIMEOUT_S = 60.0
@@ -18,7 +20,7 @@ TOOL_TIMEOUT_S = 60.0
 class McpSettings(BaseModel):
     """`[mcp]`: whether servers start at all, and which tools run without asking."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", strict=True)
 
     enabled: bool = True
     """Start the configured MCP servers (false: none starts, `ctxagent mcp list` still lists them)."""
@@ -36,7 +38,7 @@ class ServerConfig(BaseModel):
     files: untrusted until approved). `fingerprint`: hash of the definition as written.
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     name: str
     transport: Literal["stdio", "http"]

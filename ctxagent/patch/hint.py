@@ -1,4 +1,5 @@
-"""Messages that help a model retry a hunk that did not locate: nearest lines, candidates.
+"""Messages that help a model retry a hunk that did not locate: nearest lines, candidates;
+and the files a missing path may have meant (`paths_ending_with`).
 
 The nearest lines are the window of the file most similar to the hunk's expected lines
 (difflib ratio over the lines with surrounding whitespace stripped), shown with 1-based
@@ -7,11 +8,34 @@ line numbers so the model can copy them exactly.
 
 from __future__ import annotations
 
+import os
 from difflib import SequenceMatcher
+from pathlib import Path
 from typing import Sequence
 
 #: At most this many lines of a hunk or of a file window are quoted in a message.
 MAX_QUOTED = 12
+#: `paths_ending_with` looks at no more than this many entries (the error path of a large tree stays quick).
+MAX_SCANNED = 20_000
+_SKIPPED_DIRS = {".git", ".ctxagent", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".mypy_cache"}
+
+
+def paths_ending_with(root: Path, path: str, most: int = 3) -> list[str]:
+    """Up to `most` files under `root` (relative, `/`-separated, sorted) whose path ends with
+    `/path`: what `filesize.py`, written from a subdirectory, means from the workspace root."""
+    tail = "/" + os.path.normpath(path).replace(os.sep, "/").lstrip("/")
+    if tail in ("/", "/."):
+        return []
+    found, scanned = [], 0
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in _SKIPPED_DIRS)
+        scanned += len(dirs) + len(files)
+        rel = Path(folder).relative_to(root).as_posix()
+        found += [f"{rel}/{name}" if rel != "." else name for name in files
+                  if f"/{rel}/{name}".endswith(tail) and rel != "."]
+        if scanned > MAX_SCANNED:
+            break
+    return sorted(found)[:most]
 
 
 def nearest_window(lines: Sequence[str], pattern: Sequence[str]) -> tuple[int, float] | None:

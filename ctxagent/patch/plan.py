@@ -15,6 +15,7 @@ from pathlib import Path
 
 from ctxagent.errors import PatchError
 from ctxagent.patch import paths
+from ctxagent.patch.hint import paths_ending_with
 from ctxagent.patch.locate import apply_chunks, count_changes
 from ctxagent.patch.model import AddFile, DeleteFile, Operation, Patch, UpdateFile
 from ctxagent.patch.textfile import TextFile, decode_text, encode_text, is_binary
@@ -140,7 +141,8 @@ def _apply_op(view: _View, op: Operation) -> None:
         view.now[rel] = _Entry(data, NEW_FILE_MODE)
     elif isinstance(op, DeleteFile):
         if entry.data is None:
-            raise PatchError(f"apply_patch: Delete File {op.path}: the file does not exist.", path=op.path)
+            raise PatchError(f"apply_patch: Delete File {op.path}: the file does not exist"
+                             f"{_meant(view.root, op.path)}.", path=op.path)
         if paths.is_symlink(view.root, op.path):
             raise PatchError(f"apply_patch: Delete File {op.path}: it is a symbolic link; patches delete "
                              "files, not links (the file it points to was left alone).", path=op.path)
@@ -151,9 +153,8 @@ def _apply_op(view: _View, op: Operation) -> None:
 
 def _update(view: _View, op: UpdateFile, rel: str, entry: _Entry) -> None:
     if entry.data is None:
-        raise PatchError(
-            f"apply_patch: Update File {op.path}: the file does not exist; create it with "
-            "'*** Add File:' and '+' lines.", path=op.path)
+        raise PatchError(f"apply_patch: Update File {op.path}: the file does not exist{_meant(view.root, op.path)}; "
+                         "to create it use '*** Add File:' and '+' lines.", path=op.path)
     if is_binary(entry.data) and (op.chunks or op.replace_lines is not None):
         raise PatchError(f"apply_patch: Update File {op.path}: the file is binary (contains NUL bytes); "
                          "patches only change text files.", path=op.path)
@@ -238,3 +239,11 @@ def _check_limits(changes: list[FileChange], limits: PatchLimits) -> None:
             f"apply_patch: the patch changes {lines} lines, more than the limit of "
             f"{limits.max_changed_lines}; split it into smaller patches.")
 
+
+def _meant(root: Path, path: str) -> str:
+    """`` (paths are relative to ROOT: did you mean `a/b.py`?)`` when files end with `path`, else ``."""
+    meant = paths_ending_with(root, path)
+    if not meant:
+        return ""
+    return (f" (paths in a patch are relative to the workspace root {root}: did you mean "
+            + " or ".join(f"'{m}'" for m in meant) + "?)")

@@ -3,7 +3,8 @@
 `HeadTailBuffer` keeps the first and last `limit` bytes; `cap_output` renders them (U+FFFD
 for invalid bytes, case T07) within `limit` bytes of returned text, marked, cut on
 character boundaries (a CR LF counts as one character);
-`escape_controls` makes control characters visible (breaker finding F4; docs/terminal.md).
+`escape_controls` makes control characters visible (breaker finding F4; docs/terminal.md);
+`looks_binary` tells binary output, which `binary_preview` cuts short.
 """
 
 from __future__ import annotations
@@ -12,6 +13,13 @@ import re
 from typing import Callable
 
 MARKER = "\n[... {dropped} bytes of output dropped (kept the first and last parts, limit {limit} bytes) ...]\n"
+
+#: Binary output (`looks_binary`) past BINARY_PREVIEW bytes: this note, then its first bytes escaped.
+BINARY_NOTE = ("[binary output (a NUL byte in its first 8,000 bytes, the test git and grep use): {total:,} bytes, "
+               "the first {kept:,} shown escaped below, {dropped:,} bytes of output dropped; `file PATH` says what "
+               "a file is]\n")
+BINARY_PROBE = 8000  # bytes looked at, as git's buffer_is_binary does
+BINARY_PREVIEW = 256  # bytes of escaped text kept: enough for a magic number, not 60 KB of escapes
 
 _CONTROL_CODES = [*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), *range(0x7F, 0xA0),
                   *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
@@ -48,6 +56,19 @@ def decode(data: bytes) -> str:
 def decode_escaped(data: bytes) -> str:
     """`decode(data)` with control characters escaped (`escape_controls`)."""
     return escape_controls(decode(data))
+
+
+def looks_binary(head: bytes) -> bool:
+    """Whether output starting with `head` is binary: a NUL byte in its first BINARY_PROBE
+    bytes (git's `buffer_is_binary`, grep's default). UTF-16 text counts as binary too."""
+    return b"\0" in head[:BINARY_PROBE]
+
+
+def binary_preview(head: bytes, total: int) -> str:
+    """Binary output of `total` bytes (`head` its first bytes): BINARY_NOTE (its size, the bytes
+    dropped), then at most BINARY_PREVIEW bytes of its start as escaped text."""
+    kept = _fit(head, BINARY_PREVIEW, decode_escaped, from_end=False)
+    return BINARY_NOTE.format(total=total, kept=kept, dropped=total - kept) + decode_escaped(head[:kept])
 
 
 class HeadTailBuffer:

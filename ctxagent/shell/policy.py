@@ -15,12 +15,8 @@ import subprocess
 from functools import lru_cache
 
 from ctxagent.errors import ToolInputError, ToolRefusedError
-from ctxagent.shell.commands.awk import check_awk_program
 from ctxagent.shell.commands.find import check_find
-from ctxagent.shell.commands.git import check_git
-from ctxagent.shell.commands.jq import check_jq
 from ctxagent.shell.commands.rg import rg_ignore_flags
-from ctxagent.shell.commands.sed import check_sed_script
 from ctxagent.shell.commands.xargs import parse_xargs
 from ctxagent.shell.flags import Scan, scan
 from ctxagent.shell.hide_state import hidden_note, hiding_flags
@@ -59,9 +55,13 @@ def check_stage(words: list[Word], ctx: PathContext, notes: list[str] | None = N
     name = words[0].text
     if name == "find":
         return check_find(words[1:], ctx, notes)
-    if name == "git":
+    if name == "git":  # git's, jq's, sed's and awk's checkers load when their command comes (start-up, issue 16)
+        from ctxagent.shell.commands.git import check_git
+
         return check_git(words[1:], ctx, notes)
     if name == "jq":
+        from ctxagent.shell.commands.jq import check_jq
+
         return check_jq(words[1:], ctx)
     if name == "xargs":
         return check_xargs(words, ctx)
@@ -162,9 +162,13 @@ def _dereference(text: str, ctx: PathContext) -> str:
 
 def _check_scripts(name: str, spec: Spec, words: list[Word], result: Scan, literal: set[int]) -> None:
     if name == "sed":
+        from ctxagent.shell.commands.sed import check_sed_script
+
         scripts = result.values(spec.pattern_flags) + [words[i].text for i in sorted(literal)]
         check_sed_script("\n".join(scripts))
     elif name == "awk":
+        from ctxagent.shell.commands.awk import check_awk_program
+
         for value in result.values({"-v"}):
             _check_awk_assignment(value)
         check_awk_program(words[min(literal)].text)

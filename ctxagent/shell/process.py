@@ -17,7 +17,7 @@ from typing import Callable
 
 from ctxagent.errors import ToolInputError
 from ctxagent.shell.limits import SCRATCH_POLL_S, ResourceLimits, ScratchWatch
-from ctxagent.shell.output import HeadTailBuffer
+from ctxagent.shell.output import BINARY_PREVIEW, HeadTailBuffer, binary_preview, looks_binary
 from ctxagent.shell.programs import SAFE_PATH, find_program
 
 _PASS_THROUGH = ("TZ",)
@@ -241,8 +241,10 @@ def _result(out_buf: HeadTailBuffer, err_buf: HeadTailBuffer, procs: list[subpro
     out_size, err_size = (len(buf.render(max_output, escape=True).encode()) for buf in (out_buf, err_buf))
     err_budget = min(err_size, max(max_output // 4, max_output - out_size))
     out_budget = max_output - err_budget
+    head = bytes(out_buf.head)
+    binary = out_buf.total > BINARY_PREVIEW and looks_binary(head)  # its escapes would only cost the model tokens
     return RunResult(
-        stdout=out_buf.render(out_budget, escape=True),
+        stdout=binary_preview(head, out_buf.total) if binary else out_buf.render(out_budget, escape=True),
         stderr=err_buf.render(err_budget, escape=True),
         returncodes=[p.returncode for p in procs],
         timed_out=stop == _TIMEOUT,

@@ -352,6 +352,12 @@ def _refuse_links_inside(folder: Path) -> None:
                                "inside the repository. Replace the link with a real file or folder, or remove it.")
 
 
+#: What to do when the repository cannot hold `.ctxagent/` (a read-only mount, another user's checkout).
+NEEDS_WRITABLE = ("ctxagent keeps its sessions, snapshots and checkpoints there: make the repository writable, or "
+                  "work in a writable copy (`git worktree add` or `cp -r`); `ctxagent context`, `ctxagent doctor` "
+                  "and `ctxagent tool terminal` work without it")
+
+
 def ensure_state_dir(repo: Path) -> Path:
     """`<repo>/.ctxagent`, created if needed with a `.gitignore` of `*`; returns it. Every writer
     of per-repository state gets its folder here (docs/state.md). Raises StorageError as
@@ -363,7 +369,7 @@ def ensure_state_dir(repo: Path) -> Path:
         raise StorageError(f"{folder} exists but is not a folder; move it away so ctxagent can keep its "
                            "state there") from None
     except OSError as exc:
-        raise StorageError(f"cannot create the state folder {folder}: {exc.strerror or exc}") from exc
+        raise StorageError(f"cannot create the state folder {folder}: {exc.strerror or exc}. {NEEDS_WRITABLE}") from exc
     state_dir(repo)  # checked again: it must still be a real folder now that it exists
     ignore = folder / ".gitignore"
     if not os.path.lexists(ignore):

@@ -20,8 +20,6 @@ from pydantic import BaseModel, Field
 from ctxagent.errors import ToolInputError, ToolRefusedError
 from ctxagent.exec.executor import Executor
 from ctxagent.exec.gate import WRITE_MODE, ExecPolicy, Gate
-from ctxagent.shell.commands.git import git_env
-from ctxagent.shell.commands.git_repo import prepare_git_view
 from ctxagent.shell.jail import jail_available, jail_prefix, outside_system_dirs
 from ctxagent.shell.limits import ResourceLimits
 from ctxagent.shell.output import escape_controls, strip_line_ends
@@ -32,7 +30,6 @@ from ctxagent.shell.policy import check_pipeline
 from ctxagent.shell.process import RunResult, resolve_program, run_pipeline, safe_env
 from ctxagent.tools.base import Tool, ToolResult, tool_limits
 from ctxagent.tools.exec_gate import Ask, GatedRuns
-from ctxagent.tools.terminal_xargs import run_with_xargs
 
 
 class TerminalParams(BaseModel):
@@ -152,6 +149,8 @@ class TerminalTool(Tool):
         if feeder is None:
             result = self._execute(argvs)
         else:
+            from ctxagent.tools.terminal_xargs import run_with_xargs  # loads with its first use (issue 16)
+
             result = run_with_xargs(feeder, argvs, stages, self.ctx, self._run_part, timeout=self.timeout,
                                     max_output=self.max_output_size, notes=notes)
         text = "\n".join([format_result(result), *(escape_controls(n) for n in dict.fromkeys(notes))])
@@ -197,6 +196,9 @@ class TerminalTool(Tool):
             readable = [os.path.dirname(p) for p in map(resolve_program, {a[0] for a in argvs})
                         if outside_system_dirs(p)]
             if any(argv[0] == "git" for argv in argvs):
+                from ctxagent.shell.commands.git import git_env  # git's modules load with its first use (issue 16)
+                from ctxagent.shell.commands.git_repo import prepare_git_view
+
                 env.update(git_env(self.ctx))
                 view = prepare_git_view(self.ctx.cwd, self.ctx, env, run_dir)
                 env.update(view.env)

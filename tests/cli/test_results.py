@@ -49,7 +49,8 @@ def test_other_results_show_their_first_line_cut() -> None:
 
 
 def test_fold_keeps_short_lists() -> None:
-    assert fold(["a", "b"], 2) == ["a", "b"] and fold(["a", "b", "c"], 2) == ["a", "b", "... +1 lines"]
+    assert fold(["a", "b"], 2) == ["a", "b"] and fold(["a", "b", "c"], 2) == ["a", "b", "c"]
+    assert fold(["a", "b", "c", "d"], 2) == ["a", "b", "... +2 lines"]
 
 
 def test_rendered_lines_wrap_under_the_text_with_nothing_after_them() -> None:

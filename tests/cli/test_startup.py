@@ -78,6 +78,23 @@ def test_a_command_without_a_model_imports_no_sdk_and_only_its_own_module(repo: 
         assert "ctxagent.agent.loop" not in modules and "ctxagent.llm.client" not in modules
 
 
+#: What `ctxagent tool terminal` must not load in a repository without config files: the MCP
+#: client (asyncio), the checkpoint store of approved commands, the TOML parser, the offline
+#: model's package search, git's checkers (no git in `ls`).
+NOT_FOR_A_LOOK = ("asyncio", "ctxagent.mcp.manager", "ctxagent.exec.checkpoints", "tomllib", "tomli",
+                  "ctxagent.llm.local.bundle", "ctxagent.shell.commands.git", "ctxagent.harness.hooks")
+
+
+def test_a_look_with_the_terminal_loads_only_what_it_uses(repo: Path) -> None:
+    seen = probe(repo, NO_MODEL["tool"][0])
+    assert seen["code"] == 0, seen["stderr"]
+    assert not [m for m in NOT_FOR_A_LOOK if m in seen["modules"]]
+    (repo / ".ctxagent").mkdir()
+    (repo / ".ctxagent" / "config.toml").write_text("[tools]\nterminal_timeout_s = 0\n")
+    bad = probe(repo, NO_MODEL["tool"][0])  # a config file is still read and checked as strictly
+    assert bad["code"] == 2 and "tools.terminal_timeout_s" in bad["stderr"]
+
+
 def test_help_lists_every_command_without_importing_one(repo: Path) -> None:
     seen = probe(repo, ["--help"])
     assert seen["code"] == 0

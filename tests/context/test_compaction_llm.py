@@ -82,8 +82,10 @@ def test_C03_two_llm_compactions_carry_the_first_summary(assembler_for):
     history = [SYSTEM, *c03_history()]
     assembler.assemble(history, [], {"turn": 1})
     history = assembler.compact(history + [{"role": "user", "content": "Then run the tests."}], trigger="manual")
-    transcript = server.requests[1]["messages"][1]["content"]
-    assert "### Earlier summary" in transcript and "Patch the modules" in transcript
+    *prefix, question = server.requests[1]["messages"]  # the request as sent, then the question (issue 16)
+    earlier = [m["content"] for m in prefix if is_summary_message(m)]
+    assert len(earlier) == 1 and "Patch the modules" in earlier[0]
+    assert question["role"] == "user" and "merge it into yours" in question["content"]
     summary = next(m["content"] for m in history if is_summary_message(m))
     assert assembler.last_record.method == "extractive"
     assert "v9-TEST" in summary and "Patch the modules; update the changelog." in summary
@@ -215,3 +217,32 @@ def test_a_preview_makes_no_summary_call_and_says_its_summary_is_a_stand_in(reco
     assert "stand_in" not in request.report["compaction"]
     [summary_call] = _snapshot(tmp_path, 1)["summary_calls"]
     assert summary_call["tokens"] == compaction["stand_in"]["tokens"], "the preview named the request it did not send"
+
+
+
+@pytest.mark.parametrize("takes_tools", [False, True])
+def test_a_textbook_one_argument_summarizer_gets_the_transcript_request(takes_tools):
+    """`summarize(messages) -> str` (the textbook's convention) cannot take `tools=`: it is sent the
+    transcript request, not the conversation's own prefix, and its summary is used."""
+    from ctxagent.context.compaction.compactor import Budget, Prefix, compact_conversation
+
+    asked: list[tuple[list[dict], object]] = []
+
+    def one_argument(messages):
+        asked.append((messages, None))
+        return GOOD
+
+    def with_schemas(messages, tools=None):
+        asked.append((messages, tools))
+        return GOOD
+
+    counter = TokenCounter("gpt-4o-mini")
+    tools = [{"type": "function", "function": {"name": "terminal", "description": "Run a command.",
+                                               "parameters": {"type": "object", "properties": {}}}}]
+    _, record = compact_conversation(c03_history(), measure=counter.count_messages, count_text=counter.count,
+                                     budget=Budget(target=8_000, limit=36_000), force=True,
+                                     summarize=with_schemas if takes_tools else one_argument,
+                                     prefix=Prefix(lambda convo: [SYSTEM, *convo], tools, one_break=True))
+    assert record.method == "llm" and record.summary_error is None
+    [(messages, sent_tools)] = asked
+    assert (messages[0] == SYSTEM) is takes_tools and (sent_tools == tools) is takes_tools

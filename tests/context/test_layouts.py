@@ -51,7 +51,7 @@ def render(messages: list[dict]) -> str:
     return "\n\n".join(blocks) + "\n"
 
 
-def summarize(messages: list[dict]) -> str:
+def summarize(messages: list[dict], tools: list[dict] | None = None) -> str:
     """A model summary determined by its request (deterministic)."""
     tag = hashlib.sha1(json.dumps(messages, sort_keys=True).encode()).hexdigest()[:10]
     return ("## Goal\n- Rename parse_cfg to parse_config\n## Progress and decisions\n"
@@ -74,7 +74,8 @@ def first_call() -> list[dict]:
 
 def after_masking() -> list[dict]:
     history = [SYSTEM, {"role": "user", "content": C03_TASK}, *rounds(12, chars=1500)]
-    request = make(config=CompactionConfig(target_ratio=0.6)).assemble(history, TOOLS, dict(STATE))
+    # masking alone: the masked history fits the verbatim tail, so there is nothing to summarize
+    request = make(config=CompactionConfig(target_ratio=0.6, tail_ratio=0.6)).assemble(history, TOOLS, dict(STATE))
     assert request.report["compaction"]["method"] == "masking", request.report["compaction"]
     return request.messages
 

@@ -178,3 +178,25 @@ def test_property_truncate_observation_never_exceeds_limit(text: str, limit: int
     assert len(cut) <= max(limit, 0)
     if len(text) <= limit:
         assert cut == text
+
+
+def test_a_tools_own_marker_survives_a_second_cut() -> None:
+    """The terminal keeps 64 KB of a 30 MB output with its marker in the middle; the history's
+    40,000-character cap must not cut that marker away (the model would not know the real size)."""
+    own = "[... 29,950,000 bytes of output dropped (kept the first and last parts, limit 64000 bytes) ...]"
+    text = "a\n" * 20_000 + f"\n{own}\n" + "b\n" * 20_000
+    for cut in (truncate_observation(text, 40_000),
+                json.loads(truncate_tool_result(json.dumps({"exit_code": 0, "stdout": text}), 40_000))["stdout"]):
+        assert len(cut) <= 40_000 and cut.startswith("a\n") and cut.endswith("b\n")
+        assert "characters truncated, among them: 29,950,000 bytes of output dropped" in cut
+    plain = truncate_observation("x\n" * 30_000, 1_000)
+    assert "characters truncated ...]" in plain and "among them" not in plain
+
+
+def test_a_second_cut_of_our_own_adds_up_instead_of_nesting() -> None:
+    text = "".join(f"line {i}\n" for i in range(5_000))
+    once = truncate_observation(text, 4_000)
+    twice = truncate_observation(once, 1_000)
+    [count] = re.findall(r"\[\.\.\. ([\d,]+) characters truncated \.\.\.\]", twice)
+    assert "among them" not in twice and int(count.replace(",", "")) == len(text) - len(twice) + len(
+        re.search(r"\[\.\.\..*\]", twice)[0]) + 2

@@ -44,7 +44,7 @@ def assert_text_units(sent: list[dict], protocol: str) -> None:
 @pytest.mark.parametrize("how", ["masking", "summary"])
 def test_masking_and_compaction_keep_actions_with_their_observations(protocol, how):
     ratio, extra = (0.6, {}) if how == "masking" else (0.3, {"summarize": summarize})
-    assembler = make(config=CompactionConfig(target_ratio=ratio), **extra)
+    assembler = make(config=CompactionConfig(target_ratio=ratio, tail_ratio=0.3), **extra)  # a tail with masked results
     request = assembler.assemble(xml_session(30 if how == "summary" else 12), TOOLS,
                                  {**STATE, "turn": 2, "protocol": protocol})
     method = request.report["compaction"]["method"]

@@ -65,10 +65,11 @@ def packets(snap: dict) -> dict[str, dict]:
 
 
 def state_block(request: dict) -> str:
-    """The last message of a request: where the [State] / [Evidence] block goes (issue 16)."""
-    message = request["messages"][-1]
-    assert message["role"] == "user" and "[State]" in message["content"]
-    return message["content"]
+    """The last state block of a request (issue 16: sent after the newest message when the state
+    changed, else where it was first sent), which the model reads as the current state."""
+    blocks = [m["content"] for m in request["messages"] if m["role"] == "user" and "[State]" in str(m["content"])]
+    assert blocks, "no [State] block in the request"
+    return blocks[-1][blocks[-1].index("[State]"):]
 
 
 def test_of_30_notes_the_3_relevant_are_evidence_and_the_board_is_state(tmp_path, fake_openai) -> None:
@@ -156,8 +157,9 @@ def test_after_compaction_the_board_and_the_relevant_notes_are_still_there(tmp_p
 
 
 def test_requests_within_a_turn_share_their_prefix(tmp_path, fake_openai) -> None:
-    """Prompt caching: each call's request is the previous one with new messages at its end,
-    byte for byte as sent, up to the previous one's last message (the state block, issue 16)."""
+    """Prompt caching: while the state does not change, each call's request is the whole previous
+    one, byte for byte as sent, with new messages at its end: the state block stays where it was
+    first sent (issue 16)."""
     workspace(tmp_path, asides=4)
     big_repo(tmp_path, files=3)
     reads = [tool_calls([("terminal", json.dumps({"command": f"cat src/m{i}.py"}))]) for i in range(3)]
@@ -167,9 +169,11 @@ def test_requests_within_a_turn_share_their_prefix(tmp_path, fake_openai) -> Non
     sent = [r["messages"] for r in server.requests]
     assert len(sent) == 4
     for before, after in zip(sent, sent[1:]):
-        assert after[:len(before) - 1] == before[:-1]
-        assert json.dumps(after).startswith(json.dumps(before[:-1])[:-1])
-        assert after[-1]["content"].startswith("[State]") and before[-1]["content"].endswith(after[-1]["content"])
+        assert len(after) > len(before) and after[:len(before)] == before
+        assert json.dumps(after).startswith(json.dumps(before)[:-1])
+    blocks = [[m for m in request if m["role"] == "user" and "[State]" in str(m["content"])] for request in sent]
+    assert [len(b) for b in blocks] == [1, 1, 1, 1]
+    assert "[State]" in sent[0][-1]["content"]
 
 
 def test_a_note_the_model_writes_is_evidence_in_its_next_call(tmp_path, fake_openai) -> None:

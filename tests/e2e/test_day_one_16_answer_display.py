@@ -57,7 +57,7 @@ def test_run_on_a_terminal_renders_markdown_and_shows_a_header(fake_server, env,
     assert code == 0, raw
     lines = screen(raw.replace("\r\n", "\n"))
     shown = "\n".join(lines)
-    assert lines[0].startswith("ctxagent run · custom/fake-model · session ")
+    assert " ".join(shown.split()).startswith("ctxagent run · custom/fake-model · session ")  # wrapped at words
     assert "read-only, patches approved (--yes)" in shown
     assert "Findings" in shown and "# Findings" not in shown and "**" not in shown
     assert "• first point" in shown and "• second point" in shown

@@ -55,18 +55,28 @@ def _is_summary(body: dict) -> bool:
 
 
 
-def _assert_as_sent(snap: dict, body: dict, *, quotes_key: bool = True) -> None:
+def _assert_as_sent(snap: dict, body: dict, *, quotes_key: bool = True, prefix: bool = True,
+                    tools: bool = True) -> None:
     """The summary call's snapshot holds the request the server received, secrets redacted
     (`quotes_key`: the live history had the module with the key; a resumed one has it
-    redacted already, as its transcript does)."""
+    redacted already, as its transcript does). `prefix`: the request is the conversation's
+    own, tools included, plus the question (issue 16); else (after a refusal) the compaction
+    prompt and a transcript, without tools. `tools`: False before the process's first call,
+    when the assembler has no tool schemas yet."""
     request = snap["request"]
     assert request["model"] == body["model"] == "fake-model"
     assert {k: request.get(k) for k in PARAMS} == {k: body.get(k) for k in PARAMS}
-    assert "tools" not in request and "tools" not in body
     assert body["api_key"] == EXTRA_SECRET and request["extra_body"] == {"api_key": "[REDACTED]"}
-    assert request["messages"][0] == body["messages"][0]  # the compaction prompt, as sent
-    assert (KEY_SHAPED in body["messages"][1]["content"]) is quotes_key, "the transcript quotes the module"
-    assert request["messages"][1]["content"] == body["messages"][1]["content"].replace(KEY_SHAPED, "[REDACTED]")
+    sent = json.dumps(body["messages"])
+    assert (KEY_SHAPED in sent) is quotes_key, "the request quotes the module"
+    assert json.dumps(request["messages"]) == sent.replace(KEY_SHAPED, "[REDACTED]")
+    if prefix and tools:
+        assert request["tools"] == body["tools"] and request["tool_choice"] == body["tool_choice"] == "none"
+    if prefix:
+        assert PROMPT in body["messages"][-1]["content"] and PROMPT not in sent.rpartition(PROMPT)[0]
+    else:
+        assert "tools" not in request and "tools" not in body
+        assert body["messages"][0]["content"].startswith(PROMPT)  # the compaction prompt, as sent
     assert snap["redacted"] is True and "report" not in snap and snap["tokens"] > 0 and "error" not in snap
     assert (snap["usage"]["prompt_tokens"], snap["usage"]["completion_tokens"]) == (1234, 56)
 
@@ -97,8 +107,9 @@ def test_compact_in_chat_then_exit_keeps_the_summary_call(ctxagent, fake_server,
     assert (f"summary call: a compaction summary asked for by /compact after call {last} (turn 1, step {last}); "
             "focus: the parser") in out
     assert 'extra_body={"api_key": "[REDACTED]"}' in out and "secrets in this snapshot were replaced" in out
-    assert "sent 2 message(s)" in out and "usage 1234 prompt + 56 completion tokens" in out
-    assert f"system: {PROMPT}" in out and "user: Messages to summarize:" in out
+    sent = len(summary["request"]["messages"])
+    assert f"sent {sent} message(s)" in out and "usage 1234 prompt + 56 completion tokens" in out
+    assert f"user: {PROMPT}" in out
     assert f"ctxagent inspect {session} --call {last + 1} --json" in out
     assert API_KEY not in shown.stdout + shown.stderr and KEY_SHAPED not in shown.stdout
     assert json.loads(ctxagent("inspect", "last", "--repo", str(repo), "--json").stdout) == summary
@@ -106,7 +117,7 @@ def test_compact_in_chat_then_exit_keeps_the_summary_call(ctxagent, fake_server,
     # the call it was made after lists it
     shown = ctxagent("inspect", session, "--call", str(last), "--repo", str(repo))
     out = flat(shown.stdout)
-    assert (f"summary call {last + 1}, made by /compact after this call: 2 message(s), {summary['tokens']} tokens, "
+    assert (f"summary call {last + 1}, made by /compact after this call: {sent} message(s), {summary['tokens']} tokens, "
             "usage 1234 prompt + 56 completion tokens") in out
     data = json.loads(ctxagent("inspect", session, "--call", str(last), "--repo", str(repo), "--json").stdout)
     assert [(c["call"], c["kind"]) for c in data["side_calls"]] == [(last + 1, "summary")]
@@ -149,7 +160,7 @@ def test_a_compact_before_the_first_call_of_a_resumed_chat_is_recorded(ctxagent,
     summary = snaps[last + 1]
     assert summary["kind"] == "summary"
     assert summary["made_for"] == {"call": None, "turn": None, "step": None, "trigger": "manual"}
-    _assert_as_sent(summary, server.requests()[-1], quotes_key=False)
+    _assert_as_sent(summary, server.requests()[-1], quotes_key=False, tools=False)
     out = flat(ctxagent("inspect", "last", "--repo", str(repo)).stdout)
     assert "summary call: a compaction summary asked for by /compact before this process's first call" in out
 
@@ -168,7 +179,7 @@ def test_an_overflow_compaction_s_summary_call_is_a_snapshot_of_its_own(ctxagent
     summary, retry = snaps[refused + 1], snaps[refused + 2]
     assert summary["kind"] == "summary"
     assert summary["made_for"] == {"call": refused, "turn": 1, "step": refused, "trigger": "overflow"}
-    _assert_as_sent(summary, received[refused])
+    _assert_as_sent(summary, received[refused], prefix=False)
     assert retry.get("kind") is None and "summary_calls" not in retry, "the summary call is not stored twice"
     assert retry["request"]["messages"] == json.loads(json.dumps(received[-1]["messages"]).replace(
         KEY_SHAPED, "[REDACTED]"))

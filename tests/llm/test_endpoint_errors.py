@@ -65,7 +65,7 @@ def test_08_every_retry_wait_is_told_before_it_starts(fake_openai, make_client):
     client = make_client(server, sleep=lambda s: slept.append(s) or told.append("slept"), jitter=lambda b: b)
     reply = client.chat(USER, on_retry=lambda notice: told.append(str(notice)))
     assert reply.content == "ok"
-    notices = [f"Error code: 500 - fake server error 500 (HTTP 500); retrying ({n}/5) in {w} s"
+    notices = [f"fake server error 500 (HTTP 500); retrying ({n}/5) in {w} s"
                for n, w in ((2, "0.5"), (3, "1.0"), (4, "2.0"), (5, "4.0"))]
     assert told == [x for notice in notices for x in (notice, "slept")]  # each notice before its wait
     assert slept == [0.5, 1.0, 2.0, 4.0]

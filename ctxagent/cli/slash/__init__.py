@@ -13,6 +13,7 @@ import importlib
 
 from ctxagent.cli.slash.context import ChatContext
 from ctxagent.cli.slash.registry import Handler, Registry, SlashCommand, parse_line, register_into, suggest
+from ctxagent.cli.wrap import soft
 
 __all__ = ["ChatContext", "SLASH_MODULES", "SlashCommand", "all_commands", "dispatch", "is_command",
            "register_slash"]
@@ -76,7 +77,7 @@ def dispatch(line: str, ctx: ChatContext) -> bool:
     if parsed is None:
         ctx.console.print(f"not a command: {line.strip()[:40]!r}; commands look like /help or /plan GOAL "
                           "(to send a message that starts with /, start the line with a space)",
-                          style="yellow", markup=False, soft_wrap=True)
+                          style="yellow", markup=False, soft_wrap=soft(ctx.console))
         return False
     prefix, name, arg = parsed
     command = _find(name, ctx)

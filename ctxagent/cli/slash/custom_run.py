@@ -18,6 +18,7 @@ from ctxagent.cli.slash.context import ChatContext
 from ctxagent.cli.slash.custom import CustomCommand, discover
 from ctxagent.cli.slash.expand import expand, terminal_runner
 from ctxagent.cli.slash.registry import SlashCommand
+from ctxagent.cli.wrap import soft
 from ctxagent.errors import CtxAgentError
 from ctxagent.tools.terminal import TerminalTool
 
@@ -70,7 +71,7 @@ def run_custom(ctx: ChatContext, command: CustomCommand, arg: str) -> None:
                 _say(ctx, f"model for this turn: {command.model}")
             ctx.run_turn(expansion.text)
     except CtxAgentError as exc:
-        ctx.console.print(f"/{command.name}: {exc}", style="red", markup=False, soft_wrap=True)
+        ctx.console.print(f"/{command.name}: {exc}", style="red", markup=False, soft_wrap=soft(ctx.console))
 
 
 def grant_lines(grant: Any) -> list[str]:
@@ -87,8 +88,8 @@ def _report(ctx: ChatContext, command: CustomCommand, expansion: Any) -> None:
     if parts:
         _say(ctx, f"/{command.name}: " + "; ".join(parts))
     for refusal in expansion.refusals:
-        ctx.console.print(f"/{command.name}: refused {refusal}", style="yellow", markup=False, soft_wrap=True)
+        ctx.console.print(f"/{command.name}: refused {refusal}", style="yellow", markup=False, soft_wrap=soft(ctx.console))
 
 
 def _say(ctx: ChatContext, text: str) -> None:
-    ctx.console.print(text, style="dim", markup=False, soft_wrap=True)
+    ctx.console.print(text, style="dim", markup=False, soft_wrap=soft(ctx.console))

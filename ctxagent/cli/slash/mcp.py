@@ -6,6 +6,7 @@ from typing import Any, Callable
 
 from ctxagent.cli.mcp_cmd import server_lines
 from ctxagent.cli.slash.context import ChatContext
+from ctxagent.cli.wrap import soft
 
 
 def _mcp(ctx: ChatContext, arg: str) -> None:
@@ -15,7 +16,7 @@ def _mcp(ctx: ChatContext, arg: str) -> None:
         return
     follower.flush()  # notices first, and a lost server's tools gone
     for line in server_lines(follower.manager):
-        ctx.console.print(line, markup=False, soft_wrap=True)
+        ctx.console.print(line, markup=False, soft_wrap=soft(ctx.console))
 
 
 def register_slash_commands(register: Callable[..., Any]) -> None:

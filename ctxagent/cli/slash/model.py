@@ -6,6 +6,7 @@ from typing import Any, Callable
 
 from ctxagent.agent.overrides import ModelChange, switch_model
 from ctxagent.cli.slash.context import ChatContext
+from ctxagent.cli.wrap import soft
 from ctxagent.errors import CtxAgentError
 from ctxagent.llm.prices import prices_for
 from ctxagent.llm.settings import ModelSettings
@@ -60,16 +61,16 @@ def history_tokens(agent: Any) -> int:
 def _model(ctx: ChatContext, arg: str) -> None:
     if not arg:
         for line in describe_model(ctx.agent.settings.model):
-            ctx.console.print(line, markup=False, soft_wrap=True)
+            ctx.console.print(line, markup=False, soft_wrap=soft(ctx.console))
         ctx.console.print("  /model NAME switches the model for the next turns", markup=False)
         return
     try:
         change = switch_model(ctx.agent, arg)
     except CtxAgentError as exc:
-        ctx.console.print(f"error: {exc}", style="red", markup=False, soft_wrap=True)
+        ctx.console.print(f"error: {exc}", style="red", markup=False, soft_wrap=soft(ctx.console))
         return
     for line in describe_change(change, history_tokens(ctx.agent)):
-        ctx.console.print(line, markup=False, soft_wrap=True)
+        ctx.console.print(line, markup=False, soft_wrap=soft(ctx.console))
 
 
 def register_slash_commands(register: Callable[..., Any]) -> None:

@@ -18,6 +18,7 @@ from ctxagent.cli.notes_cmd import draw_note_rows
 from ctxagent.cli.safe_text import visible
 from ctxagent.cli.slash.context import ChatContext
 from ctxagent.cli.todo_cmd import draw_board
+from ctxagent.cli.wrap import soft
 from ctxagent.tools.notes import NoteTool
 from ctxagent.tools.todo import TodoTool
 
@@ -34,7 +35,7 @@ def _plan(ctx: ChatContext, arg: str) -> None:
     ctx.console.print("asking the model for a plan...", style="dim", markup=False)
     result = tool.execute({"goal": arg, "load_to_todo": True})
     if not result.ok:
-        ctx.console.print(f"plan: {visible(result.content)}", style="red", markup=False, soft_wrap=True)
+        ctx.console.print(f"plan: {visible(result.content)}", style="red", markup=False, soft_wrap=soft(ctx.console))
         return
     ctx.console.print(Markdown(visible(result.content)))
 

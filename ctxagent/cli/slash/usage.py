@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ctxagent.cli.slash.context import ChatContext
+from ctxagent.cli.wrap import soft
 from ctxagent.llm.prices import prices_for
 from ctxagent.llm.usage import cache_savings_usd
 from ctxagent.storage.files import read_jsonl
@@ -78,12 +79,12 @@ def cost_line(agent: Any, total: dict[str, Any]) -> str:
 
 def _usage(ctx: ChatContext, arg: str) -> None:
     for line in usage_lines(ctx.agent, session_usage(ctx.agent)):
-        ctx.console.print(line, markup=False, soft_wrap=True)
+        ctx.console.print(line, markup=False, soft_wrap=soft(ctx.console))
 
 
 def _cost(ctx: ChatContext, arg: str) -> None:
     total = session_usage(ctx.agent)
-    ctx.console.print(cost_line(ctx.agent, total), markup=False, soft_wrap=True)
+    ctx.console.print(cost_line(ctx.agent, total), markup=False, soft_wrap=soft(ctx.console))
     ctx.console.print(f"  {total['prompt_tokens']:,} tokens in ({cache_share(total)}), "
                       f"{total['completion_tokens']:,} out, over {total['turns']} turns", markup=False)
 

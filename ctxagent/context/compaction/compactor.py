@@ -2,8 +2,8 @@
 
 1. observation masking (`masking`: the oldest tool results as placeholders, as many as the
 target needs, the recent and small ones never; method "masking"); 2. a summary of the span
-between the pinned task and the verbatim tail (method "llm", else "extractive"), earlier
-summaries carried forward (case C03), masked results summarized from their originals.
+between the pinned task and the verbatim tail (method "llm", asked with the conversation's
+own request as prefix, `Prefix`; else "extractive"), earlier summaries carried forward (C03).
 The assembler adds the system and state layers and the thrash guard: docs/compaction.md.
 """
 
@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 from ctxagent.context.compaction.extractive import USER, extractive_summary, fact_span, fit_sections, user_facts
 from ctxagent.context.compaction.masking import mask_observations, mask_to_target
-from ctxagent.context.compaction.model_summary import build_summary_request
+from ctxagent.context.compaction.model_summary import build_summary_request, prefix_summary_request, takes_tools
 from ctxagent.context.compaction.sections import (
     SECTIONS,
     insert_items,
@@ -47,8 +47,9 @@ class CompactionConfig:
     """Most recent tool results never masked."""
     keep_messages: int | None = None
     """Cap on messages in the verbatim tail (None: the tail is bounded by `tail_ratio` only)."""
-    tail_ratio: float = 0.3
-    """Share of the input budget the verbatim tail may take."""
+    tail_ratio: float = 0.15
+    """Share of the input budget the verbatim tail may take (issue 16: each compaction sends
+    the tail again uncached; the summary keeps the facts of what it covers)."""
     forced_tail_ratio: float = 0.1
     """Share of the input budget the verbatim tail may take in a forced compaction (`/compact`,
     or after the server refused a request as too long), which must really shrink the context."""
@@ -177,12 +178,16 @@ def _assemble(convo: list[dict], split: _Split, summary: str | None) -> list[dic
 
 
 def _llm_summary(middle: list[dict], summarize: Summarize, state: dict | None, focus: str | None,
-                 count_text: Callable[[str], int], max_tokens: int, request_tokens: int) -> tuple[str | None, str | None]:
-    """(summary, None) from the model, or (None, why it was rejected)."""
+                 count_text: Callable[[str], int], max_tokens: int, request_tokens: int,
+                 ask: tuple[list[dict], list[dict] | None] | None = None) -> tuple[str | None, str | None]:
+    """(summary, None) from the model, or (None, why it was rejected). `ask`: the summary
+    request as the conversation's own prefix and its tools; None: a transcript request."""
     try:
-        request = build_summary_request(middle, state=state, focus=focus, max_tokens=max_tokens,
-                                        count_text=count_text, request_tokens=request_tokens)
-        text = summarize(request)
+        if ask is not None and (not ask[1] or takes_tools(summarize)):
+            text = summarize(ask[0], tools=ask[1]) if ask[1] else summarize(ask[0])
+        else:
+            text = summarize(build_summary_request(middle, state=state, focus=focus, max_tokens=max_tokens,
+                                                   count_text=count_text, request_tokens=request_tokens))
     except Exception as exc:  # any failure of the injected model means: fall back
         return None, f"the summary call failed: {type(exc).__name__}: {exc}"
     problem = summary_problem(text)
@@ -198,6 +203,34 @@ def _llm_summary(middle: list[dict], summarize: Summarize, state: dict | None, f
 
 
 @dataclass
+class Prefix:
+    """How the assembler sends `compact_conversation`'s summary request (issue 16): `request(convo)`
+    gives the request as sent for a conversation (system first, state block last), `tools` its
+    schemas; the summary request is that request plus one user message, so a provider's prompt
+    cache reuses it. `one_break`: mask and summarize in the same compaction, never mask alone."""
+
+    request: Callable[[list[dict]], list[dict]]
+    tools: list[dict] | None = None
+    one_break: bool = False
+
+
+def _prefix_ask(prefix: Prefix | None, convo: list[dict], masked_convo: list[dict], split: _Split,
+                middle: list[dict], focus: str | None, max_tokens: int, measure: Measure,
+                count_text: Callable[[str], int], limit: int) -> tuple[list[dict], list[dict] | None] | None:
+    """(messages, tools) of the prefix summary request, or None when there is no prefix or the
+    request with its question would not fit `limit` (the transcript request is sent then)."""
+    if prefix is None:
+        return None
+    kept = masked_convo[split.tail_start] if split.tail_start < len(masked_convo) else None
+    ask = prefix_summary_request(prefix.request(convo), covered=[convo[i] for i in split.middle], originals=middle,
+                                 kept=kept, latest=split.latest not in (None, split.pinned), focus=focus,
+                                 max_tokens=max_tokens)
+    if measure(convo) + count_text(str(ask[-1]["content"])) + 8 > limit:
+        return None
+    return ask, prefix.tools
+
+
+@dataclass
 class Budget:
     """Token figures for one compaction: `target` to get under, `limit` the hard input budget."""
 
@@ -209,13 +242,13 @@ def compact_conversation(
     convo: list[dict], *, measure: Measure, count_text: Callable[[str], int], budget: Budget,
     config: CompactionConfig | None = None, summarize: Summarize | None = None, state: dict | None = None,
     focus: str | None = None, force: bool = False, trigger: str = "auto", summary: bool = True,
-    originals: dict[int, dict] | None = None,
+    originals: dict[int, dict] | None = None, prefix: Prefix | None = None,
 ) -> tuple[list[dict], CompactionRecord]:
     """Compact `convo` (no system layer) -> (new list, CompactionRecord). `measure`, `count_text`:
-    tokens; `budget`: target and limit; `summarize(messages) -> str` or None; `state`: for the
-    summary; `force`: summarize even when masking suffices; `summary`: False masks only;
-    `originals`: index -> a message before masking (the summary's source). Never raises for a
-    summarizer failure; the input is not modified (docs/compaction.md)."""
+    tokens; `budget`: target and limit; `summarize(messages[, tools=]) -> str` or None; `state`;
+    `force`: summarize even when masking suffices; `summary`: False masks only; `originals`: index
+    -> a message before masking (the summary's source); `prefix`: see `Prefix`. Never raises for
+    a summarizer failure; the input is not modified (docs/compaction.md)."""
     config = config or CompactionConfig()
     before = measure(convo)
     stepped, masked = mask_to_target(convo, excess=max(0, before - budget.target), count_text=count_text,
@@ -224,7 +257,7 @@ def compact_conversation(
                               kept=list(range(len(convo))))
     after_mask = measure(stepped) if masked else before
     record.tokens_after = after_mask
-    if (after_mask <= budget.target and not force) or not summary:
+    if (after_mask <= budget.target and not force and not (prefix and prefix.one_break)) or not summary:
         return stepped, record
     masked_convo, masked = mask_observations(convo, keep_recent=config.keep_tool_results)
     tail_tokens = int((config.forced_tail_ratio if force else config.tail_ratio) * budget.limit)
@@ -245,7 +278,9 @@ def compact_conversation(
     max_tokens = max(64, min(config.summary_max_tokens, room))
     text, error = (None, "no summarizer configured")
     if summarize is not None:
-        text, error = _llm_summary(middle, summarize, state, focus, count_text, max_tokens, budget.limit)
+        ask = _prefix_ask(prefix, convo, masked_convo, split, middle, focus, max_tokens, measure, count_text,
+                          budget.limit)
+        text, error = _llm_summary(middle, summarize, state, focus, count_text, max_tokens, budget.limit, ask)
     method = "llm" if text else "extractive"
     if text is None:
         text = extractive_summary(middle, state, focus, fits=lambda t: count_text(t) <= max_tokens)

@@ -1,18 +1,19 @@
 """The LLM side of compaction: the summary request and the model wiring.
 
-`build_summary_request` turns the messages being compacted into a two-message chat
-request: the `compaction.md` prompt (with the todo board and note titles from the
-session state) as the system message, and a plain-text transcript as the user
-message, shrunk to fit the model's input budget (tool output is cut first, user text
-last). `llm_summarizer(client)` gives the `summarize(messages) -> str` callable that
-`compact_conversation` takes.
+`prefix_summary_request`: the conversation's own request (byte-identical, so a provider's
+prompt cache reuses it) plus one user message asking for the summary (`compaction_request.md`);
+`build_summary_request`: the fallback, the `compaction.md` prompt and a transcript of the
+messages, shrunk to the input budget. `llm_summarizer(client)` gives the `summarize(messages,
+tools=None) -> str` callable that `compact_conversation` takes (docs/compaction.md).
 """
 
 from __future__ import annotations
 
+import inspect
 from typing import Any, Callable
 
-from ctxagent.context.compaction.masking import calls_by_id, describe_call
+from ctxagent.context.compaction.facts import extract_facts
+from ctxagent.context.compaction.masking import calls_by_id, describe_call, first_line, is_masked
 from ctxagent.context.compaction.sections import SECTIONS, is_summary_message
 from ctxagent.context.messages import truncate_observation
 from ctxagent.context.state.render import state_sections
@@ -99,6 +100,40 @@ def build_summary_request(messages: list[dict], *, state: dict | None, focus: st
             {"role": "user", "content": f"Messages to summarize:\n\n{transcript}"}]
 
 
+def prefix_summary_request(prefix: list[dict], *, covered: list[dict], originals: list[dict], kept: dict | None,
+                           latest: bool, focus: str | None, max_tokens: int) -> list[dict]:
+    """`prefix` (the request as sent: system, conversation, state block) and a last user
+    message asking for the summary of `covered` (its messages as sent; `originals`: the same
+    before masking, whose first and error lines it lists), with `kept` the first message of
+    the verbatim tail (None: no tail) and `latest` whether the latest user message is kept."""
+    calls = calls_by_id([*prefix, *originals])
+    facts = []
+    for sent, original in zip(covered, originals):
+        if sent.get("role") != "tool" or not is_masked(sent) or is_masked(original):
+            continue
+        text = _text(original)
+        lines = [first_line(text), *(f.text for f in extract_facts(text, source="tool", error_limit=3))]
+        described = describe_call(calls.get(str(original.get("tool_call_id"))))
+        facts += [f"- {described}: {line}" for line in dict.fromkeys(x for x in lines if x)]
+    ask = render("ctxagent.context.compaction", "compaction_request", headings=[h for _, h in SECTIONS],
+                 max_tokens=max_tokens, focus=(focus or "").strip(), kept=_describe(kept, calls), latest=latest,
+                 facts="\n".join(facts))
+    return [*prefix, {"role": "user", "content": ask}]
+
+
+def _describe(message: dict | None, calls: dict) -> str:
+    """How the summary request names the first message kept verbatim."""
+    if message is None:
+        return ""
+    role = str(message.get("role"))
+    if role == "tool":
+        return f"the result of {describe_call(calls.get(str(message.get('tool_call_id'))))}"
+    if message.get("tool_calls"):
+        return f"the {role} message that calls {describe_call(calls.get(str(message['tool_calls'][0].get('id'))))}"
+    words = " ".join(_text(message).split()[:8])
+    return f'the {role} message "{words}"' if words else f"the last {role} message"
+
+
 def _note_titles(state: dict | None) -> str:
     notes = (state or {}).get("notes")
     if isinstance(notes, str):
@@ -109,15 +144,28 @@ def _note_titles(state: dict | None) -> str:
     return "\n".join(f"- {t}" for t in titles)
 
 
-def llm_summarizer(client: Any) -> Callable[[list[dict]], str]:
-    """`summarize(messages) -> str` backed by an `LLMClient` (no tools offered).
+def llm_summarizer(client: Any) -> Callable[..., str]:
+    """`summarize(messages, tools=None) -> str` backed by an `LLMClient`: `tools` (the
+    conversation's schemas, sent so the request keeps its cached prefix) go with
+    tool_choice "none", so the reply is text. Errors of the client propagate;
+    `compact_conversation` catches them and falls back to the extractive summary."""
 
-    Errors of the client propagate; `compact_conversation` catches them and falls back
-    to the extractive summary.
-    """
-
-    def summarize(messages: list[dict]) -> str:
-        response = client.chat(messages, tools=None)
-        return response.content or ""
+    def summarize(messages: list[dict], tools: list[dict] | None = None) -> str:
+        if tools:
+            return client.chat(messages, tools=tools, tool_choice="none").content or ""
+        return client.chat(messages, tools=None).content or ""
 
     return summarize
+
+
+def takes_tools(summarize: Callable[..., str]) -> bool:
+    """Whether `summarize` accepts `tools=` (the prefix summary request needs it; a textbook
+    one-argument summarizer gets the transcript request instead). A `takes_tools` attribute wins."""
+    flag = getattr(summarize, "takes_tools", None)
+    if flag is not None:
+        return bool(flag)
+    try:
+        params = inspect.signature(summarize).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.name == "tools" or p.kind is p.VAR_KEYWORD for p in params)

@@ -11,6 +11,7 @@ import copy
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+from ctxagent.context.compaction.model_summary import takes_tools
 from ctxagent.context.record.objects import flush_all
 from ctxagent.context.record.snapshot import highest_call, write_call_snapshot, write_side_call_snapshot
 from ctxagent.errors import StorageError
@@ -123,14 +124,15 @@ class SnapshotRecorder:
         if summarize is None or not self.enabled:
             return summarize
 
-        def recorded(messages: list[dict]) -> str:
-            entry = {"trigger": trigger, "tokens": self.counter.count_messages(messages),
-                     "request": {"model": self.model, "messages": messages, **self._params()}}
+        def recorded(messages: list[dict], tools: list[dict] | None = None) -> str:
+            entry = {"trigger": trigger, "tokens": self.counter.count_messages(messages, tools),
+                     "request": {"model": self.model, "messages": messages, **self._params(),
+                                 **({"tools": tools, "tool_choice": "none"} if tools else {})}}
             if not own_snapshot:
                 self.pending.append(entry)
             self._open_summary = entry
             try:
-                return summarize(messages)
+                return summarize(messages, tools=tools) if tools else summarize(messages)
             except Exception as exc:
                 entry["error"] = f"{type(exc).__name__}: {exc}"
                 raise
@@ -140,6 +142,7 @@ class SnapshotRecorder:
                 if own_snapshot and not self._write_summary_call(entry, None, notice, **extra):
                     self.pending.append(entry)
 
+        recorded.takes_tools = takes_tools(summarize)  # type: ignore[attr-defined]
         return recorded
 
     def write_pending(self, state: dict, *, unsent: str, notice: Notice) -> None:

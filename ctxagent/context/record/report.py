@@ -77,7 +77,8 @@ def _history_rows(convo, origins, fit, cut, counter, n_system) -> list[dict]:
 
 #: Report layer and fixed reason of the session-state parts that are not selected against.
 _FIXED_PARTS = {"memory_files": ("system", "project memory: appended to the system message every call"),
-                "todos": ("state", "state layer: the todo board, in front of the current request every call")}
+                "todos": ("state", "state layer: the todo board, in the [State] block after the newest message "
+                                     "(the last block sent stays where it was until the board changes)")}
 _TRIMMED = "trimmed: did not fit the input budget"
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import importlib.util
 import os
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from typing import Callable, Mapping
 
@@ -61,6 +60,8 @@ class LocalModel:
 
 def _gguf_in_distribution(dist_name: str) -> Path | None:
     """The first *.gguf file listed in the RECORD of installed distribution `dist_name`."""
+    from importlib import metadata  # about 15 ms: only when the model is looked for (start-up, issue 16)
+
     try:
         dist = metadata.distribution(dist_name)
     except metadata.PackageNotFoundError:

@@ -47,11 +47,13 @@ class LocalServerClient(LLMClient):
 
     def chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, *,
              on_delta: Callable[[StreamDelta], None] | None = None,
-             cancel: threading.Event | None = None, on_retry: Callable[[Any], None] | None = None) -> ChatResponse:
+             cancel: threading.Event | None = None, on_retry: Callable[[Any], None] | None = None,
+             tool_choice: str | None = None) -> ChatResponse:
         """LLMClient.chat, with server failures explained (see the class doc)."""
         mark = self.server.log_size()
         try:
-            return super().chat(messages, tools, on_delta=on_delta, cancel=cancel, on_retry=on_retry)
+            return super().chat(messages, tools, on_delta=on_delta, cancel=cancel, on_retry=on_retry,
+                                tool_choice=tool_choice)
         except _FAILURES as exc:
             if isinstance(exc, LLMTimeoutError):
                 raise
