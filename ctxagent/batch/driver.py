@@ -40,7 +40,7 @@ def run_batch(tasks: list[Task], out: Path, backend: Backend, options: RunOption
         started = time.monotonic()
         sink({"event": "start", **counts})
         options = _with_work_root(options, Path(out))
-        report = _Recorder(results, counts, sink, digests)
+        report = _Recorder(results, counts, sink, digests, model=options.model)
         try:
             if work:
                 backend.run(work, options, report)
@@ -69,8 +69,13 @@ def _with_work_root(options: RunOptions, out: Path) -> RunOptions:
 class _Recorder:
     """The backends' `report` callback: records results, keeps the counts, feeds the sink."""
 
-    def __init__(self, results: ResultsDir, counts: dict[str, Any], sink: Sink, digests: dict[str, str]) -> None:
+    def __init__(self, results: ResultsDir, counts: dict[str, Any], sink: Sink, digests: dict[str, str], *,
+                 model: str | None) -> None:
         self.results, self.counts, self.sink, self.digests = results, counts, sink, digests
+        # a task that failed before its model was known is named after the batch's (the harness
+        # names its report after the first prediction's model_name_or_path)
+        self.model = model or next((r["model"] for r in reversed(list(results.recorded().values()))
+                                    if r.get("model")), None)
 
     def __call__(self, kind: str, **fields: Any) -> None:
         if kind != "result":
@@ -82,7 +87,8 @@ class _Recorder:
             self.sink({"event": "done", **_brief(result), "recorded": False})
             return
         result = {**result, "task_digest": self.digests.get(result["id"])}
-        line = self.results.record(result, model_name=model_name(result))
+        self.model = result.get("model") or self.model
+        line = self.results.record(result, model_name=model_name({"model": result.get("model") or self.model}))
         self.counts["done"] += 1
         self.counts["failed"] += line.get("status") != "finished"
         self.counts["tokens"] += line.get("tokens") or 0

@@ -151,3 +151,25 @@ def test_batch_help_imports_neither_ray_nor_the_model_client(cli_env: dict) -> N
     done = subprocess.run([sys.executable, "-c", probe], env=cli_env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and "--command-timeout" in done.stdout, done.stderr
     assert done.stderr.strip().splitlines()[-1] == "[]", done.stderr
+
+
+def test_a_task_that_failed_before_its_model_is_named_after_the_batchs(tmp_path: Path, cli_env: dict) -> None:
+    repo = tmp_path / "r"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    (repo / "a.txt").write_text("one\n")
+    subprocess.run(["git", "add", "."], cwd=repo, check=True)
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"], cwd=repo, check=True)
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(json.dumps({"instance_id": "bad", "repo": "r", "base_commit": "0" * 40,
+                                 "problem_statement": "TASK bad: x"}) + "\n" +
+                     json.dumps({"instance_id": "ok", "repo": "r", "problem_statement": "TASK ok: x"}) + "\n")
+    with FakeOpenAI(rules=[edit_rule("TASK ok:", update_patch("a.txt", "one", "ONE"))]) as server:
+        env = {**cli_env, **model_env(server)}
+        code, _, err = run_cli(tasks, tmp_path / "out", env, "--workers", "1", "--model", "fake-model")
+    assert code == 1, err
+    preds = [json.loads(x) for x in (tmp_path / "out" / "preds.jsonl").read_text().splitlines()]
+    assert [(p["instance_id"], p["model_name_or_path"], bool(p["model_patch"])) for p in preds] == [
+        ("bad", "ctxagent__fake-model", False), ("ok", "ctxagent__fake-model", True)]
+    lines = [json.loads(x) for x in (tmp_path / "out" / "results.jsonl").read_text().splitlines()]
+    assert "is not a commit of that repository" in lines[0]["reason"]
