@@ -95,8 +95,8 @@ def _sink(as_json: bool, workers: int):
         from ctxagent.cli.jsonout import JsonLinesSink
 
         stream = _own_stdout()
-        writer = JsonLinesSink(stream=stream)
-        return writer.write, (contextlib.nullcontext() if stream is sys.stdout else contextlib.closing(stream))
+        return _EventWriter(JsonLinesSink(stream=stream)), (contextlib.nullcontext() if stream is sys.stdout
+                                                           else _closing_quietly(stream))
     from ctxagent.batch.progress import Progress
 
     progress = Progress(workers=workers)
@@ -118,3 +118,37 @@ def _own_stdout():
     stream = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
     os.dup2(2, 1)
     return stream
+
+
+class _EventWriter:
+    """The `--json` sink. When its reader goes away (`| head`, a killed `jq`), the batch goes
+    on without events rather than dying with its tasks' work unrecorded."""
+
+    def __init__(self, writer) -> None:
+        self.writer, self.closed = writer, False
+
+    def __call__(self, event: dict) -> None:
+        if self.closed:
+            return
+        try:
+            self.writer.write(event)
+        except (BrokenPipeError, ConnectionResetError):
+            self.closed = True
+            click.echo("ctxagent batch: stdout was closed; the batch goes on without events (results in --out)",
+                       err=True)
+
+
+def _closing_quietly(stream):
+    import contextlib
+
+    @contextlib.contextmanager
+    def closing():
+        try:
+            yield stream
+        finally:
+            try:
+                stream.close()
+            except BrokenPipeError:
+                pass  # its reader is gone; what it missed is in the results files
+
+    return closing()

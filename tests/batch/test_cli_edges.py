@@ -173,3 +173,26 @@ def test_a_task_that_failed_before_its_model_is_named_after_the_batchs(tmp_path:
         ("bad", "ctxagent__fake-model", False), ("ok", "ctxagent__fake-model", True)]
     lines = [json.loads(x) for x in (tmp_path / "out" / "results.jsonl").read_text().splitlines()]
     assert "is not a commit of that repository" in lines[0]["reason"]
+
+
+def test_the_batch_goes_on_when_its_json_reader_goes_away(tmp_path: Path, cli_env: dict) -> None:
+    """`ctxagent batch ... --json | head -1`, a killed `jq`: the tasks still run and are recorded."""
+    import os
+
+    repo = tmp_path / "plain"
+    repo.mkdir()
+    (repo / "a.txt").write_text("one\n")
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text("".join(json.dumps({"id": i, "repo": "plain", "task": f"TASK {i}: x"}) + "\n" for i in "ab"))
+    with FakeOpenAI(rules=[edit_rule("TASK a:", update_patch("a.txt", "one", "ONE"))]) as server:
+        reader, writer = os.pipe()
+        proc = subprocess.Popen([*ctxagent_exe(), "batch", str(tasks), "--out", str(tmp_path / "out"), "--yes",
+                                 "--json", "--workers", "1"], env={**cli_env, **model_env(server)}, stdout=writer,
+                                stderr=subprocess.PIPE, text=True)
+        os.close(writer)
+        os.close(reader)  # the reader is gone before the first event: every write meets a closed pipe
+        err = proc.communicate(timeout=300)[1]
+    assert proc.returncode == 0, err
+    assert "stdout was closed; the batch goes on" in err
+    lines = [json.loads(x) for x in (tmp_path / "out" / "results.jsonl").read_text().splitlines()]
+    assert sorted(r["id"] for r in lines) == ["a", "b"] and all(r["status"] == "finished" for r in lines)
