@@ -69,8 +69,9 @@ def open_agent(repo: Path, settings: Settings, *, resume: str | None = None, sin
                                   only=settings.agent.tool_names(model.provider))  # `[agent] tools`
         mcp = stack.enter_context(open_mcp(repo, settings, ask=ask))  # MCP servers: docs/mcp.md
         memory = registry.get("memory")
+        hooks, warned = session_hooks(repo, settings, session)
         assembler = (assembler_factory or default_assembler)(settings, repo, session, side_client,
-                                                             recorder=recorder, memory=memory)
+                                                             recorder=recorder, memory=memory, hooks=hooks)
         stack.callback(recorder.flush)  # the last snapshots' batch is fsynced on the way out
         extra: list[Sink] = [side_calls.on_event, _flush_at_turn_end(recorder)]
         follower = turn_follower(registry)  # commands and python_exec checkpoint with the running turn's number
@@ -79,7 +80,6 @@ def open_agent(repo: Path, settings: Settings, *, resume: str | None = None, sin
         if settings.agent.episodic_memory and memory is not None and getattr(memory, "available", True):
             extra.append(EpisodeRecorder(memory, session.id, secrets=session.secrets, repo=repo))  # one episodic memory per turn
         layer = open_layer(repo, settings, cwd)  # profile files, AGENTS.md chain, skill catalog
-        hooks, warned = session_hooks(repo, settings, session)
         relay = AskRelay(ask)  # sub-agents ask the user through the main thread
         auto, allow_exec = settings.agent.auto_approve, settings.agent.approval == "never"
         wanted = settings.agent.tool_names(model.provider)
@@ -155,8 +155,9 @@ def _model_client(settings: Settings, notice: Callable[[str], None] | None) -> I
 
 
 def default_assembler(settings: Settings, repo: Path, session: Session, client: LLMClient, *,
-                      recorder: SnapshotRecorder | None = None, memory: Any = None) -> ContextAssembler | None:
+                      recorder: SnapshotRecorder | None = None, memory: Any = None,
+                      hooks: Any = None) -> ContextAssembler | None:
     """The context engine's assembler (`ctxagent.agent.wiring.make_assembler`): budgets,
     compaction with model summaries through `client`, snapshots through `recorder`, the
-    memory layer from the `memory` tool."""
-    return make_assembler(settings, repo, session, client=client, recorder=recorder, memory=memory)
+    memory layer from the `memory` tool, PreCompact `hooks`."""
+    return make_assembler(settings, repo, session, client=client, recorder=recorder, memory=memory, hooks=hooks)

@@ -97,12 +97,13 @@ def make_recorder(settings: Any, repo: Path, session: Any, *, client: Any = None
 
 
 def make_assembler(settings: Any, repo: Path, session: Any, *, client: Any = None,
-                   recorder: SnapshotRecorder | None = None, memory: Any = None) -> ContextAssembler:
+                   recorder: SnapshotRecorder | None = None, memory: Any = None,
+                   hooks: Any = None) -> ContextAssembler:
     """The context engine's assembler for `session`: summaries through `client` (extractive
     without one), snapshots through `recorder` (default: `make_recorder`), the memory layer
     from `memory` (a MemoryTool, other sessions' memories only), the resumed view rebuilt,
-    the todo items and notes older than `session.carry_cutoff` left out.
-    Raises ConfigError when a `[context]` compaction or selection setting is out of range."""
+    the todo items and notes older than `session.carry_cutoff` left out, `hooks`' PreCompact
+    rules run before an automatic compaction. Raises ConfigError when a `[context]` compaction or selection setting is out of range."""
     recorder = recorder or make_recorder(settings, repo, session, client=client)
     summarize = llm_summarizer(RecordedClient(client, recorder.summary_reply)) if client is not None else None
     search = memory_search(memory, session_id=getattr(session, "id", None)) if memory is not None else None
@@ -110,4 +111,18 @@ def make_assembler(settings: Any, repo: Path, session: Any, *, client: Any = Non
     return ContextAssembler(settings.model, context=settings.context, secrets=settings.secrets(), summarize=summarize,
                             recorder=recorder, memory_search=search,
                             load_state=state_loader(cutoff) if cutoff is not None else gather_state,
-                            resume=getattr(session, "compaction_view", None))
+                            resume=getattr(session, "compaction_view", None),
+                            before_compaction=pre_compact(hooks) if hooks is not None else None)
+
+
+def pre_compact(hooks: Any) -> Callable[[], str | None]:
+    """The assembler's `before_compaction`: fire `hooks`' PreCompact rules (trigger "auto");
+    what to tell the user (a warning, an objection: the compaction goes on), or None."""
+    def fire() -> str | None:
+        result = hooks.fire("PreCompact", "auto", trigger="auto", custom_instructions="")
+        said = [result.warning] if result.warning else []
+        if result.blocked:
+            said.append(f"a PreCompact hook objected (compacting anyway): {result.reason}")
+        return "; ".join(said) or None
+
+    return fire

@@ -42,8 +42,8 @@ _MIN_SAFETY = 0.5
 
 class ContextAssembler:
     """Builds every request of a session; `model`: ModelSettings, `context`: Settings.context.
-    Dependencies are constructor arguments (summarize, load_state, memory_search,
-    on_compaction, on_view, on_notice, recorder, resume), never set afterwards; each is
+    Dependencies are constructor arguments (summarize, load_state, memory_search, on_compaction,
+    on_view, on_notice, recorder, resume, before_compaction), never set afterwards; each is
     described in docs/compaction.md ("The assembler's arguments"). Raises ConfigError.
     """
 
@@ -57,8 +57,10 @@ class ContextAssembler:
                  request_params: Callable[[], dict] | None = None,
                  on_view: Callable[[dict], None] | None = None,
                  on_notice: Callable[[str], None] | None = None,
-                 recorder: SnapshotRecorder | None = None, resume: dict | None = None) -> None:
+                 recorder: SnapshotRecorder | None = None, resume: dict | None = None,
+                 before_compaction: Callable[[], str | None] | None = None) -> None:
         self.model = model
+        self.before_compaction = before_compaction
         self.secrets = list(secrets)
         self.config = config or CompactionConfig.from_settings(context)
         self.summarize = summarize
@@ -125,6 +127,7 @@ class ContextAssembler:
         twin.view, twin.records = self.view.copy(), list(self.records)
         twin.compacted_turns, twin.marks = set(self.compacted_turns), dict(self.marks)
         twin.recorder = self.recorder.fork()  # a preview's records belong to no snapshot
+        twin.before_compaction = None  # nor runs PreCompact hooks
         asked: list[tuple[list[dict], list[dict] | None]] = []
         if self.summarize is not None:
             def stand_in(messages: list[dict], tools: list[dict] | None = None) -> str:  # the summary call, not made
@@ -276,6 +279,10 @@ class ContextAssembler:
         min_free = int(self.config.min_free_ratio * budget["limit"])
         over = tokens > budget["limit"]
         summary = force or over or self.summary_wait is None or tokens > self.summary_wait
+        if summary and self.before_compaction is not None:  # PreCompact hooks (trigger "auto")
+            said = self.before_compaction()
+            if said:
+                self._notice(said)
         new, record, new_origins = self._compact(system, view, origins, convo, tools, selection, trigger="auto",
                                                  turn=turn, summary=summary, force=force)
         freed = record.tokens_before - record.tokens_after

@@ -110,3 +110,24 @@ def test_a_hook_that_hangs_is_killed_and_the_session_goes_on(ctxagent, fake_serv
     assert proc.returncode == 0, proc.stderr
     assert "was killed after its 1 s timeout" in " ".join((proc.stdout + proc.stderr).split())
     assert "README.md" in _tool_results(server.requests()[-1])[0]
+
+
+def test_a_pre_compact_hook_runs_before_an_automatic_compaction(ctxagent, fake_server, repo: Path, env) -> None:
+    """Compactions the context engine starts on its own (the window filled up in a long turn)
+    run the PreCompact hooks matched by "auto", with the event on stdin, as `/compact` does."""
+    _user_hooks(env, {"PreCompact": _command("cat > ../precompact.json", matcher="auto")})
+    config = Path(env["XDG_CONFIG_HOME"]) / "ctxagent" / "config.toml"
+    config.write_text('[agent]\nepisodic_memory = false\ntools = ["terminal"]\n'
+                      "[model]\ncontext_window = 6000\nmax_output_tokens = 500\n",
+                      encoding="utf-8")
+    (repo / "big.txt").write_text("".join(f"line {i}: the configuration value is {i * 7}\n" for i in range(400)),
+                                  encoding="utf-8")
+    reads = [tool_calls([("terminal", json.dumps({"command": f"sed -n '{a},{a + 99}p' big.txt"}))])
+             for a in range(1, 400, 100)]
+    server = fake_server([*reads, *reads, text("Read it all.")])
+    proc = ctxagent("run", "Read big.txt in parts.", "--repo", str(repo), "--json", extra_env=model_env(server))
+    assert proc.returncode == 0, proc.stderr
+    events = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    assert any(e["type"] == "compaction" for e in events), "the window filled up: a compaction"
+    payload = json.loads((repo.parent / "precompact.json").read_text(encoding="utf-8"))
+    assert payload["hook_event_name"] == "PreCompact" and payload["trigger"] == "auto"
