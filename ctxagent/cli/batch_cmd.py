@@ -69,6 +69,9 @@ def batch_command(tasks_file: Path, out: Path, workers: int | None, backend: str
         with display:
             counts = run_batch(tasks, out, runner, options, sink=sink, retry_failed=retry_failed)
     except KeyboardInterrupt:
+        import signal
+
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # the workers are stopped: one more Ctrl-C must not cut the exit
         click.echo(f"interrupted: what finished is in {out}; run the same command again to go on", err=True)
         return 130
     return 0 if counts["unfinished"] == 0 else 1

@@ -91,12 +91,20 @@ class LocalBackend:
             self._stop(pool, events, report)
             raise
         finally:
-            for worker in pool:
-                worker.close()
-            for worker in pool:
-                _reap(worker)
-            if log is not subprocess.DEVNULL:
-                log.close()  # type: ignore[union-attr]
+            try:
+                for worker in pool:
+                    worker.close()
+                for worker in pool:
+                    _reap(worker)
+            except KeyboardInterrupt:  # another Ctrl-C while they end: kill them, wait no more
+                for worker in pool:
+                    worker.signal(signal.SIGKILL)
+                for worker in pool:
+                    _reap(worker)
+                raise
+            finally:
+                if log is not subprocess.DEVNULL:
+                    log.close()  # type: ignore[union-attr]
 
     def _loop(self, pool: list[_Worker], pending: collections.deque, events: queue.Queue, options: RunOptions,
               report: Report, log: Any) -> None:
