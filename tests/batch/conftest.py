@@ -141,7 +141,7 @@ def finish(proc: subprocess.Popen) -> tuple[int, list[dict[str, Any]], str]:
     return proc.returncode, [json.loads(line) for line in out.splitlines() if line.strip()], err
 
 
-def wait_for_request(server: FakeOpenAI, marker: str, *, deadline_s: float = 120) -> dict[str, Any]:
+def wait_for_request(server: FakeOpenAI, marker: str, *, deadline_s: float = 300) -> dict[str, Any]:
     """The first request to `server` one of whose messages holds `marker` (polls its log:
     waits for the event, asserts nothing about time)."""
     end = time.monotonic() + deadline_s
