@@ -232,6 +232,8 @@ class RichRenderer:
         counts = f"{visible(event.method)}, {before} → {after} messages"
         if isinstance(details.get("tokens_before"), int) and isinstance(details.get("tokens_after"), int):
             counts += f", {details['tokens_before']:,} → {details['tokens_after']:,} tokens"
+            if details["tokens_after"] >= details["tokens_before"]:  # said, not hidden (trial 12-02)
+                counts += ": the summary is longer than what it replaced"
         counts = f"({counts})"
         if details.get("summary_error"):
             counts += f" (model summary not used: {self._clean(str(details['summary_error']))})"

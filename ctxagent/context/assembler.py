@@ -145,8 +145,8 @@ class ContextAssembler:
         """Compact now; return the new history (system first) for the loop to keep. `trigger`:
         "overflow" (the budget also shrinks by OVERFLOW_SHRINK) or "manual" (`/compact`: a summary
         is always written). The record is in `last_record`; `on_compaction` is not called (the
-        caller records it). Raises NothingToCompact (with the request's share of the window)
-        when there is nothing to summarize or the summary would not shrink it: history unchanged."""
+        caller records it). Raises NothingToCompact (with the request's share of the window) when
+        there is nothing to summarize, or (not "manual") the summary would not shrink it: unchanged."""
         if trigger == "overflow":
             self.safety = max(_MIN_SAFETY, self.safety * OVERFLOW_SHRINK)
         system, convo = _split_system(history)
@@ -159,7 +159,7 @@ class ContextAssembler:
                                                  self._last_tools)
             share = 100 * tokens / max(1, self.budget()["context_window"])
             raise NothingToCompact(f"nothing to compact: {share:.0f}% of the window")
-        if record.tokens_after >= record.tokens_before:  # a summary longer than what it replaces is no compaction
+        if record.tokens_after >= record.tokens_before and trigger != "manual":  # no room won: no compaction
             raise NothingToCompact(f"nothing to compact: its {record.method} summary would not shrink the context "
                                    f"({record.tokens_before:,} -> {record.tokens_after:,} tokens); the history is unchanged")
         self._accept(record)

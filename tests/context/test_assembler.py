@@ -375,20 +375,28 @@ def test_a_cut_result_row_counts_the_tokens_sent_and_the_layers_add_up():
 
 
 def test_a_compaction_whose_summary_would_not_shrink_the_context_is_refused():
-    """Trial 12-02: `/compact` of a short conversation announced "7,282 -> 7,422 tokens" as done;
-    a summary longer than what it replaces leaves the history as it was, and says why."""
+    """Trial 12-02: a summary longer than what it replaces wins no room: after a context-length
+    error it is refused and the history stays; `/compact` (the user asked) still writes it, and
+    its record shows the growth (the CLI says so: tests/e2e/test_day_one_05_compact.py)."""
     from ctxagent.context.compaction.compactor import NothingToCompact
 
     settings = ModelSettings(provider="custom", model="fake-model", base_url="http://127.0.0.1:9/v1",
                              api_key="sk-test-0123456789abcdef", context_window=32_000, max_output_tokens=1000)
-    assembler = ContextAssembler(settings, summarize=None, counter=TokenCounter("gpt-4o-mini"), snapshots=False,
-                                 load_state=None)
     history = [{"role": "system", "content": "You are ctxagent."},
                {"role": "user", "content": "Fix the greeting in src/app.py; the version is v9-TEST."}]
     for i in range(4):
         history += [{"role": "assistant", "content": f"Looking at file {i}."}, {"role": "user", "content": f"ok {i}"}]
     history.append({"role": "assistant", "content": "The long answer.\n" + "word " * 3000})
     before = [dict(m) for m in history]
+
+    def assembler() -> ContextAssembler:
+        return ContextAssembler(settings, summarize=None, counter=TokenCounter("gpt-4o-mini"), snapshots=False,
+                                load_state=None)
+
+    overflow = assembler()
     with pytest.raises(NothingToCompact, match=r"would not shrink the context \([\d,]+ -> [\d,]+ tokens\)"):
-        assembler.compact(history, trigger="manual")
-    assert history == before and assembler.last_record is None
+        overflow.compact(history)
+    assert history == before and overflow.last_record is None
+    manual = assembler()
+    assert len(manual.compact(history, trigger="manual")) < len(history)
+    assert manual.last_record.tokens_after >= manual.last_record.tokens_before

@@ -48,6 +48,7 @@ def test_compact_on_a_short_chat_writes_a_summary(ctxagent, fake_server, repo: P
     assert proc.returncode == 0, proc.stderr
     out = flat(proc.stdout)
     assert "compacted on request (llm, 10 → 4 messages" in out, out
+    assert "tokens: the summary is longer than what it replaced)" in out  # said, not hidden (trial 12-02)
     assert "(masking" not in out and "nothing to compact" not in out
     bodies = server.requests()
     assert len(_summary_requests(bodies)) == 1, "one summary request"
