@@ -96,6 +96,22 @@ def read_text(path: Path) -> str | None:
     """The file's text (UTF-8, undecodable bytes replaced), or None if binary, unreadable,
     not a regular file, a symbolic link (it may have been swapped in since the listing:
     issue 17 S14) or over MAX_FILE_BYTES."""
+    data = _read_head(path, MAX_FILE_BYTES + 1)
+    if data is None or len(data) > MAX_FILE_BYTES or b"\0" in data[:BINARY_PROBE_BYTES]:
+        return None
+    return data.decode("utf-8", errors="replace")
+
+
+def is_text(path: Path) -> bool:
+    """Whether `read_text(path)` would give text, from its first BINARY_PROBE_BYTES only (the
+    same checks: not a link, a regular file of at most MAX_FILE_BYTES, no NUL byte there)."""
+    data = _read_head(path, BINARY_PROBE_BYTES)
+    return data is not None and b"\0" not in data
+
+
+def _read_head(path: Path, limit: int) -> bytes | None:
+    """At most `limit` bytes of `path`, or None if it cannot be opened without following a link,
+    is not a regular file, is over MAX_FILE_BYTES or cannot be read."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
@@ -105,29 +121,9 @@ def read_text(path: Path) -> str | None:
             st = os.fstat(f.fileno())
             if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_FILE_BYTES:
                 return None
-            data = f.read(MAX_FILE_BYTES + 1)
+            return f.read(limit)
         except OSError:
             return None
-    if len(data) > MAX_FILE_BYTES or b"\0" in data[:BINARY_PROBE_BYTES]:
-        return None
-    return data.decode("utf-8", errors="replace")
-
-
-def is_text(path: Path) -> bool:
-    """Whether `read_text(path)` would give text, from its first BINARY_PROBE_BYTES only (the
-    same checks: not a link, a regular file of at most MAX_FILE_BYTES, no NUL byte there)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return False
-    with os.fdopen(fd, "rb") as f:
-        try:
-            st = os.fstat(f.fileno())
-            if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_FILE_BYTES:
-                return False
-            return b"\0" not in f.read(BINARY_PROBE_BYTES)
-        except OSError:
-            return False
 
 
 def glob_match(rel: str, glob: str) -> bool:
