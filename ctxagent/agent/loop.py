@@ -315,10 +315,8 @@ class Agent:
         the event, whose `details` is the assembler's CompactionRecord. With nothing to compact a
         Notice says so ("nothing to compact: 12% of the window"), the history is unchanged and
         None is returned: a compaction that did nothing is not one."""
-        pre = self._hook("PreCompact", "manual" if manual else "auto", trigger="manual" if manual else "auto",
-                         custom_instructions=focus or "")
-        if pre.blocked:
-            self.emit(Notice(message=f"a PreCompact hook objected (compacting anyway): {pre.reason}"))
+        for said in self.hooks.pre_compact("manual" if manual else "auto", focus or ""):
+            self.emit(Notice(message=said))
         before = self._messages()
         try:
             after, method = compact_history(self.assembler, before, manual=manual, focus=focus)

@@ -112,17 +112,5 @@ def make_assembler(settings: Any, repo: Path, session: Any, *, client: Any = Non
                             recorder=recorder, memory_search=search,
                             load_state=state_loader(cutoff) if cutoff is not None else gather_state,
                             resume=getattr(session, "compaction_view", None),
-                            before_compaction=pre_compact(hooks) if hooks is not None else None)
-
-
-def pre_compact(hooks: Any) -> Callable[[], str | None]:
-    """The assembler's `before_compaction`: fire `hooks`' PreCompact rules (trigger "auto");
-    what to tell the user (a warning, an objection: the compaction goes on), or None."""
-    def fire() -> str | None:
-        result = hooks.fire("PreCompact", "auto", trigger="auto", custom_instructions="")
-        said = [result.warning] if result.warning else []
-        if result.blocked:
-            said.append(f"a PreCompact hook objected (compacting anyway): {result.reason}")
-        return "; ".join(said) or None
-
-    return fire
+                            before_compaction=(lambda: "; ".join(hooks.pre_compact("auto")) or None)
+                            if hooks is not None else None)

@@ -42,6 +42,15 @@ class Hooks:
                    for rule in matching]
         return combine(results)
 
+    def pre_compact(self, trigger: str, focus: str = "") -> list[str]:
+        """Fire PreCompact (`trigger`: "manual" or "auto"; `focus`: `/compact`'s instructions);
+        what to tell the user: the hooks' warning, an objection (compaction is never stopped)."""
+        result = self.fire("PreCompact", trigger, trigger=trigger, custom_instructions=focus)
+        said = [result.warning] if result.warning else []
+        if result.blocked:
+            said.append(f"a PreCompact hook objected (compacting anyway): {result.reason}")
+        return said
+
 
 NO_HOOKS = Hooks((), repo=Path("."), session_id="", transcript_path="", env={})
 """A session without hooks (the library default)."""
