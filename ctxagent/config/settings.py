@@ -287,10 +287,12 @@ def _keep_price_floor(settings: Settings, values: dict[str, Value], before_repo:
         return {**layer, **{k: before_repo[k] for k in keys if k in before_repo and k not in layer}}
 
     keys = _PRICE_KEYS
-    true_prices, got = prices_for(build(back(keys)).model), prices_for(settings.model)
+    kept = build(back(keys))  # the repository's model at the true prices
+    true_prices, got = prices_for(kept.model), prices_for(settings.model)
     if true_prices is None:  # the repository's model has no known price: only fine if the user's has none
         keys = ("model.model", *_PRICE_KEYS)
-        true_prices = prices_for(build(back(keys)).model)
+        kept = build(back(keys))
+        true_prices = prices_for(kept.model)
         if true_prices is None:
             return settings
         reason = f"{settings.model.model!r} has no known price, so max_cost_usd could not count it"
@@ -299,7 +301,7 @@ def _keep_price_floor(settings: Settings, values: dict[str, Value], before_repo:
     else:
         reason = f"would count less than {true_prices.describe()}, so max_cost_usd would not hold"
     trust.ignored.extend(IgnoredSetting(key=k, reason=reason) for k in keys if k in values and values[k][2] == _REPO)
-    return build(back(keys))
+    return kept
 
 
 def _without_model(values: dict[str, Value], env: Mapping[str, str], local: LocalCheck, files: list[str],
