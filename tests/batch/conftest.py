@@ -176,6 +176,12 @@ def pid_of_client(client_port: int, server_port: int) -> int:
     raise AssertionError(f"no process holds socket {inode}")
 
 
+def held_worker(server: FakeOpenAI, marker: str) -> int:
+    """The pid of the process whose request holding `marker` the server holds (`wait_for_request`)."""
+    held = wait_for_request(server, marker)
+    return pid_of_client(held["client"][1], server.port)
+
+
 def applied(repo: Path, base: str, diff: str, tmp: Path) -> Path:
     """A fresh clone of `repo` at `base` with `diff` applied by git (proves the diff is right)."""
     subprocess.run(["git", "clone", "-q", str(repo), str(tmp)], check=True, capture_output=True)

@@ -24,6 +24,22 @@ def run_cli(tasks: Path, out: Path, env: dict, *args: str, cwd: Path | None = No
                           env=env, cwd=cwd, capture_output=True, text=True, timeout=300)
     return done.returncode, [json.loads(line) for line in done.stdout.splitlines() if line.strip()], done.stderr
 
+def _plain_folder(tmp_path: Path) -> Path:
+    """`tmp_path/plain`: a folder outside git holding a.txt ("one")."""
+    repo = tmp_path / "plain"
+    repo.mkdir()
+    (repo / "a.txt").write_text("one\n")
+    return repo
+
+
+def _two_tasks(tmp_path: Path) -> Path:
+    """The plain folder and a tasks file of two tasks on it, "a" and "b" (TASK a: / TASK b:)."""
+    _plain_folder(tmp_path)
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text("".join(json.dumps({"id": i, "repo": "plain", "task": f"TASK {i}: x"}) + "\n" for i in "ab"))
+    return tasks
+
+
 
 def test_out_inside_a_plain_folder_and_what_setup_leaves(tmp_path: Path, cli_env: dict) -> None:
     """`cd proj && ctxagent batch tasks.jsonl --out runs` with repo ".": the copy must not copy
@@ -47,9 +63,7 @@ def test_out_inside_a_plain_folder_and_what_setup_leaves(tmp_path: Path, cli_env
 def test_another_batchs_folder_is_not_taken_as_done(tmp_path: Path, cli_env: dict) -> None:
     """Batch B with --out of batch A, whose ids are the same ("t1"...) but whose tasks differ:
     refused before any model call, A's results left as they were."""
-    repo = tmp_path / "plain"
-    repo.mkdir()
-    (repo / "a.txt").write_text("one\n")
+    repo = _plain_folder(tmp_path)
     first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
     first.write_text(json.dumps({"id": "t1", "repo": "plain", "task": "TASK t1: edit"}) + "\n")
     second.write_text(json.dumps({"id": "t1", "repo": "plain", "task": "TASK other: something else"}) + "\n")
@@ -68,9 +82,7 @@ def test_another_batchs_folder_is_not_taken_as_done(tmp_path: Path, cli_env: dic
 
 
 def test_a_hung_setup_a_step_limit_and_a_failing_test(tmp_path: Path, cli_env: dict) -> None:
-    repo = tmp_path / "plain"
-    repo.mkdir()
-    (repo / "a.txt").write_text("one\n")
+    _plain_folder(tmp_path)
     tasks = tmp_path / "tasks.jsonl"
     tasks.write_text("".join(json.dumps(t) + "\n" for t in [
         {"id": "hang", "repo": "plain", "task": "TASK hang: x", "setup": "sleep 600"},
@@ -120,11 +132,7 @@ def run_in_terminal(argv: list[str], env: dict, columns: int) -> tuple[int, str]
 def test_the_live_display_on_a_narrow_terminal_without_colour(tmp_path: Path, cli_env: dict) -> None:
     from tests.support.screen import screen
 
-    repo = tmp_path / "plain"
-    repo.mkdir()
-    (repo / "a.txt").write_text("one\n")
-    tasks = tmp_path / "tasks.jsonl"
-    tasks.write_text("".join(json.dumps({"id": i, "repo": "plain", "task": f"TASK {i}: x"}) + "\n" for i in "ab"))
+    tasks = _two_tasks(tmp_path)
     with FakeOpenAI(rules=[edit_rule("TASK a:", update_patch("a.txt", "one", "ONE"))]) as server:
         env = {**cli_env, **model_env(server), "COLUMNS": "60", "LINES": "24", "TERM": "xterm-256color",
                "NO_COLOR": "1"}
@@ -179,11 +187,7 @@ def test_the_batch_goes_on_when_its_json_reader_goes_away(tmp_path: Path, cli_en
     """`ctxagent batch ... --json | head -1`, a killed `jq`: the tasks still run and are recorded."""
     import os
 
-    repo = tmp_path / "plain"
-    repo.mkdir()
-    (repo / "a.txt").write_text("one\n")
-    tasks = tmp_path / "tasks.jsonl"
-    tasks.write_text("".join(json.dumps({"id": i, "repo": "plain", "task": f"TASK {i}: x"}) + "\n" for i in "ab"))
+    tasks = _two_tasks(tmp_path)
     with FakeOpenAI(rules=[edit_rule("TASK a:", update_patch("a.txt", "one", "ONE"))]) as server:
         reader, writer = os.pipe()
         proc = subprocess.Popen([*ctxagent_exe(), "batch", str(tasks), "--out", str(tmp_path / "out"), "--yes",

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.batch.conftest import API_KEY, KILLED, Batch, applied, finish, model_env, pid_of_client, start_batch, wait_for_request
+from tests.batch.conftest import API_KEY, KILLED, Batch, applied, finish, held_worker, model_env, start_batch, wait_for_request
 from tests.support.fake_openai import FakeOpenAI
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="finds the worker's pid in /proc")
@@ -60,8 +60,7 @@ def test_six_tasks_a_killed_worker_and_a_rerun(batch: Batch, cli_env: dict, tmp_
     with FakeOpenAI(rules=batch.rules()) as server:
         env = {**cli_env, **model_env(server)}
         proc = start_batch(batch, env, "--workers", "2")
-        held = wait_for_request(server, f"TASK {KILLED}:")
-        pid = pid_of_client(held["client"][1], server.port)
+        pid = held_worker(server, f"TASK {KILLED}:")
         assert pid != proc.pid
         os.kill(pid, signal.SIGKILL)
         code, events, err = finish(proc)
@@ -134,8 +133,7 @@ def test_sigkill_of_the_driver_loses_only_the_task_in_flight(batch: Batch, cli_e
     with FakeOpenAI(rules=batch.rules()) as server:
         env = {**cli_env, **model_env(server)}
         proc = start_batch(batch, env, "--workers", "1")
-        held = wait_for_request(server, f"TASK {KILLED}:")
-        worker = pid_of_client(held["client"][1], server.port)
+        worker = held_worker(server, f"TASK {KILLED}:")
         proc.kill()
         proc.communicate(timeout=60)
         wait_gone(worker)  # the worker follows its driver (PR_SET_PDEATHSIG), nothing left running

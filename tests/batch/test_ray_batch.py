@@ -15,7 +15,7 @@ from typing import Iterator
 
 import pytest
 
-from tests.batch.conftest import KILLED, Batch, finish, model_env, pid_of_client, start_batch, wait_for_request
+from tests.batch.conftest import KILLED, Batch, finish, held_worker, model_env, start_batch
 from tests.batch.test_local_batch import check_outputs
 from tests.e2e.conftest import ROOT
 from tests.support.fake_openai import FakeOpenAI
@@ -60,8 +60,7 @@ def test_six_tasks_on_ray_a_killed_worker_and_a_rerun(ray_cluster: tuple[str, Pa
         env = {**cli_env, **RAY_ENV, **model_env(server)}
         args = ("--backend", "ray", "--ray-address", address, "--workers", "2")
         proc = start_batch(batch, env, *args)
-        held = wait_for_request(server, f"TASK {KILLED}:")
-        pid = pid_of_client(held["client"][1], server.port)
+        pid = held_worker(server, f"TASK {KILLED}:")
         assert pid != proc.pid
         os.kill(pid, signal.SIGKILL)
         code, events, err = finish(proc)

@@ -31,6 +31,16 @@ def env(tmp_path: Path) -> dict[str, str]:
             "CTXAGENT_LOCAL_MODEL": "/nonexistent/model.gguf"}
 
 
+def _with_user_file(tmp_path: Path, env: dict[str, str], text: str) -> tuple[Path, Path]:
+    """(an empty repository, the user config file of `env` holding `text`)."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    user = user_config_path(env)
+    user.parent.mkdir(parents=True)
+    user.write_text(text)
+    return repo, user
+
+
 @pytest.mark.parametrize("model", [*MODELS, RepoConfigTrust], ids=lambda m: m.__name__)
 def test_the_defaults_without_a_validator_are_the_validated_defaults(model: type[BaseModel]) -> None:
     built, validated = defaults(model), model()
@@ -62,11 +72,8 @@ def test_the_model_of_no_provider_and_of_the_offline_model_equal_their_validatio
 
 
 def test_loaded_settings_equal_one_validation_of_the_same_values(tmp_path: Path, env: dict[str, str]) -> None:
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    user = user_config_path(env)
-    user.parent.mkdir(parents=True)
-    user.write_text('[agent]\nmax_steps = 7\n[exec]\ndeny = ["git push *"]\n[harness]\nagents_max_bytes = 100\n')
+    repo, _ = _with_user_file(tmp_path, env, '[agent]\nmax_steps = 7\n[exec]\ndeny = ["git push *"]\n'
+                                             "[harness]\nagents_max_bytes = 100\n")
     loaded = load_settings(repo, env={**env, "CTXAGENT_BASE_URL": "http://127.0.0.1:9/v1"}, require_key=False)
     again = Settings(**{name: getattr(loaded, name).model_dump() for name in settings_module._SECTIONS},
                      sources=loaded.sources, files=loaded.files, repo_trust=loaded.repo_trust.model_dump())
@@ -81,11 +88,7 @@ def test_loaded_settings_equal_one_validation_of_the_same_values(tmp_path: Path,
                                         ("model", 'context_window = "big"')])
 def test_a_bad_value_in_any_section_is_the_same_clear_error(tmp_path: Path, env: dict[str, str], table: str,
                                                              key: str) -> None:
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    user = user_config_path(env)
-    user.parent.mkdir(parents=True)
-    user.write_text(f"[{table}]\n{key}\n")
+    repo, user = _with_user_file(tmp_path, env, f"[{table}]\n{key}\n")
     for offline_model in (True, False):
         with pytest.raises(ConfigError) as err:
             load_settings(repo, env=env, require_key=False, require_model=False, offline_model=offline_model)
@@ -93,11 +96,7 @@ def test_a_bad_value_in_any_section_is_the_same_clear_error(tmp_path: Path, env:
 
 
 def test_two_bad_sections_are_counted_as_one_validation_counts_them(tmp_path: Path, env: dict[str, str]) -> None:
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    user = user_config_path(env)
-    user.parent.mkdir(parents=True)
-    user.write_text("[agent]\nmax_steps = 0\n[tools]\npatch_max_files = -1\n")
+    repo, user = _with_user_file(tmp_path, env, "[agent]\nmax_steps = 0\n[tools]\npatch_max_files = -1\n")
     with pytest.raises(ConfigError) as err:
         load_settings(repo, env=env, require_key=False, require_model=False)
     assert "invalid setting agent.max_steps = 0" in str(err.value) and "(and 1 more problem(s))" in str(err.value)
