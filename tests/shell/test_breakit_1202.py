@@ -1,0 +1,111 @@
+"""Break test of 2026-12-02 (`breakit`): one test per hole found, named after it.
+
+Each runs the terminal as the model would (`TerminalTool.execute`), on a workspace with a
+marker file outside it and ctxagent's state folder inside; docs/terminal.md, "Break test
+of 2026-12-02", tells what each hole was and how the class was closed.
+"""
+
+from __future__ import annotations
+
+import shutil
+import unicodedata
+from pathlib import Path
+
+import pytest
+
+from ctxagent.errors import ToolRefusedError
+from ctxagent.shell.commands.awk import check_awk_program
+from ctxagent.shell.output import escape_controls
+from ctxagent.shell.programs import find_rg
+from ctxagent.storage.files import STATE_DIR_NAME
+from ctxagent.tools import TerminalTool
+
+STATE = "STATE-IN-SESSION"
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "a.py").write_text("print('x')\n")
+    (root / STATE_DIR_NAME / "sessions").mkdir(parents=True)
+    (root / STATE_DIR_NAME / "sessions" / "s.json").write_text(STATE + "\n")
+    (tmp_path / "outside.txt").write_text("SECRET-MARKER\n")
+    return root
+
+
+def _run(ws: Path, command: str, sandbox: bool | None = False) -> tuple[bool, str]:
+    result = TerminalTool(ws, sandbox=sandbox, timeout=20).execute({"command": command})
+    return result.ok, result.content
+
+
+@pytest.mark.skipif(find_rg() is None, reason="rg is not installed")
+@pytest.mark.parametrize("globs", ["-g '*'", "--iglob '*'", "--hidden -g '*'", "--hidden --iglob '.*'",
+                                   "-g '!x' --iglob '**'", "--glob=* --", "-g '*' src ."])
+def test_rg_glob_that_matches_state_folder_does_not_unhide_it(ws: Path, globs: str) -> None:
+    """`rg -g '*' X`: rg's later (and every --iglob) glob won over the `--glob=!.ctxagent`
+    put first, so the state showed without being named."""
+    ok, out = _run(ws, f"rg {globs} {STATE}" if "--" not in globs else f"rg {STATE} {globs} .")
+    assert STATE not in out, out
+
+
+@pytest.mark.skipif(find_rg() is None, reason="rg is not installed")
+def test_rg_glob_naming_state_folder_still_shows_it(ws: Path) -> None:
+    """A glob that spells `.ctxagent` names it: hiding is off, as for a path operand."""
+    ok, out = _run(ws, f"rg --hidden -g '.ctxagent/**' {STATE}")
+    assert ok and STATE in out, out
+    ok, out = _run(ws, "rg -g '*.py' print")
+    assert ok and "src/a.py" in out and STATE not in out, out
+
+
+@pytest.mark.parametrize("program", [
+    'BEGIN { SYMTAB["AR" "GV"][1] = "/etc/passwd" } { print }',
+    'BEGIN { for (k in SYMTAB["ENV" "IRON"]) print k }',
+    'BEGIN { f = FUNCTAB["x"] }',
+    'BEGIN { bindtextdomain("/tmp"); print dcgettext("x") }',
+])
+def test_gawk_symtab_reaches_argv_and_environ(program: str) -> None:
+    """gawk's SYMTAB gives ARGV, ENVIRON and PROCINFO under names the word list did not
+    hold (`SYMTAB["AR" "GV"][1] = FILE` read a file outside the workspace)."""
+    with pytest.raises(ToolRefusedError, match="not allowed"):
+        check_awk_program(program)
+
+
+@pytest.mark.skipif(shutil.which("awk") is None, reason="awk is not installed")
+def test_gawk_symtab_refused_through_the_tool(ws: Path) -> None:
+    """The same through the tool: nothing runs, whichever awk the machine has."""
+    ok, out = _run(ws, """awk 'BEGIN { SYMTAB["AR" "GV"][1] = "../outside.txt" } { print }' src/a.py""")
+    assert not ok and "SECRET" not in out and "SYMTAB" in out, out
+
+
+@pytest.mark.parametrize("command", ["cd '-\x1b]0;pwned\x07'", "git log '--\x1b[2J'", "ls '--\x9b2J'",
+                                     "grep -e x --colour='\x1b]52;c;eA==\x07' src"])
+def test_refusal_message_passes_control_characters_through(ws: Path, command: str) -> None:
+    """A refusal quoted the model's word raw (`cd -ESC]0;...BEL` retitled the terminal of a
+    user reading the result); every message of the tool is escaped like output."""
+    ok, out = _run(ws, command)
+    assert not any(ch in out for ch in "\x1b\x07\x9b"), repr(out)
+
+
+_INVISIBLE = "\U000e0049\U000e0067\U000e006e\U000e006f\U000e0072\U000e0065"  # tag letters: "Ignore"
+
+
+def test_invisible_unicode_hides_text_from_the_user(ws: Path) -> None:
+    """Tag characters (U+E0020-E007F, "ASCII smuggling"), zero-width spaces, word joiners,
+    LRM/RLM and the BOM render as nothing in a terminal while the model reads them: a file
+    could hold instructions the user does not see. They are now escaped like controls."""
+    (ws / "README.md").write_text(f"hello{_INVISIBLE}\u200b\u2060\u200e\ufeff\U000e0100 world\n")
+    ok, out = _run(ws, "cat README.md")
+    assert ok and "hello\\U000e0049" in out and "\\u200b\\u2060\\u200e\\ufeff\\U000e0100 world" in out, out
+
+
+def test_every_format_character_is_escaped_but_joiners() -> None:
+    """All of Unicode's format characters (Cf) but ZWNJ/ZWJ (needed by Persian, Indic
+    scripts and emoji), and the variation selectors past VS16, are shown as escapes."""
+    kept = {0x200C, 0x200D}
+    for code in range(0x110000):
+        ch = chr(code)
+        if code in kept or not (unicodedata.category(ch) == "Cf" or 0xE0100 <= code <= 0xE01EF):
+            continue
+        assert escape_controls(ch) != ch, f"U+{code:04X}"
+    assert escape_controls("caf\u00e9 \u200d \u2764\ufe0f \u4e2d") == "caf\u00e9 \u200d \u2764\ufe0f \u4e2d"
