@@ -21,11 +21,22 @@ BINARY_NOTE = ("[binary output (a NUL byte in its first 8,000 bytes, the test gi
 BINARY_PROBE = 8000  # bytes looked at, as git's buffer_is_binary does
 BINARY_PREVIEW = 256  # bytes of escaped text kept: enough for a magic number, not 60 KB of escapes
 
+_FORMAT_RANGES = ((0x00AD, 0x00AD), (0x0600, 0x0605), (0x061C, 0x061C), (0x06DD, 0x06DD), (0x070F, 0x070F),
+                  (0x0890, 0x0891), (0x08E2, 0x08E2), (0x180E, 0x180E), (0x200B, 0x200B), (0x200E, 0x200F),
+                  (0x202A, 0x202E), (0x2060, 0x2064), (0x2066, 0x206F), (0xFE00, 0xFE0D), (0xFEFF, 0xFEFF),
+                  (0xFFF9, 0xFFFB), (0x110BD, 0x110BD), (0x110CD, 0x110CD), (0x13430, 0x1343F),
+                  (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A), (0xE0001, 0xE0001), (0xE0020, 0xE007F),
+                  (0xE0100, 0xE01EF))
+"""Unicode's format characters (category Cf, Unicode 15) but ZWNJ and ZWJ, and the variation
+selectors but VS15/VS16 (emoji): invisible in a terminal, so text in them (tag letters,
+"ASCII smuggling") reaches the model unseen by the user (break test 2026-12-02)."""
 _CONTROL_CODES = [*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), *range(0x7F, 0xA0),
-                  *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
-"""C0 controls but tab, newline and CR (handled apart), DEL, C1 controls, and the
-bidirectional embedding/override/isolate characters ("Trojan Source", CVE-2021-42574)."""
-_ESCAPES = {code: f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" for code in _CONTROL_CODES}
+                  *(code for first, last in _FORMAT_RANGES for code in range(first, last + 1))]
+"""C0 controls but tab, newline and CR (handled apart), DEL, C1 controls, the bidirectional
+embedding/override/isolate characters ("Trojan Source", CVE-2021-42574) and the rest of
+_FORMAT_RANGES."""
+_ESCAPES = {code: f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+            for code in _CONTROL_CODES}
 _LONE_CR = re.compile("\r(?!\n)")
 _ANY_CONTROL = re.compile("[" + "".join(map(chr, _CONTROL_CODES)) + "\r]")
 _TRAILING_LINE_ENDS = re.compile("(?:\r?\n)+\\Z")
@@ -34,9 +45,9 @@ _TRAILING_LINE_ENDS = re.compile("(?:\r?\n)+\\Z")
 def escape_controls(text: str) -> str:
     """`text` with each control character written as an escape: `\\x1b` for ESC,
     `\\x00` for NUL, `\\r` for a carriage return not followed by a line feed, `\\u202e`
-    for RIGHT-TO-LEFT OVERRIDE. Tab, newline and CR LF line ends stay. A literal
-    backslash is not escaped, so `\\x1b` in a file and an ESC byte look the same (like
-    `cat -v`)."""
+    for RIGHT-TO-LEFT OVERRIDE, `\\U000e0041` for a tag letter. Tab, newline and CR LF
+    line ends stay. A literal backslash is not escaped, so `\\x1b` in a file and an ESC
+    byte look the same (like `cat -v`)."""
     if not _ANY_CONTROL.search(text):
         return text  # the common case, without the slower translate
     return _LONE_CR.sub("\\\\r", text).translate(_ESCAPES)
