@@ -12,13 +12,16 @@ import re
 from ctxagent.errors import ToolRefusedError
 from ctxagent.shell.regex import bracket_open_at_end
 
-_FORBIDDEN_WORDS = re.compile(r"\b(system|getline|close|fflush|ENVIRON|PROCINFO|ARGV|ARGC)\b|@")
+_FORBIDDEN_WORDS = re.compile(r"\b(system|getline|close|fflush|ENVIRON|PROCINFO|ARGV|ARGC|SYMTAB|FUNCTAB|"
+                              r"bindtextdomain)\b|@")
 _WORD_WHY = {
     "system": "runs a shell command", "getline": "reads from commands or files",
     "close": "belongs to pipes and files", "fflush": "belongs to pipes and files",
     "ENVIRON": "reads the environment", "PROCINFO": "reads process information",
     "ARGV": "can change which files are read", "ARGC": "can change which files are read",
     "@": "loads gawk extensions or files",
+    "SYMTAB": "gives gawk's ARGV, ENVIRON and PROCINFO under other names",
+    "FUNCTAB": "belongs to gawk's indirect calls", "bindtextdomain": "reads message catalogues from a directory",
 }
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _NUMBER = re.compile(r"(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
