@@ -2,10 +2,11 @@
 is left out of the terminal's recursive commands unless a path names it (issue 15, item 2).
 
 Each command gets its own exclusion, added to the argv before the user's words (so no
-word of theirs can take it as a value): grep `--exclude-dir`, rg `--glob=!`, ls -R
-`--ignore`, tree `-I`, du `--exclude`, diff -r `--exclude`; find and git build theirs in
-their modules. An operand that names the folder, a path in it or a glob matching it
-turns hiding off for that command. docs/terminal.md, "ctxagent's state stays out of sight".
+word of theirs can take it as a value): grep `--exclude-dir`, ls -R `--ignore`, tree `-I`,
+du `--exclude`, diff -r `--exclude`; rg's `--iglob=!` goes after the user's flags instead
+(rg's last glob wins, iglobs after globs); find and git build theirs in their modules. An
+operand that names the folder, a path in it or a glob matching it, or an rg glob that
+spells it, turns hiding off for that command. docs/terminal.md, "ctxagent's state stays out of sight".
 """
 
 from __future__ import annotations
@@ -20,10 +21,11 @@ HIDDEN = STATE_DIR_NAME
 """The folder name hidden at any depth (a nested repository's state too)."""
 
 _RECURSIVE = {"grep": {"-r", "--recursive"}, "ls": {"-R", "--recursive"}, "diff": {"-r", "--recursive"}}
-_FLAGS = {"grep": f"--exclude-dir={HIDDEN}", "rg": f"--glob=!{HIDDEN}", "ls": f"--ignore={HIDDEN}",
+_FLAGS = {"grep": f"--exclude-dir={HIDDEN}", "rg": f"--iglob=!{HIDDEN}", "ls": f"--ignore={HIDDEN}",
           "tree": "-I", "du": f"--exclude={HIDDEN}", "diff": f"--exclude={HIDDEN}"}
 _SHOWS_HIDDEN = {"ls": {"-a", "-A", "--all", "--almost-all"}, "tree": {"-a"},
-                 "rg": {"--hidden", "-."}}
+                 "rg": {"--hidden", "-.", "-g", "--glob", "--iglob"}}  # a glob matching it shows a hidden folder
+RG_GLOBS = frozenset({"-g", "--glob", "--iglob"})
 
 
 def names_state(texts: list[str], ctx: PathContext) -> bool:
@@ -39,10 +41,13 @@ def names_state(texts: list[str], ctx: PathContext) -> bool:
 
 
 def hiding_flags(name: str, result: Scan, paths: list[str], ctx: PathContext) -> list[str]:
-    """The words to put right after the command name `name` so it skips `.ctxagent`
-    (empty when it does not recurse or an operand in `paths` names the folder)."""
+    """The words to put right after the command name `name` (rg: after its flags, see
+    `policy`) so it skips `.ctxagent` (empty when it does not recurse, or an operand in
+    `paths` or an rg glob names the folder)."""
     flag = _FLAGS.get(name)
     if flag is None or names_state(paths, ctx):
+        return []
+    if name == "rg" and any(HIDDEN in value for value in result.values(RG_GLOBS)):
         return []
     if name in _RECURSIVE and not (result.has(_RECURSIVE[name]) or _grep_recurses(name, result)):
         return []

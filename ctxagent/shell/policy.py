@@ -84,11 +84,22 @@ def check_stage(words: list[Word], ctx: PathContext, notes: list[str] | None = N
         argv[1:1] = rg_ignore_flags(result, roots, ctx, notes)
     hiding = hiding_flags(name, result, paths, ctx)
     if hiding:
-        argv[1:1] = hiding
+        at = _end_of_flags_at(argv, result) if name == "rg" else 1  # rg: the last glob wins
+        argv[at:at] = hiding
         note = hidden_note(name, result, roots, ctx)
         if note and notes is not None:
             notes.append(note)
     return argv
+
+
+def _end_of_flags_at(argv: list[str], result: Scan) -> int:
+    """Where the `--` that ended the flags sits in `argv` (len(argv) when none): the
+    words before it that read `--` are flag values, and no operand before it does."""
+    if result.end_of_flags is None:
+        return len(argv)
+    skip = result.words[: result.end_of_flags].count("--")
+    seen = [n for n, word in enumerate(argv) if word == "--"]
+    return seen[skip]
 
 
 def check_xargs(words: list[Word], ctx: PathContext) -> list[str]:
