@@ -131,6 +131,15 @@ class TerminalTool(Tool):
         return True
 
     def _run(self, params: TerminalParams) -> ToolResult:  # type: ignore[override]
+        try:
+            return self._run_command(params)
+        except (ToolRefusedError, ToolInputError) as exc:  # refusals quote the model's words: escape them
+            shown = escape_controls(str(exc))
+            if shown == str(exc):
+                raise
+            raise type(exc)(shown) from None
+
+    def _run_command(self, params: TerminalParams) -> ToolResult:
         command = _command(params)
         if params.allow_dangerous and not self._read_only(command):
             return self._run_approved(command)
