@@ -7,7 +7,9 @@ of 2026-12-02", tells what each hole was and how the class was closed.
 
 from __future__ import annotations
 
+import os
 import shutil
+import time
 import unicodedata
 from pathlib import Path
 
@@ -110,3 +112,30 @@ def test_every_format_character_is_escaped_but_joiners() -> None:
             continue
         assert escape_controls(ch) != ch, f"U+{code:04X}"
     assert escape_controls("caf\u00e9 \u200d \u2764\ufe0f \u4e2d") == "caf\u00e9 \u200d \u2764\ufe0f \u4e2d"
+
+
+@pytest.mark.skipif(shutil.which("jq") is None, reason="jq is not installed")
+@pytest.mark.parametrize("command", ["jq . fifo", "jq -n --rawfile x fifo '$x'", "jq -n --slurpfile x fifo '$x'",
+                                     "jq . a.json -- fifo", "xargs -a names.txt jq ."])
+def test_jq_reads_a_fifo_until_the_timeout(ws: Path, command: str) -> None:
+    """jq's own option parser skipped the FIFO check every other command's files get, so
+    `jq . fifo` waited for a writer until the timeout; now refused at once, naming it."""
+    os.mkfifo(ws / "fifo")
+    (ws / "a.json").write_text("{}\n")
+    (ws / "names.txt").write_text("fifo\n")
+    started = time.monotonic()
+    ok, out = _run(ws, command)
+    assert not ok and "named pipe (FIFO)" in out and time.monotonic() - started < 5, out
+
+
+@pytest.mark.parametrize("command", ["grep -r -D read x .", "grep -rDread x .", "grep -r --devices=read x .",
+                                     "grep -d recurse --devices read x"])
+def test_grep_devices_read_opens_fifos_found_while_recursing(ws: Path, command: str) -> None:
+    """`grep -r -D read` opened a FIFO met while recursing (grep skips them by default),
+    waiting until the timeout; `-D read` with recursion is refused, `-D skip` runs."""
+    os.mkfifo(ws / "src" / "fifo")
+    started = time.monotonic()
+    ok, out = _run(ws, command)
+    assert not ok and "-D" in out and time.monotonic() - started < 5, out
+    ok, out = _run(ws, "grep -r -D skip print src")
+    assert ok and "a.py" in out, out
