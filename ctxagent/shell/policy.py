@@ -144,6 +144,8 @@ def _assemble(name: str, spec: Spec, words: list[Word], result: Scan, ctx: PathC
             raise ToolRefusedError(f"{name}: more than {spec.max_operands} operands are not allowed (SET1 SET2; "
                                    f"{name} reads standard input only): pipe a file in with `cat FILE | {name} ...`")
     _check_scripts(name, spec, words, result, literal)
+    if name == "grep":
+        _check_grep_devices(result)
     expanded: dict[int, list[str]] = {}
     for i in operand_idx:
         if i in literal:
@@ -188,6 +190,16 @@ def _check_scripts(name: str, spec: Spec, words: list[Word], result: Scan, liter
         for value in result.values({"-v"}):
             _check_awk_assignment(value)
         check_awk_program(words[min(literal)].text)
+
+
+def _check_grep_devices(result: Scan) -> None:
+    """Refuse `grep -D read` when grep recurses: it would open the FIFOs it meets, which
+    grep skips by default, and wait for a writer until the timeout. Raises ToolRefusedError."""
+    recurses = result.has({"-r", "--recursive"}) or "recurse" in result.values({"-d", "--directories"})
+    if recurses and "read" in result.values({"-D", "--devices"}):
+        raise ToolRefusedError("grep: -D read is not allowed with -r (it opens the FIFOs and devices met while "
+                               "recursing, which waits until the command times out); leave -D out: grep -r "
+                               "skips them")
 
 
 def _check_awk_assignment(text: str) -> None:
