@@ -139,3 +139,37 @@ def test_grep_devices_read_opens_fifos_found_while_recursing(ws: Path, command: 
     assert not ok and "-D" in out and time.monotonic() - started < 5, out
     ok, out = _run(ws, "grep -r -D skip print src")
     assert ok and "a.py" in out, out
+
+
+def test_glob_through_looping_links_runs_exponentially_in_ctxagent(ws: Path) -> None:
+    """A hostile repository's two links `l1 -> .`, `l2 -> .` made `ls */*/.../*` expand to
+    3^N paths inside ctxagent itself (no timeout applies there): N=14 took 3 s, N=20 would
+    take hours and all memory. Expansion now stops after a fixed number of entries."""
+    for name in ("l1", "l2"):
+        (ws / name).symlink_to(".")
+    for depth in (20, 40):
+        started = time.monotonic()
+        ok, out = _run(ws, "ls " + "/".join(["*"] * depth) + " " + "/".join(["*"] * depth) + "/nothing")
+        assert not ok and "pattern" in out and time.monotonic() - started < 5, out
+    ok, out = _run(ws, "ls */*.py l1/src/*.py")
+    assert ok and "src/a.py" in out and "l1/src/a.py" in out, out
+
+
+def test_glob_expansion_matches_the_shell() -> None:
+    """The bounded expansion gives what glob.glob gives on an ordinary tree."""
+    import glob as stdlib_glob
+    import tempfile
+
+    from ctxagent.shell.globbing import bounded_glob
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        for rel in ("a.py", ".h.py", "src/b.py", "src/.c.py", "src/d/e.py", "x y/[z].txt", "-f.txt"):
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_text("")
+        (root / "link").symlink_to("src")
+        for pattern in ("*", ".*", "*.py", "*/*.py", "*/.*", "src/*", "*/", "src/*/", "*/d/e.py", "[a-z]*",
+                        "x y/[[]z].txt", "**/*.py", "s?c/*", "*/nothing", "-*", str(root / "src") + "/*",
+                        "src//*", "link/*"):
+            expected = sorted(stdlib_glob.glob(pattern, root_dir=root))
+            assert sorted(bounded_glob(pattern, str(root))) == expected, pattern
