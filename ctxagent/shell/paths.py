@@ -8,12 +8,12 @@ only when the pattern asks for them, the pattern itself when nothing matches).
 
 from __future__ import annotations
 
-import glob
 import os
 import stat
 from dataclasses import dataclass
 
 from ctxagent.errors import ToolRefusedError
+from ctxagent.shell.globbing import MAX_ENTRIES, GlobLimit, bounded_glob
 from ctxagent.shell.parse import Word
 
 MAX_GLOB_MATCHES = 2000
@@ -91,7 +91,13 @@ class PathContext:
                 f"{cmd}: the pattern {word.text!r} is not allowed (a `..` after a wildcard could "
                 f"walk out of the workspace); write the directory without `..`, e.g. from {self.root}"
             )
-        matches = sorted(glob.glob(word.glob, root_dir=self.cwd))
+        try:
+            matches = sorted(bounded_glob(word.glob, self.cwd, max_matches=MAX_GLOB_MATCHES))
+        except GlobLimit as exc:
+            what = (f"matches more than {MAX_GLOB_MATCHES} paths" if exc.what == "matches" else
+                    f"looks at more than {MAX_ENTRIES:,} directory entries (symbolic links that loop?)")
+            raise ToolRefusedError(f"{cmd}: the pattern {word.text!r} {what}; use a narrower pattern or a "
+                                   "directory with -r/find") from None
         if not matches:
             self.check_path(cmd, word.text)
             return [word.text]
@@ -100,11 +106,6 @@ class PathContext:
             raise ToolRefusedError(
                 f"{cmd}: the pattern {word.text!r} is not allowed (it matches paths outside the "
                 f"workspace, through a symlink); use paths inside {self.root}"
-            )
-        if len(matches) > MAX_GLOB_MATCHES:
-            raise ToolRefusedError(
-                f"{cmd}: the pattern {word.text!r} matches {len(matches)} paths (more than "
-                f"{MAX_GLOB_MATCHES}); use a narrower pattern or a directory with -r/find"
             )
         out = []
         for match in matches:
