@@ -1,12 +1,11 @@
 """ctxagent's own state folder (`.ctxagent/`: sessions, snapshots, backups, checkpoints)
 is left out of the terminal's recursive commands unless a path names it (issue 15, item 2).
 
-Each command gets its own exclusion, added to the argv before the user's words (so no
-word of theirs can take it as a value): grep `--exclude-dir`, ls -R `--ignore`, tree `-I`,
-du `--exclude`, diff -r `--exclude`; rg's `--iglob=!` goes after the user's flags instead
-(rg's last glob wins, iglobs after globs); find and git build theirs in their modules. An
-operand that names the folder, a path in it or a glob matching it, or an rg glob that
-spells it, turns hiding off for that command. docs/terminal.md, "ctxagent's state stays out of sight".
+Each command gets its own exclusion, put before the user's words (no word of theirs can
+take it as a value): grep `--exclude-dir`, ls -R `--ignore`, tree `-I`, du and diff -r
+`--exclude`; rg's `--iglob=!` after its flags (its last glob wins); find and git build theirs
+in their modules. A path naming the folder or a glob matching it (an rg glob spelling it)
+turns hiding off. docs/terminal.md, "ctxagent's state stays out of sight".
 """
 
 from __future__ import annotations
