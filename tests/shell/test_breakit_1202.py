@@ -173,3 +173,20 @@ def test_glob_expansion_matches_the_shell() -> None:
                         "src//*", "link/*"):
             expected = sorted(stdlib_glob.glob(pattern, root_dir=root))
             assert sorted(bounded_glob(pattern, str(root))) == expected, pattern
+
+
+def test_current_directory_swapped_for_a_link_runs_commands_outside(ws: Path, tmp_path: Path) -> None:
+    """After `cd sub`, another process replacing `sub` by a link to a directory outside made
+    every later command (`ls`, `grep -r x` without operands) run there, with no path to
+    check. The directory is checked again before each command."""
+    (ws / "sub").mkdir()
+    (tmp_path / "secret").mkdir()
+    (tmp_path / "secret" / "id_rsa").write_text("PRIVATE\n")
+    tool = TerminalTool(ws, sandbox=False)
+    assert tool.execute({"command": "cd sub"}).ok
+    (ws / "sub").rmdir()
+    (ws / "sub").symlink_to(tmp_path / "secret")
+    for command in ("ls", "grep -r PRIVATE", "cat id_rsa"):
+        result = tool.execute({"command": command})
+        assert not result.ok and "id_rsa" not in result.content and "PRIVATE" not in result.content, result.content
+    assert tool.current_dir == ws.resolve()
