@@ -141,6 +141,7 @@ class TerminalTool(Tool):
 
     def _run_command(self, params: TerminalParams) -> ToolResult:
         command = _command(params)
+        self._check_cwd()
         if params.allow_dangerous and not self._read_only(command):
             return self._run_approved(command)
         notes: list[str] = []
@@ -228,6 +229,16 @@ class TerminalTool(Tool):
             finally:
                 for fd in (fd for fds in pinned for fd in fds):
                     os.close(fd)
+
+    def _check_cwd(self) -> None:
+        """Refuse (and go back to the workspace root) when the current directory is no longer
+        where `cd` checked it was: replaced by a link, moved or deleted by another process,
+        every command without operands would run there."""
+        if self.ctx.cwd == self.ctx.root or os.path.realpath(self.ctx.cwd) == self.ctx.cwd:
+            return
+        old, self.ctx.cwd = self.ctx.cwd, self.ctx.root
+        raise ToolRefusedError(f"terminal: the current directory {old} changed since `cd` (it is now a symbolic "
+                               f"link, or gone), so nothing ran; back at the workspace root {self.ctx.root}")
 
     def _use_jail(self) -> bool:
         if self.sandbox is False:

@@ -186,7 +186,9 @@ def test_current_directory_swapped_for_a_link_runs_commands_outside(ws: Path, tm
     assert tool.execute({"command": "cd sub"}).ok
     (ws / "sub").rmdir()
     (ws / "sub").symlink_to(tmp_path / "secret")
-    for command in ("ls", "grep -r PRIVATE", "cat id_rsa"):
-        result = tool.execute({"command": command})
-        assert not result.ok and "id_rsa" not in result.content and "PRIVATE" not in result.content, result.content
+    result = tool.execute({"command": "ls"})
+    assert not result.ok and "changed since `cd`" in result.content and "id_rsa" not in result.content
     assert tool.current_dir == ws.resolve()
+    for command in ("ls", "grep -r PRIVATE", "cat id_rsa"):  # now at the workspace root
+        result = tool.execute({"command": command})
+        assert "PRIVATE" not in result.content and "id_rsa\n" not in result.content + "\n", result.content
