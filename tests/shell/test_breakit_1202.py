@@ -192,3 +192,21 @@ def test_current_directory_swapped_for_a_link_runs_commands_outside(ws: Path, tm
     for command in ("ls", "grep -r PRIVATE", "cat id_rsa"):  # now at the workspace root
         result = tool.execute({"command": command})
         assert "PRIVATE" not in result.content and "id_rsa\n" not in result.content + "\n", result.content
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_git_index_of_any_size_is_copied_before_each_git_command(ws: Path) -> None:
+    """The repository view copies `.git/index` before each git run, in ctxagent, with no
+    size limit or timeout: an archive's 50 GB (sparse) index filled /tmp on every call.
+    An index bigger than the scratch limit is now refused before anything is copied."""
+    import subprocess
+
+    from ctxagent.shell.limits import ResourceLimits
+
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    with open(ws / ".git" / "index", "wb") as index:
+        index.truncate(3 << 20)
+    tool = TerminalTool(ws, sandbox=False, limits=ResourceLimits(scratch_bytes=1 << 20))
+    result = tool.execute({"command": "git status"})
+    assert not result.ok and "index" in result.content and "MiB" in result.content, result.content
+    assert TerminalTool(ws, sandbox=False).execute({"command": "git log"}).ok  # fits the default 256 MiB
