@@ -210,7 +210,7 @@ class TerminalTool(Tool):
                 from ctxagent.shell.commands.git_repo import prepare_git_view
 
                 env.update(git_env(self.ctx))
-                view = prepare_git_view(self.ctx.cwd, self.ctx, env, run_dir)
+                view = prepare_git_view(self.ctx.cwd, self.ctx, env, run_dir, max_index_bytes=limits.scratch_bytes)
                 env.update(view.env)
                 readable += view.readable
                 limits = _room_for_index(limits, env.get("GIT_INDEX_FILE"))

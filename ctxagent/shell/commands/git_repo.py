@@ -49,13 +49,14 @@ class GitView:
     readable: list[str] = field(default_factory=list)
 
 
-def prepare_git_view(cwd: str, ctx: PathContext, env: dict[str, str], view_dir: str) -> GitView:
+def prepare_git_view(cwd: str, ctx: PathContext, env: dict[str, str], view_dir: str, *,
+                     max_index_bytes: int | None = None) -> GitView:
     """Build the sanitized git directory for a git run in `cwd` under `view_dir` (an empty directory of the
-    run's scratch area); return what git and the jail need.
+    run's scratch area); return what git and the jail need. The index is copied, up to `max_index_bytes`.
 
     Raises ToolRefusedError (fail closed) for an unreadable config, a work tree (`core.worktree`) or git
-    directory (not a linked worktree) outside the workspace, or a git-dir entry leading outside it (`git_dir.check_git_dirs`).
-    """
+    directory (not a linked worktree) outside the workspace, a git-dir entry leading outside it
+    (`git_dir.check_git_dirs`), or a bigger index."""
     code, out, err = git_read(["rev-parse", "--absolute-git-dir", "--git-common-dir",
                                "--is-inside-work-tree"], cwd, env)
     lines = out.splitlines()
@@ -67,6 +68,7 @@ def prepare_git_view(cwd: str, ctx: PathContext, env: dict[str, str], view_dir: 
     top = _work_tree(cwd, ctx, env) if lines[2] == "true" else None
     _check_git_dirs(gitdir, common, top, ctx)
     check_git_dirs([gitdir, common], ctx.root)
+    _check_index_size(os.path.join(gitdir, "index"), max_index_bytes)
     view = os.path.join(view_dir, "git")
     os.mkdir(view)
     _link_entries(common, view)
@@ -82,6 +84,19 @@ def prepare_git_view(cwd: str, ctx: PathContext, env: dict[str, str], view_dir: 
         shutil.copyfile(index, extra["GIT_INDEX_FILE"])
     outside = [d for d in {gitdir, common} if not is_inside(d, ctx.root)]
     return GitView(env=extra, readable=[view_dir, *sorted(outside)])
+
+
+def _check_index_size(index: str, max_bytes: int | None) -> None:
+    """Refuse an index bigger than `max_bytes`: it is copied before each git run, in ctxagent."""
+    try:
+        size = os.path.getsize(index)
+    except OSError:
+        return
+    if max_bytes is not None and size > max_bytes:
+        raise ToolRefusedError(
+            f"git: the repository's index (.git/index) holds {size >> 20} MiB, more than the "
+            f"{max_bytes >> 20} MiB the tool's scratch area may hold (it copies the index before each git "
+            f"command), so git did not run; raise ResourceLimits.scratch_bytes, or use rg and cat")
 
 
 def _unreadable(err: str) -> ToolRefusedError:
