@@ -76,8 +76,8 @@ def check_stage(words: list[Word], ctx: PathContext, notes: list[str] | None = N
     paths: list[str] = []
     argv = _assemble(name, spec, words[1:], result, ctx, paths)
     roots = [ctx.resolve(p) for p in paths] or [ctx.cwd]
-    if name == "sed" and _sed_has_sandbox():
-        argv.insert(1, "--sandbox")
+    if name in _SANDBOX_PROBES and _has_sandbox(name):
+        argv.insert(1, "--sandbox")  # GNU sed and gawk refuse e/r/w, system(), redirection, new ARGV files
     if name == "diff":
         argv.insert(1, "--no-dereference")  # -r would follow links out of the workspace
     if name == "rg":
@@ -217,14 +217,19 @@ def _check_operand_count(name: str, spec: Spec, count: int) -> None:
         )
 
 
-@lru_cache(maxsize=1)
-def _sed_has_sandbox() -> bool:
-    """Whether this sed has GNU's `--sandbox` (refuses e/r/w itself): a second lock."""
-    sed = shutil.which("sed", path=SAFE_PATH)
-    if sed is None:
+_SANDBOX_PROBES = {"sed": ("-n", "p"), "awk": ("BEGIN { }",)}
+
+
+@lru_cache(maxsize=2)
+def _has_sandbox(name: str) -> bool:
+    """Whether this `name` (sed or awk) has GNU's `--sandbox` (GNU sed, gawk; not mawk): a
+    second lock behind the script checks."""
+    program = shutil.which(name, path=SAFE_PATH)
+    if program is None:
         return False
     try:
-        proc = subprocess.run([sed, "--sandbox", "-n", "p"], input=b"", capture_output=True, timeout=5)
+        proc = subprocess.run([program, "--sandbox", *_SANDBOX_PROBES[name]], input=b"", capture_output=True,
+                              timeout=5)
     except (OSError, subprocess.SubprocessError):
         return False
     return proc.returncode == 0

@@ -210,3 +210,20 @@ def test_git_index_of_any_size_is_copied_before_each_git_command(ws: Path) -> No
     result = tool.execute({"command": "git status"})
     assert not result.ok and "index" in result.content and "MiB" in result.content, result.content
     assert TerminalTool(ws, sandbox=False).execute({"command": "git log"}).ok  # fits the default 256 MiB
+
+
+@pytest.mark.skipif(shutil.which("awk") is None, reason="awk is not installed")
+def test_gawk_runs_sandboxed_as_a_second_lock(ws: Path) -> None:
+    """Where awk is gawk, it gets `--sandbox` (no system(), redirection or new ARGV files),
+    as GNU sed does; mawk, which has no such option, runs as before."""
+    import subprocess
+
+    from ctxagent.shell.parse import parse_pipeline
+    from ctxagent.shell.paths import PathContext
+    from ctxagent.shell.policy import check_pipeline
+
+    root = str(ws.resolve())
+    argv = check_pipeline(parse_pipeline("awk '{ print }' src/a.py"), PathContext(root=root, cwd=root))[0]
+    probe = subprocess.run([shutil.which("awk"), "--sandbox", "BEGIN { }"], capture_output=True)
+    assert (argv[1] == "--sandbox") == (probe.returncode == 0), argv
+    assert _run(ws, "awk '{ print }' src/a.py") == (True, "print('x')")
