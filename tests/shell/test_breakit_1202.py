@@ -227,3 +227,16 @@ def test_gawk_runs_sandboxed_as_a_second_lock(ws: Path) -> None:
     probe = subprocess.run([shutil.which("awk"), "--sandbox", "BEGIN { }"], capture_output=True)
     assert (argv[1] == "--sandbox") == (probe.returncode == 0), argv
     assert _run(ws, "awk '{ print }' src/a.py") == (True, "print('x')")
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_git_config_of_any_size_is_listed_into_memory(ws: Path) -> None:
+    """The config filter read `git config --list` of the repository's config whole into
+    ctxagent's memory (an archive's 1 GB config: 1 GB, each call); over 4 MiB is refused."""
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    with open(ws / ".git" / "config", "a") as config:
+        config.write("[x]\n" + "\tkey = value-value-value\n" * 200_000)  # 5 MiB
+    result = TerminalTool(ws, sandbox=False).execute({"command": "git status"})
+    assert not result.ok and "config" in result.content and "MiB" in result.content, result.content
