@@ -35,6 +35,8 @@ not know, and misreads one whose extensions (objectformat=sha256) it was not tol
 
 _SKIP = frozenset({"config", "config.worktree", "commondir", "gitdir", "hooks", "index"})
 _COPY_MAX_BYTES = 64 * 1024
+MAX_CONFIG_BYTES = 4 << 20
+"""A bigger .git/config is refused: it is listed into memory before each git run (break test 2026-12-02)."""
 _NOT_A_REPO = "not a git repository"
 
 
@@ -166,6 +168,11 @@ def _safe_entries(common: str, scratch: str, env: dict[str, str]) -> list[tuple[
     path = os.path.join(common, "config")
     if not os.path.isfile(path):
         return []
+    size = os.path.getsize(path)
+    if size > MAX_CONFIG_BYTES:
+        raise ToolRefusedError(
+            f"git: the repository's configuration (.git/config) holds {size >> 20} MiB, more than the "
+            f"{MAX_CONFIG_BYTES >> 20} MiB ctxagent reads to filter it, so git did not run; use rg and cat")
     code, out, err = git_read(["config", "--file", path, "--no-includes", "-z", "--list"], scratch, env)
     if code != 0:
         raise _unreadable(err)
