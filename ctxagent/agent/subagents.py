@@ -25,6 +25,7 @@ from ctxagent.config.settings import Settings
 from ctxagent.harness.agents import READ_ONLY_TOOLS, AgentDefinition
 from ctxagent.harness.hooks import NO_HOOKS, Hooks
 from ctxagent.llm.meter import MeteredClient, UsageMeter
+from ctxagent.mcp.names import covers
 from ctxagent.text.tokens import estimate_tokens
 from ctxagent.tools import TOOLS
 from ctxagent.tools.delegate import DelegateTool
@@ -181,8 +182,6 @@ class Subagents:
         in its definition, else those its entries name (`ctxagent.mcp.names.covers`); none when read-only."""
         if self.mcp is None or _read_only(definition):
             return []
-        from ctxagent.mcp.names import covers
-
         offered = [e for e in self.mcp.tools() if self.mcp_names is None or e.name in self.mcp_names]
         if definition.tools is None:
             return offered
