@@ -2,7 +2,8 @@
 test server): a child's automatic compaction runs the PreCompact hooks with a payload naming
 the child, and an objection is shown as for the main agent; a child calls an MCP tool of the
 session, approved as the main agent's call would be, and reads its result; a `tools:` list
-without an MCP tool keeps it from the child, as does a read-only definition."""
+without an MCP tool keeps it from the child, as does a read-only definition; a server crashing
+in a child's call leaves the child's tools and the session's."""
 
 from __future__ import annotations
 
@@ -142,3 +143,23 @@ def test_a_tools_list_gives_a_child_only_the_mcp_tools_it_names(ctxagent, fake_s
     [planner] = _child_requests(server, "TASK-L")
     assert set(_tool_names(planner)) <= {"terminal", "context_fetch"}
     assert "mcp__calc__add" in _tool_names(server.requests()[0])  # the main agent has them all
+
+
+def test_a_server_crashing_in_a_childs_call_leaves_the_child_and_the_session(ctxagent, fake_server, repo: Path,
+                                                                              env) -> None:
+    """The crashed server's tools leave the child's next requests, and the main agent's; the
+    session's notice is shown (once the delegation returns)."""
+    _config(env, _calc())
+    child_steps = [tool_calls([("mcp__calc__crash", "{}")]), tool_calls([("mcp__calc__add", json.dumps({"a": 1, "b": 1}))]),
+                   text("## Findings\n- the calculator crashed\n")]
+    server = fake_server([_delegate("general", "TASK-C: crash it"), text("It crashed.")],
+                         rules=[{"contains": "TASK-C", "steps": child_steps}])
+    proc = ctxagent("run", "Crash.", "--repo", str(repo), "--yes", extra_env=model_env(server))
+    assert proc.returncode == 0, proc.stderr
+    first, second, last = _child_requests(server, "TASK-C")
+    assert "mcp__calc__add" in _tool_names(first)
+    assert "MCP server 'calc' stopped working" in _results(second)[0]
+    assert not any(n.startswith("mcp__calc__") for n in _tool_names(second))
+    assert 'no tool named "mcp__calc__add"' in _results(last)[-1]
+    assert not any(n.startswith("mcp__calc__") for n in _tool_names(server.requests()[-1]))
+    assert "MCP server 'calc' crashed" in flat(proc.stdout + proc.stderr)
