@@ -23,7 +23,7 @@ from ctxagent.storage.files import atomic_write_bytes, json_bytes, read_jsonl
 
 @dataclass
 class PruneResult:
-    """What a prune removed (or would, `dry_run`): `removed` checkpoints, `kept` count, store
+    """What a prune removed (or would, `dry_run`): `removed` checkpoints, `kept` (how many stay), store
     size in bytes `before` and `after` (after = None on a dry run: nothing changed)."""
 
     removed: list[Checkpoint]
@@ -81,7 +81,8 @@ def prune_store(store: CheckpointStore, *, dry_run: bool = False, **select: obje
     before = store_bytes(store)
     if dry_run:
         everything = store.checkpoints()
-        return PruneResult(select_prunable(everything, **select), len(everything), before, None, True)
+        removed = select_prunable(everything, **select)
+        return PruneResult(removed, len(everything) - len(removed), before, None, True)
     with store.locked():
         everything = store.checkpoints()
         removed = select_prunable(everything, **select)
