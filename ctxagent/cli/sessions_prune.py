@@ -18,7 +18,7 @@ from ctxagent.agent.retention import IN_USE_S, parse_age, prune_session_checkpoi
 from ctxagent.cli.checkpoints_prune import result_json, summary
 from ctxagent.cli.run_cmd import repo_option
 from ctxagent.cli.safe_text import safe_json, visible
-from ctxagent.errors import ToolInputError
+from ctxagent.errors import StorageError, ToolInputError
 
 
 @click.command("prune")
@@ -35,12 +35,17 @@ def prune_command(repo: Path, older_than: str | None, keep: int | None, dry_run:
         removed = prune_sessions(repo, older_than_s=age, keep=keep, dry_run=dry_run, checkpoints=False)
     except ToolInputError as exc:
         raise click.UsageError(str(exc)) from None
-    checkpoints = prune_session_checkpoints(repo, removed, dry_run=dry_run) if removed else None
+    checkpoints, problem = None, None
+    try:
+        checkpoints = prune_session_checkpoints(repo, removed, dry_run=dry_run) if removed else None
+    except StorageError as exc:  # the sessions are gone; their checkpoints stay, restorable
+        problem = f"the checkpoints of those sessions were kept: {exc}"
     freed = sum(r.bytes for r in removed)
     if as_json:
         click.echo(safe_json({"dry_run": dry_run, "bytes": freed, "removed": [
             {"id": r.id, "last_used": datetime.fromtimestamp(r.last_used).isoformat(timespec="seconds"),
-             "bytes": r.bytes} for r in removed], "checkpoints": checkpoints and result_json(checkpoints)}))
+             "bytes": r.bytes} for r in removed], "checkpoints": checkpoints and result_json(checkpoints),
+            "checkpoints_error": problem}))
         return
     verb = "would remove" if dry_run else "removed"
     for row in removed:
@@ -49,6 +54,8 @@ def prune_command(repo: Path, older_than: str | None, keep: int | None, dry_run:
     click.echo(f"{verb} {len(removed)} session(s), {freed / 1e6:.2f} MB" if removed else _why_none(repo, keep))
     if checkpoints is not None and checkpoints.removed:
         click.echo(f"checkpoints of those sessions: {summary(checkpoints)}")
+    if problem:
+        click.echo(f"warning: {problem}", err=True)
 
 
 def _why_none(repo: Path, keep: int | None) -> str:

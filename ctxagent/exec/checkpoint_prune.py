@@ -78,11 +78,12 @@ def prune_store(store: CheckpointStore, *, dry_run: bool = False, **select: obje
     """Remove the checkpoints `select_prunable(**select)` picks (the log read under the store's
     lock) and compact the store. Raises ToolInputError (bad selection), CheckpointError (git
     or the disk failed: the old store stays as it was, or the new one is complete)."""
+    select_prunable([], **select)  # bad input refused before anything is opened
     before = store_bytes(store)
-    if dry_run:
+    if dry_run or not store.log_path.is_file():  # no log: nothing to prune, no store to create
         everything = store.checkpoints()
         removed = select_prunable(everything, **select)
-        return PruneResult(removed, len(everything) - len(removed), before, None, True)
+        return PruneResult(removed, len(everything) - len(removed), before, None if dry_run else before, dry_run)
     with store.locked():
         everything = store.checkpoints()
         removed = select_prunable(everything, **select)
