@@ -43,8 +43,9 @@ def run_prune(repo: Path, older_than: str | None, keep: int | None, dry_run: boo
 def summary(result: PruneResult) -> str:
     """One line: how many checkpoints went (or would), how many stay, the bytes freed."""
     if result.dry_run:
-        return (f"would remove {len(result.removed)} checkpoint(s), keep {result.kept}; "
-                f"the store holds {result.before / 1e6:.2f} MB")
+        freed = "" if result.estimate is None else f"about {result.estimate / 1e6:.2f} MB of "
+        return (f"would remove {len(result.removed)} checkpoint(s), keep {result.kept}; that would free "
+                f"{freed or 'part of '}the {result.before / 1e6:.2f} MB the store holds")
     return (f"removed {len(result.removed)} checkpoint(s), kept {result.kept}; the store went from "
             f"{result.before / 1e6:.2f} MB to {(result.after or 0) / 1e6:.2f} MB ({result.freed / 1e6:.2f} MB freed)")
 
@@ -52,6 +53,6 @@ def summary(result: PruneResult) -> str:
 def result_json(result: PruneResult) -> dict:
     """The JSON form: dry_run, removed (number, session, created, tool, label), kept, bytes."""
     return {"dry_run": result.dry_run, "kept": result.kept, "bytes_before": result.before, "bytes_after": result.after,
-            "bytes_freed": result.freed,
+            "bytes_freed": result.freed, "estimated": result.dry_run,
             "removed": [{"number": c.number, "session_id": c.session_id, "created": c.created, "tool": c.tool,
                          "label": c.label} for c in result.removed]}

@@ -24,18 +24,19 @@ from ctxagent.storage.files import atomic_write_bytes, json_bytes, read_jsonl
 @dataclass
 class PruneResult:
     """What a prune removed (or would, `dry_run`): `removed` checkpoints, `kept` (how many stay), store
-    size in bytes `before` and `after` (after = None on a dry run: nothing changed)."""
+    size in bytes `before` and `after` (None on a dry run), `estimate`: bytes a dry run would free."""
 
     removed: list[Checkpoint]
     kept: int
     before: int
     after: int | None
     dry_run: bool
+    estimate: int | None = None
 
     @property
     def freed(self) -> int:
-        """Bytes the store shrank by (0 on a dry run)."""
-        return 0 if self.after is None else max(0, self.before - self.after)
+        """Bytes the store shrank by; on a dry run the estimate (0 when unknown)."""
+        return (self.estimate or 0) if self.after is None else max(0, self.before - self.after)
 
 
 def select_prunable(checkpoints: list[Checkpoint], *, older_than_s: float | None = None, keep: int | None = None,
@@ -74,19 +75,34 @@ def store_bytes(store: CheckpointStore) -> int:
     return total
 
 
+def estimate_freed(store: CheckpointStore, removed: list[Checkpoint], kept: list[Checkpoint]) -> int | None:
+    """Bytes on disk of the objects only `removed` reach (`git rev-list --disk-usage`, git 2.31+);
+    None when git cannot say. The store after a repack may differ a little."""
+    gone = {t for c in removed for t in (c.tree, c.after) if t}
+    if not gone:
+        return 0
+    stay = {t for c in kept for t in (c.tree, c.after) if t}
+    revs = "\n".join([*sorted(gone), *(f"^{t}" for t in sorted(stay))]) + "\n"
+    try:
+        return int(store.git.run("rev-list", "--objects", "--disk-usage", "--stdin", input=revs.encode()).strip())
+    except (StorageError, ValueError):
+        return None
+
+
 def prune_store(store: CheckpointStore, *, dry_run: bool = False, **select: object) -> PruneResult:
     """Remove the checkpoints `select_prunable(**select)` picks (the log read under the store's
     lock) and compact the store. Raises ToolInputError (bad selection), CheckpointError (git
     or the disk failed: the old store stays as it was, or the new one is complete)."""
     select_prunable([], **select)  # bad input refused before anything is opened
     before = store_bytes(store)
-    if dry_run or not store.log_path.is_file():  # no log: nothing to prune, no store to create
+    if not store.log_path.is_file():  # no log: nothing to prune, no store to create
+        return PruneResult([], 0, before, None if dry_run else before, dry_run, 0)
+    with store.locked():  # also for a dry run: its git must not pass for a killed run's (reap_orphan)
         everything = store.checkpoints()
         removed = select_prunable(everything, **select)
-        return PruneResult(removed, len(everything) - len(removed), before, None if dry_run else before, dry_run)
-    with store.locked():
-        everything = store.checkpoints()
-        removed = select_prunable(everything, **select)
+        if dry_run:
+            estimate = estimate_freed(store, removed, everything[len(removed):])
+            return PruneResult(removed, len(everything) - len(removed), before, None, True, estimate)
         if removed:
             _rewrite(store, {c.number for c in removed})
     return PruneResult(removed, len(everything) - len(removed), before, store_bytes(store), False)

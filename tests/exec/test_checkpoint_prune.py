@@ -19,6 +19,7 @@ import pytest
 from ctxagent.exec.checkpoint_prune import prune_store, store_bytes
 from ctxagent.exec.checkpoints import CheckpointStore
 from ctxagent.exec.compact import LOOSE_LIMIT, loose_estimate
+from ctxagent.exec.shadow_git import RUNNING
 from tests.exec.test_undo_restore import tree_hashes
 from tests.support.cli import invoke
 
@@ -67,8 +68,10 @@ def fsck(repo: Path) -> None:
 
 
 def store_files(repo: Path) -> dict[str, bytes]:
+    """Every file of the store but the pid of the last git run (bookkeeping, see shadow_git.RUNNING)."""
     root = repo / ".ctxagent" / "checkpoints"
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and p.name != RUNNING}
 
 
 def test_prune_keeps_the_newest_which_restore_exactly_and_the_store_shrinks(tmp_path: Path) -> None:
@@ -163,10 +166,12 @@ def test_a_dry_run_changes_nothing(tmp_path: Path) -> None:
     out = invoke(["checkpoints", "--repo", str(repo), "--prune", "--keep", "1", "--dry-run"])
     assert out.exit_code == 0, out.output
     assert "would remove checkpoint 1 " in out.stdout and "would remove 3 checkpoint(s), keep 1" in out.stdout
+    assert "that would free about" in out.stdout
     assert store_files(repo) == files
     data = json.loads(invoke(["checkpoints", "--repo", str(repo), "--prune", "--keep", "1", "--dry-run",
                               "--json"]).stdout)
     assert data["dry_run"] and [c["number"] for c in data["removed"]] == [1, 2, 3]
+    assert 2 * 1000 < data["bytes_freed"] < data["bytes_before"] and data["estimated"]  # 2 versions of data.bin only 1-3 held
     assert store_files(repo) == files
 
 
