@@ -258,3 +258,46 @@ def test_sigkill_during_a_prune_leaves_the_old_or_the_new_store(tmp_path: Path) 
         assert [c.number for c in store.checkpoints()] == [11, 12, 13]
         fsck(repo)
     assert 12 in seen, "the first kills land before the new log is in place"
+
+
+OLD, NEW = "20250101-000000-aaaa", "20250301-000000-bbbb"
+
+
+def sessions_with_checkpoints(tmp_path: Path) -> Path:
+    """Checkpoints 1-3 of session OLD (last used 60 days ago), 4 of `ctxagent apply` ("cli",
+    no session) before that, 5-6 of session NEW (used 5 days ago)."""
+    repo = tmp_path / "proj"
+    owners = [OLD, OLD, OLD, "cli", NEW, NEW]
+    make_history(repo, 6, session=lambda i: owners[i], big=5000)
+    age_log(repo, lambda n: {1: 62, 2: 61, 3: 60.5, 4: 60.3, 5: 5.5, 6: 5.2}[n])
+    for sid, days in ((OLD, 60.1), (NEW, 5)):
+        path = repo / ".ctxagent" / "sessions" / f"{sid}.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("{}\n")
+        os.utime(path, (time.time() - days * DAY,) * 2)
+    return repo
+
+
+def test_sessions_prune_removes_the_removed_sessions_checkpoints(tmp_path: Path) -> None:
+    repo = sessions_with_checkpoints(tmp_path)
+    files = store_files(repo)
+    out = invoke(["sessions", "prune", "--repo", str(repo), "--older-than", "30d", "--dry-run"])
+    assert out.exit_code == 0 and "would remove 4 checkpoint(s), keep 2" in out.stdout, out.output
+    assert store_files(repo) == files and listed(repo) == [1, 2, 3, 4, 5, 6]
+    out = invoke(["sessions", "prune", "--repo", str(repo), "--older-than", "30d", "--json"])
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.stdout)
+    assert [r["id"] for r in data["removed"]] == [OLD]
+    assert [c["number"] for c in data["checkpoints"]["removed"]] == [1, 2, 3, 4]
+    assert listed(repo) == [5, 6]
+    fsck(repo)
+
+
+def test_the_retention_setting_prunes_the_removed_sessions_checkpoints(tmp_path: Path) -> None:
+    from ctxagent.agent.retention import retention_notice
+    from ctxagent.config.state_settings import StateSettings
+
+    repo = sessions_with_checkpoints(tmp_path)
+    said = retention_notice(repo, StateSettings(prune_older_than_days=30, prune_keep=0))
+    assert said.startswith("removed 1 session(s) unused for over 30 days and 4 of their checkpoint(s)"), said
+    assert listed(repo) == [5, 6]
