@@ -35,24 +35,24 @@ def run_prune(repo: Path, older_than: str | None, keep: int | None, dry_run: boo
         click.echo(f"{verb} checkpoint {cp.number}  {when}  session {visible(cp.session_id)}  "
                    f"{visible(cp.tool)}: {visible(cp.label)}")
     click.echo(summary(result) if result.removed else
-               f"nothing to prune: {result.kept} checkpoint(s); the oldest is kept (too recent, among the "
-               "--keep newest, or of a session used in the last hour)" if result.kept else
+               f"nothing to prune: {result.kept} checkpoint(s); {visible(result.stopped or '')}" if result.kept else
                "nothing to prune: no checkpoint recorded")
 
 
 def summary(result: PruneResult) -> str:
-    """One line: how many checkpoints went (or would), how many stay, the bytes freed."""
+    """One line: how many checkpoints went (or would), how many stay and why, the bytes freed."""
+    stays = f" ({visible(result.stopped)}; none after it goes)" if result.stopped else ""
     if result.dry_run:
         freed = "" if result.estimate is None else f"about {result.estimate / 1e6:.2f} MB of "
-        return (f"would remove {len(result.removed)} checkpoint(s), keep {result.kept}; that would free "
+        return (f"would remove {len(result.removed)} checkpoint(s), keep {result.kept}{stays}; that would free "
                 f"{freed or 'part of '}the {result.before / 1e6:.2f} MB the store holds")
-    return (f"removed {len(result.removed)} checkpoint(s), kept {result.kept}; the store went from "
+    return (f"removed {len(result.removed)} checkpoint(s), kept {result.kept}{stays}; the store went from "
             f"{result.before / 1e6:.2f} MB to {(result.after or 0) / 1e6:.2f} MB ({result.freed / 1e6:.2f} MB freed)")
 
 
 def result_json(result: PruneResult) -> dict:
     """The JSON form: dry_run, removed (number, session, created, tool, label), kept, bytes."""
-    return {"dry_run": result.dry_run, "kept": result.kept, "bytes_before": result.before, "bytes_after": result.after,
+    return {"dry_run": result.dry_run, "kept": result.kept, "stopped_at": result.stopped, "bytes_before": result.before, "bytes_after": result.after,
             "bytes_freed": result.freed, "estimated": result.dry_run,
             "removed": [{"number": c.number, "session_id": c.session_id, "created": c.created, "tool": c.tool,
                          "label": c.label} for c in result.removed]}

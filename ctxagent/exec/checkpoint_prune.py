@@ -24,7 +24,8 @@ from ctxagent.storage.files import atomic_write_bytes, json_bytes, read_jsonl
 @dataclass
 class PruneResult:
     """What a prune removed (or would, `dry_run`): `removed` checkpoints, `kept` (how many stay), store
-    size in bytes `before` and `after` (None on a dry run), `estimate`: bytes a dry run would free."""
+    size in bytes `before` and `after` (None on a dry run), `estimate`: bytes a dry run would free,
+    `stopped`: why the oldest checkpoint kept stays (None when none is kept)."""
 
     removed: list[Checkpoint]
     kept: int
@@ -32,6 +33,7 @@ class PruneResult:
     after: int | None
     dry_run: bool
     estimate: int | None = None
+    stopped: str | None = None
 
     @property
     def freed(self) -> int:
@@ -39,12 +41,17 @@ class PruneResult:
         return (self.estimate or 0) if self.after is None else max(0, self.before - self.after)
 
 
-def select_prunable(checkpoints: list[Checkpoint], *, older_than_s: float | None = None, keep: int | None = None,
-                    sessions: set[str] | None = None, protected: set[str] = frozenset(), recent_s: float = 3600.0,
-                    now: float | None = None) -> list[Checkpoint]:
+def select_prunable(checkpoints: list[Checkpoint], **select: object) -> list[Checkpoint]:
     """The oldest checkpoints (list, oldest first) that go: created over `older_than_s` seconds
     ago, not among the `keep` newest, of `sessions` (when given); it stops at the first one
     that stays, of a `protected` session or younger than `recent_s`. Raises ToolInputError."""
+    return _select(checkpoints, **select)[0]
+
+
+def _select(checkpoints: list[Checkpoint], *, older_than_s: float | None = None, keep: int | None = None,
+            sessions: set[str] | None = None, protected: set[str] = frozenset(), recent_s: float = 3600.0,
+            now: float | None = None) -> tuple[list[Checkpoint], str | None]:
+    """`select_prunable` and why the first checkpoint that stays stays (None: none stays)."""
     if older_than_s is None and keep is None and sessions is None:
         raise ToolInputError("say what to prune: --older-than AGE (e.g. 30d), --keep N, or both")
     if keep is not None and keep < 0:
@@ -52,15 +59,18 @@ def select_prunable(checkpoints: list[Checkpoint], *, older_than_s: float | None
     if older_than_s is not None and older_than_s < 0:
         raise ToolInputError(f"the age must be 0 or more seconds, not {older_than_s:g}")
     now = time.time() if now is None else now
-    out = []
+    out: list[Checkpoint] = []
     for rank, cp in enumerate(sorted(checkpoints, key=lambda c: c.number)):
-        if (cp.session_id in protected or now - cp.created < recent_s
-                or (keep is not None and len(checkpoints) - rank <= keep)
-                or (older_than_s is not None and now - cp.created <= older_than_s)
-                or (sessions is not None and cp.session_id not in sessions)):
-            break
+        why = (f"of session {cp.session_id}, used in the last hour" if cp.session_id in protected
+               else "recorded in the last hour" if now - cp.created < recent_s
+               else f"among the {keep} newest" if keep is not None and len(checkpoints) - rank <= keep
+               else "newer than --older-than" if older_than_s is not None and now - cp.created <= older_than_s
+               else f"of session {cp.session_id}, not removed" if sessions is not None and cp.session_id not in sessions
+               else None)
+        if why:
+            return out, f"checkpoint {cp.number} is {why}"
         out.append(cp)
-    return out
+    return out, None
 
 
 def store_bytes(store: CheckpointStore) -> int:
@@ -93,19 +103,19 @@ def prune_store(store: CheckpointStore, *, dry_run: bool = False, **select: obje
     """Remove the checkpoints `select_prunable(**select)` picks (the log read under the store's
     lock) and compact the store. Raises ToolInputError (bad selection), CheckpointError (git
     or the disk failed: the old store stays as it was, or the new one is complete)."""
-    select_prunable([], **select)  # bad input refused before anything is opened
+    _select([], **select)  # bad input refused before anything is opened
     before = store_bytes(store)
     if not store.log_path.is_file():  # no log: nothing to prune, no store to create
         return PruneResult([], 0, before, None if dry_run else before, dry_run, 0)
     with store.locked():  # also for a dry run: its git must not pass for a killed run's (reap_orphan)
         everything = store.checkpoints()
-        removed = select_prunable(everything, **select)
+        removed, why = _select(everything, **select)
         if dry_run:
             estimate = estimate_freed(store, removed, everything[len(removed):])
-            return PruneResult(removed, len(everything) - len(removed), before, None, True, estimate)
+            return PruneResult(removed, len(everything) - len(removed), before, None, True, estimate, why)
         if removed:
             _rewrite(store, {c.number for c in removed})
-    return PruneResult(removed, len(everything) - len(removed), before, store_bytes(store), False)
+    return PruneResult(removed, len(everything) - len(removed), before, store_bytes(store), False, None, why)
 
 
 def _rewrite(store: CheckpointStore, gone: set[int]) -> None:

@@ -149,13 +149,15 @@ def test_checkpoints_of_a_session_in_use_and_all_later_ones_are_kept(tmp_path: P
     out = invoke(["checkpoints", "--repo", str(repo), "--prune", "--keep", "0"])
     assert out.exit_code == 0, out.output
     assert listed(repo) == [3, 4, 5], "a kept checkpoint reverts every later change: none may go"
+    assert "(checkpoint 3 is of session busy, used in the last hour; none after it goes)" in out.stdout
 
 
 def test_recent_checkpoints_are_never_removed(tmp_path: Path) -> None:
     repo = tmp_path / "proj"
     make_history(repo, 2, big=1000)
     out = invoke(["checkpoints", "--repo", str(repo), "--prune", "--keep", "0", "--older-than", "0"])
-    assert out.exit_code == 0 and listed(repo) == [1, 2] and "nothing to prune" in out.stdout
+    assert out.exit_code == 0 and listed(repo) == [1, 2]
+    assert "nothing to prune: 2 checkpoint(s); checkpoint 1 is recorded in the last hour" in out.stdout
 
 
 def test_a_dry_run_changes_nothing(tmp_path: Path) -> None:
