@@ -111,7 +111,7 @@ def prune_session_checkpoints(repo: Path, removed: list[StoredSession], *, dry_r
     before the newest of them was last used. Raises CheckpointError (the old store is kept)."""
     now = time.time() if now is None else now
     if not removed:
-        return prune_checkpoints(repo, sessions=set(), dry_run=True, now=now)
+        return PruneResult([], 0, 0, None if dry_run else 0, dry_run)
     gone = {r.id for r in removed}
     known = {r.id for r in stored_sessions(repo)} - gone
     orphans = {c.session_id for c in CheckpointStore.for_repo(repo).checkpoints()} - known
@@ -155,7 +155,7 @@ def retention_notice(repo: Path, settings: object, *, exclude: str | None = None
     try:
         pruned = prune_session_checkpoints(repo, chosen)
         freed += pruned.freed
-        checkpoints = f" and {len(pruned.removed)} of their checkpoint(s)" if pruned.removed else ""
+        checkpoints = f" and {len(pruned.removed)} old checkpoint(s)" if pruned.removed else ""
     except StorageError as exc:
         checkpoints = f" (their checkpoints were kept: {exc})"
     return (f"removed {len(chosen)} session(s) unused for over {days:g} days{checkpoints} ({freed / 1e6:.1f} MB; "

@@ -89,13 +89,12 @@ def test_prune_keeps_the_newest_which_restore_exactly_and_the_store_shrinks(tmp_
     assert store_bytes(store) < size - 3.5 * 200_000, "the 4 versions of data.bin only 1-5 held are gone"
     fsck(repo)
     final = tree_hashes(repo)
-    for number in (8, 6):
+    assert invoke(["undo", "--repo", str(repo)]).exit_code == 0
+    assert tree_hashes(repo) == trees[7], "undo: the last change's files back"
+    for number, wanted in ((9, final), (6, trees[5]), (11, final)):  # 9, 11: a restore's own checkpoint (redo)
         out = invoke(["checkpoints", "--repo", str(repo), "--restore", str(number), "--force"])
         assert out.exit_code == 0, out.output
-        assert tree_hashes(repo) == trees[number - 1]
-    for number, wanted in ((10, trees[7]), (9, final)):  # the restores' own checkpoints: a redo
-        assert invoke(["checkpoints", "--repo", str(repo), "--restore", str(number), "--force"]).exit_code == 0
-        assert tree_hashes(repo) == wanted
+        assert tree_hashes(repo) == wanted, number
     cp = store.record(session_id="s-new", turn=1, tool="command", label="after the prune")
     assert cp.number == 13 and cp.notice is None
     fsck(repo)
@@ -301,5 +300,5 @@ def test_the_retention_setting_prunes_the_removed_sessions_checkpoints(tmp_path:
 
     repo = sessions_with_checkpoints(tmp_path)
     said = retention_notice(repo, StateSettings(prune_older_than_days=30, prune_keep=0))
-    assert said.startswith("removed 1 session(s) unused for over 30 days and 4 of their checkpoint(s)"), said
+    assert said.startswith("removed 1 session(s) unused for over 30 days and 4 old checkpoint(s)"), said
     assert listed(repo) == [5, 6]
