@@ -160,10 +160,11 @@ def _chain(store: CheckpointStore, snapshots: list[dict]) -> list[str]:
         return []
     marks = store.git.git_dir / "prune-marks"
     stream = []
+    created = {r.get("number"): r.get("created") for r in snapshots if r["kind"] == "checkpoint"}
     for i, rec in enumerate(snapshots, 1):
         message = (f"checkpoint {rec.get('tool')}: {rec.get('label')}"[:200] if rec["kind"] == "checkpoint"
                    else f"after checkpoint {rec.get('number')}").encode()
-        stamp = int(float(rec.get("created") or time.time()))
+        stamp = int(float(created.get(rec.get("number")) or time.time()))
         stream.append(b"commit %s\nmark :%d\ncommitter ctxagent <ctxagent@localhost> %d +0000\ndata %d\n%s\n"
                       % (PRUNE_REF.encode(), i, stamp, len(message), message))
         if i > 1:
