@@ -302,3 +302,31 @@ def test_the_retention_setting_prunes_the_removed_sessions_checkpoints(tmp_path:
     said = retention_notice(repo, StateSettings(prune_older_than_days=30, prune_keep=0))
     assert said.startswith("removed 1 session(s) unused for over 30 days and 4 old checkpoint(s)"), said
     assert listed(repo) == [5, 6]
+
+
+@pytest.mark.parametrize(("limit", "said", "left"), [  # like a full disk: in fast-import, or in the repack
+    (600, "nothing was removed", [1, 2, 3, 4, 5, 6]), (100_000, "stopped half-way", [5, 6])])
+def test_a_write_failure_mid_prune_leaves_a_usable_store_and_a_rerun_finishes(tmp_path: Path, limit: int, said: str,
+                                                                            left: list[int]) -> None:
+    import resource
+
+    from ctxagent.exec.checkpoints import CheckpointError
+
+    repo = tmp_path / "proj"
+    trees = make_history(repo, 6, big=150_000)
+    store = CheckpointStore.for_repo(repo)
+    old = {c.number: (c.tree, c.after) for c in store.checkpoints()}
+    was = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, was[1]))
+    try:
+        with pytest.raises(CheckpointError, match=said):
+            prune_store(store, keep=2, recent_s=0)
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, was)
+    now = {c.number: (c.tree, c.after) for c in store.checkpoints()}
+    assert now == {n: old[n] for n in left}
+    out = invoke(["checkpoints", "--repo", str(repo), "--restore", "5", "--force"])
+    assert out.exit_code == 0 and tree_hashes(repo) == trees[4], out.output
+    prune_store(store, keep=3, recent_s=0)
+    assert [c.number for c in store.checkpoints()] == [5, 6, 7]
+    fsck(repo)
