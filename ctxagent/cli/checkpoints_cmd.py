@@ -153,7 +153,8 @@ def _restore(console: Console, store: CheckpointStore, repo: Path, rows: list, n
              session_id: str | None) -> None:
     target = next((c for c in rows if c.number == number), None)
     if target is None:
-        raise NotFoundError(f"no checkpoint {number}" + (f" in session {session_id}" if session_id else "")
+        gone = " (old checkpoints were pruned)" if 0 < number <= store.pruned_through() else ""
+        raise NotFoundError(f"no checkpoint {number}{gone}" + (f" in session {session_id}" if session_id else "")
                             + "; list them with `ctxagent checkpoints`")
     console.print(f"back to {describe(target)}:")
     if what in ("code", "both"):

@@ -9,6 +9,7 @@ only changed files. Narrative and layout: docs/checkpoints.md.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import shutil
@@ -166,6 +167,16 @@ class CheckpointStore:
                 continue  # a record this version cannot read is passed over
         out = sorted(found.values(), key=lambda c: c.number)
         return [c for c in out if session_id is None or c.session_id == session_id]
+
+    def pruned_through(self) -> int:
+        """The highest checkpoint number a prune removed (the log's first record), 0 when none."""
+        try:
+            with open(self.log_path, encoding="utf-8", errors="replace") as handle:
+                first = json.loads(handle.readline() or "{}")
+        except (OSError, ValueError):
+            return 0
+        number = first.get("number") if isinstance(first, dict) and first.get("kind") == "pruned" else 0
+        return number if isinstance(number, int) else 0
 
     def locked(self) -> AbstractContextManager[str | None]:
         """The store's lock held (stale git locks cleared, store created or repaired), for
@@ -401,11 +412,7 @@ class CheckpointStore:
         """One more than the newest checkpoint, or than the newest a prune removed (numbers
         are never reused: `--restore N` must not name another change later)."""
         done = self.checkpoints()
-        pruned = 0
-        for rec in read_jsonl(self.log_path)[:1] if self.log_path.is_file() else []:
-            if rec.get("kind") == "pruned" and isinstance(rec.get("number"), int):
-                pruned = rec["number"]
-        return max(done[-1].number if done else 0, pruned) + 1
+        return max(done[-1].number if done else 0, self.pruned_through()) + 1
 
     def _append(self, record: dict) -> None:
         try:

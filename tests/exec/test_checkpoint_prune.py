@@ -84,6 +84,8 @@ def test_prune_keeps_the_newest_which_restore_exactly_and_the_store_shrinks(tmp_
     assert out.exit_code == 0, out.output
     assert "removed checkpoint 1 " in out.stdout and "removed 5 checkpoint(s), kept 3" in out.stdout
     assert listed(repo) == [6, 7, 8]
+    gone = invoke(["checkpoints", "--repo", str(repo), "--restore", "2"])
+    assert gone.exit_code != 0 and "no checkpoint 2 (old checkpoints were pruned)" in gone.output
     store = CheckpointStore.for_repo(repo)
     assert {c.number: (c.tree, c.after) for c in store.checkpoints()} == {n: before[n] for n in (6, 7, 8)}
     assert store_bytes(store) < size - 3.5 * 200_000, "the 4 versions of data.bin only 1-5 held are gone"
