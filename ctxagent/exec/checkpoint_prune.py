@@ -49,7 +49,7 @@ def select_prunable(checkpoints: list[Checkpoint], **select: object) -> list[Che
 
 
 def _select(checkpoints: list[Checkpoint], *, older_than_s: float | None = None, keep: int | None = None,
-            sessions: set[str] | None = None, protected: set[str] = frozenset(), recent_s: float = 3600.0,
+            sessions: set[str] | None = None, protected: frozenset[str] | set[str] = frozenset(), recent_s: float = 3600.0,
             now: float | None = None) -> tuple[list[Checkpoint], str | None]:
     """`select_prunable` and why the first checkpoint that stays stays (None: none stays)."""
     if older_than_s is None and keep is None and sessions is None:
