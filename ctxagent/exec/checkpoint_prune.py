@@ -64,8 +64,8 @@ def _select(checkpoints: list[Checkpoint], *, older_than_s: float | None = None,
         why = (f"of session {cp.session_id}, used in the last hour" if cp.session_id in protected
                else "recorded in the last hour" if now - cp.created < recent_s
                else f"among the {keep} newest" if keep is not None and len(checkpoints) - rank <= keep
-               else "newer than --older-than" if older_than_s is not None and now - cp.created <= older_than_s
                else f"of session {cp.session_id}, not removed" if sessions is not None and cp.session_id not in sessions
+               else "newer than --older-than" if older_than_s is not None and now - cp.created <= older_than_s
                else None)
         if why:
             return out, f"checkpoint {cp.number} is {why}"

@@ -286,6 +286,7 @@ def test_sessions_prune_removes_the_removed_sessions_checkpoints(tmp_path: Path)
     files = store_files(repo)
     out = invoke(["sessions", "prune", "--repo", str(repo), "--older-than", "30d", "--dry-run"])
     assert out.exit_code == 0 and "would remove 4 checkpoint(s), keep 2" in out.stdout, out.output
+    assert f"(checkpoint 5 is of session {NEW}, not removed; none after it goes)" in out.stdout
     assert store_files(repo) == files and listed(repo) == [1, 2, 3, 4, 5, 6]
     out = invoke(["sessions", "prune", "--repo", str(repo), "--older-than", "30d", "--json"])
     assert out.exit_code == 0, out.output
