@@ -2,8 +2,9 @@
 
 A session's transcript and snapshots go (`ctxagent.agent.retention`), and its checkpoints
 as far as they are the oldest ones; the N newest are kept, and a session used in the last
-hour is never removed. Prints one line per session removed and the bytes freed. `[state] prune_older_than_days` / `prune_keep` do the same
-at the start of every new session (docs/state.md).
+hour is never removed. Prints one line per session removed, the bytes freed and a line for
+the checkpoints. `[state] prune_older_than_days` / `prune_keep` do the same at the start
+of every new session (docs/state.md).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from ctxagent.errors import StorageError, ToolInputError
 @click.option("--dry-run", is_flag=True, help="say what would be removed, remove nothing")
 @click.option("--json", "as_json", is_flag=True, help="print the sessions removed as JSON")
 def prune_command(repo: Path, older_than: str | None, keep: int | None, dry_run: bool, as_json: bool) -> None:
-    """Remove old sessions (transcript and snapshots) from REPO/.ctxagent."""
+    """Remove old sessions (transcript, snapshots, their oldest checkpoints) from REPO/.ctxagent."""
     try:
         age = parse_age(older_than) if older_than is not None else None
         removed = prune_sessions(repo, older_than_s=age, keep=keep, dry_run=dry_run, checkpoints=False)
