@@ -179,7 +179,8 @@ def _chain(store: CheckpointStore, snapshots: list[dict]) -> list[str]:
     except (OSError, KeyError, ValueError, StorageError) as exc:
         raise CheckpointError(f"cannot prune the checkpoint store: {exc}; nothing was removed") from exc
     finally:
-        Path(marks).unlink(missing_ok=True)
+        for leftover in [marks, *store.git.git_dir.glob("fast_import_crash_*")]:  # its crash reports too
+            Path(leftover).unlink(missing_ok=True)
     if listed != [rec["tree"] for rec in snapshots]:
         raise CheckpointError("cannot prune the checkpoint store: the new chain does not hold the same trees; "
                               "nothing was removed")
