@@ -55,9 +55,8 @@ def prepare_git_view(cwd: str, ctx: PathContext, env: dict[str, str], view_dir: 
                      max_index_bytes: int | None = None) -> GitView:
     """Build the sanitized git directory for a git run in `cwd` under `view_dir` (an empty directory of the
     run's scratch area); return what git and the jail need. The index is copied, up to `max_index_bytes`.
-
-    Raises ToolRefusedError (fail closed) for an unreadable config, a work tree (`core.worktree`) or git
-    directory (not a linked worktree) outside the workspace, a git-dir entry leading outside it
+    Raises ToolRefusedError (fail closed) for an unreadable or oversized config, a work tree (`core.worktree`)
+    or git directory (not a linked worktree) outside the workspace, a git-dir entry leading outside it
     (`git_dir.check_git_dirs`), or a bigger index."""
     code, out, err = git_read(["rev-parse", "--absolute-git-dir", "--git-common-dir",
                                "--is-inside-work-tree"], cwd, env)
