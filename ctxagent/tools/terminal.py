@@ -234,7 +234,8 @@ class TerminalTool(Tool):
         """Refuse (and go back to the workspace root) when the current directory is no longer
         where `cd` checked it was: replaced by a link, moved or deleted by another process,
         every command without operands would run there."""
-        if self.ctx.cwd == self.ctx.root or os.path.realpath(self.ctx.cwd) == self.ctx.cwd:
+        if self.ctx.cwd == self.ctx.root or (os.path.realpath(self.ctx.cwd) == self.ctx.cwd
+                                             and os.path.isdir(self.ctx.cwd)):
             return
         old, self.ctx.cwd = self.ctx.cwd, self.ctx.root
         raise ToolRefusedError(f"terminal: the current directory {old} changed since `cd` (it is now a symbolic "
