@@ -10,6 +10,7 @@ turns hiding off. docs/terminal.md, "ctxagent's state stays out of sight".
 
 from __future__ import annotations
 
+import fnmatch
 import os
 
 from ctxagent.shell.flags import Scan
@@ -23,7 +24,7 @@ _RECURSIVE = {"grep": {"-r", "--recursive"}, "ls": {"-R", "--recursive"}, "diff"
 _FLAGS = {"grep": f"--exclude-dir={HIDDEN}", "rg": f"--iglob=!{HIDDEN}", "ls": f"--ignore={HIDDEN}",
           "tree": "-I", "du": f"--exclude={HIDDEN}", "diff": f"--exclude={HIDDEN}"}
 _SHOWS_HIDDEN = {"ls": {"-a", "-A", "--all", "--almost-all"}, "tree": {"-a"},
-                 "rg": {"--hidden", "-.", "-g", "--glob", "--iglob"}}  # a glob matching it shows a hidden folder
+                 "rg": {"--hidden", "-."}}
 RG_GLOBS = frozenset({"-g", "--glob", "--iglob"})
 
 
@@ -57,13 +58,21 @@ def _grep_recurses(name: str, result: Scan) -> bool:
     return name == "grep" and "recurse" in result.values({"-d", "--directories"})
 
 
+def _glob_matches_state(globs: list[str]) -> bool:
+    """Whether one of rg's globs takes the folder in (`*`, `.*`): such a glob shows even a
+    hidden folder, so hiding it changed the output."""
+    return any(not g.startswith("!") and fnmatch.fnmatchcase(HIDDEN, g.rstrip("/").removeprefix("**/"))
+               for g in globs)
+
+
 def hidden_note(name: str, result: Scan | None, roots: list[str], ctx: PathContext) -> str | None:
     """A line for after the output when a searched directory (absolute paths `roots`) holds
     a state folder the command would have shown; None otherwise."""
     shows = _SHOWS_HIDDEN.get(name)
     if shows is not None and result is not None:
         given = [flag for flag, _ in result.flags]
-        if not (set(given) & shows or given.count("-u") + given.count("--unrestricted") >= 2):
+        if not (set(given) & shows or given.count("-u") + given.count("--unrestricted") >= 2
+                or (name == "rg" and _glob_matches_state(result.values(RG_GLOBS)))):
             return None
     found = [os.path.join(root, HIDDEN) for root in roots if os.path.isdir(os.path.join(root, HIDDEN))]
     if not found:

@@ -59,6 +59,9 @@ def test_rg_glob_naming_state_folder_still_shows_it(ws: Path) -> None:
     assert ok and STATE in out, out
     ok, out = _run(ws, "rg -g '*.py' print")
     assert ok and "src/a.py" in out and STATE not in out, out
+    assert "was left out" not in out  # `*.py` would not have taken the folder in
+    ok, out = _run(ws, "rg -g '*' print")
+    assert ok and "src/a.py" in out and "was left out" in out, out
 
 
 @pytest.mark.parametrize("program", [
