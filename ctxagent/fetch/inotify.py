@@ -15,6 +15,7 @@ import ctypes.util
 import os
 import struct
 import sys
+import weakref
 
 #: Events that mean a name in the folder, or the folder itself, may differ now.
 _MASK = (0x2 | 0x4 | 0x8 | 0x40 | 0x80 | 0x100 | 0x200 | 0x400 | 0x800)  # MODIFY ATTRIB CLOSE_WRITE MOVED_* CREATE DELETE* MOVE_SELF
@@ -36,6 +37,8 @@ class Watcher:
         self._libc, self._fd, self._pid, self.limit = libc, fd, os.getpid(), limit
         self._rels: dict[int, set[str]] = {}  # watch descriptor -> folders (one inode may show twice)
         self._wd: dict[str, int] = {}
+        self._lost = False  # events were dropped since the last `reset`
+        self._closer = weakref.finalize(self, os.close, fd)  # one inotify instance of a per-user 128
 
     @classmethod
     def open(cls, root: str) -> Watcher | None:
@@ -89,12 +92,11 @@ class Watcher:
             self._libc.inotify_rm_watch(self._fd, wd)
 
     def changed(self) -> set[str] | None:
-        """The folders (rels) with an event since the last call, or None when events may be
-        lost: then the caller checks everything (watches stay; later events are kept)."""
+        """The folders (rels) with an event since the last call, or None when events may have
+        been lost since the last `reset` (queue overflow; another process after a fork)."""
         if os.getpid() != self._pid:
             return None
         found: set[str] = set()
-        lost = False
         while True:
             try:
                 data = os.read(self._fd, 65536)
@@ -103,24 +105,28 @@ class Watcher:
             except InterruptedError:
                 continue
             except OSError:
-                return None
+                self._lost = True
+                break
             offset = 0
             while offset < len(data):
                 wd, mask, _, size = _EVENT.unpack_from(data, offset)
                 offset += _EVENT.size + size
-                if mask & _OVERFLOW:
-                    lost = True
-                rels = self._rels.get(wd, ())
-                found.update(rels)
+                self._lost |= bool(mask & _OVERFLOW)
+                found.update(self._rels.get(wd, ()))
                 if mask & _IGNORED:  # the folder was removed (or its file system unmounted)
                     for rel in self._rels.pop(wd, ()):
                         self._wd.pop(rel, None)
-        return None if lost else found
+        return None if self._lost else found
+
+    def reset(self) -> None:
+        """Read and forget the events queued so far: the caller checks everything now."""
+        self.changed()
+        self._lost = False
 
     def close(self) -> None:
         """Release the watches (closing the instance frees them all)."""
         if self._fd >= 0:
-            os.close(self._fd)
+            self._closer()
             self._fd = -1
             self._rels.clear()
             self._wd.clear()

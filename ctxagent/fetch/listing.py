@@ -48,15 +48,16 @@ class Listing:
         self._watched = False  # every listed folder was watched before it was read
         self._dev: int | None = None
         self._diff = 0  # entries an update changed
+        self._racy: set[str] = set()  # folders to read again at the next check
 
     def refresh(self) -> bool:
         """Bring `entries` up to date (see the module doc); True when they changed (and on the
         first call). A tree of MAX_FILES files or more is walked whole every time."""
         watcher = self.watcher
-        if watcher is not None and not watcher.owned():
+        if watcher is not None and not watcher.owned():  # forked: the events are the parent's
             self.watcher, self._watched, watcher = None, False, None
-        changed = watcher.changed() if watcher is not None else None
-        if self._watched and changed is not None:
+        changed = watcher.changed() if watcher is not None and self._watched else None
+        if changed is not None:
             result = self._update(changed)
             if result is not None:
                 return result
@@ -74,6 +75,8 @@ class Listing:
         folders: dict[str, _Folder] = {}
         out: list[FileEntry] = []
         self._watched, self._dev = self.watcher is not None, None
+        if self.watcher is not None:
+            self.watcher.reset()  # what happens from now on is in the next events
         self._visit("", self.root, True, now, folders, out)
         if len(out) >= MAX_FILES:  # the cap cuts in walk order: leave that to the walk itself
             out, folders = list_files(Path(self.root)), {}
@@ -86,6 +89,7 @@ class Listing:
         by_rel = self._by_rel
         changed = self._fresh or len(out) != len(by_rel) or any(by_rel.get(e.rel) is not e for e in out)
         self._folders, self._fresh = folders, False
+        self._racy = {rel for rel, folder in folders.items() if folder.racy}
         if changed:
             out.sort(key=lambda entry: entry.rel)
             self.entries, self._by_rel = out, {e.rel: e for e in out}
@@ -94,7 +98,7 @@ class Listing:
     def _update(self, changed: set[str]) -> bool | None:
         """The check of the folders with an event (or racy) only; None when it cannot tell
         (a folder vanished or could not be watched, or the cap): then the full check runs."""
-        work = sorted(changed.union(rel for rel, folder in self._folders.items() if folder.racy))
+        work = sorted(changed | self._racy)
         if not work:
             return False
         now, before = time.time_ns(), len(self._by_rel)
@@ -132,6 +136,10 @@ class Listing:
             return self._walk_new(rel, path, now)
         fresh = _read(path, sig, now) if known.racy or known.sig != sig else known
         self._folders[rel] = fresh
+        if fresh.racy:
+            self._racy.add(rel)
+        else:
+            self._racy.discard(rel)
         prefix = rel + "/" if rel else ""
         for name in set(known.files) - set(fresh.files):
             self._diff += self._by_rel.pop(prefix + name, None) is not None
@@ -158,6 +166,7 @@ class Listing:
         out: list[FileEntry] = []
         self._visit(rel, path, not rel, now, folders, out)
         self._folders.update(folders)
+        self._racy.update(sub for sub, folder in folders.items() if folder.racy)
         self._by_rel.update((e.rel, e) for e in out)
         self._diff += len(out)
         return self._watched
@@ -167,6 +176,7 @@ class Listing:
         inside = rel + "/"
         for folder in [f for f in self._folders if f == rel or f.startswith(inside)]:
             del self._folders[folder]
+            self._racy.discard(folder)
             if self.watcher is not None:
                 self.watcher.drop(folder)
         for file_rel in [r for r in self._by_rel if r.startswith(inside)]:
