@@ -1,10 +1,11 @@
 """The workspace listing kept between calls: a re-check stats, it does not walk again.
 
 `Listing.refresh()` gives what `walk.list_files(root)` would give now, and says whether it
-changed. A folder whose (mtime, ctime, inode) is unchanged has the same names (adding,
-removing or renaming an entry sets both times; restoring the mtime sets the ctime), so only
-its files are stat'ed; a changed folder, or one changed within RACY_NS of a check, is read
-again. Why this is never stale: docs/context-fetch.md, "The freshness check".
+changed. A full check stats every known folder ((mtime, ctime, inode): an unchanged one has
+the same names, so only its files are stat'ed) and reads a changed one, or one changed within
+RACY_NS of a check, again. With an inotify watcher (each folder watched before it is read), a
+re-check does that only for the folders with an event, and is full whenever the watcher cannot
+vouch. Why this is never stale: docs/context-fetch.md, "The freshness check".
 """
 
 from __future__ import annotations
