@@ -49,7 +49,8 @@ def call(query):
     data = tool.run({"query": query, "sources": ["files"]})
     return {"ms": (time.perf_counter() - t) * 1000, "top": [f["path"] for f in data["sources"]["files"]][:3],
             "info": data["info"]}
-out = {"import_ms": (imported - start) * 1000, "first": call(sys.argv[2])}
+import ctxagent
+out = {"import_ms": (imported - start) * 1000, "first": call(sys.argv[2]), "code": ctxagent.__file__}
 out["new"] = [call(q) for q in sys.argv[3:]]
 out["repeat"] = call(sys.argv[3]) if len(sys.argv) > 3 else None
 out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -75,7 +76,7 @@ def child(root: Path, first: str, *new: str) -> dict:
     env = {**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH") or str(REPO)}  # the code measured
     start = time.perf_counter()
     proc = subprocess.run([sys.executable, "-c", CHILD, str(root), first, *new], capture_output=True, text=True,
-                          env=env, check=True)
+                          env=env, check=True, cwd=root.parent)  # not here: `-c` would import this folder's code
     return {**json.loads(proc.stdout), "process_ms": (time.perf_counter() - start) * 1000}
 
 
@@ -112,7 +113,7 @@ def measure(root: Path, runs: int) -> dict:
         size_mb = db.stat().st_size / 2**20
     warm = [w for runs_ in by_literal.values() for w in runs_]
     new = {literal: statistics.median(w["new"][0]["ms"] for w in runs_) for literal, runs_ in by_literal.items()}
-    return {"files": files, "looking": looking, "cold": cold, "size_mb": size_mb,
+    return {"code": cold["code"], "files": files, "looking": looking, "cold": cold, "size_mb": size_mb,
             "first_ms": statistics.median(w["first"]["ms"] for w in warm),
             "first_process_ms": statistics.median(w["process_ms"] for w in warm),
             "peak_mb": max(w["peak_mb"] for w in warm),
@@ -151,6 +152,7 @@ def main() -> None:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"corpus {root}, load average {load:.1f}, {os.cpu_count()} CPUs, Python {sys.version.split()[0]}")
     figures = measure(root, args.runs)
+    print(f"code measured: {Path(figures['code']).parent.parent}")
     print(report(figures))
     print(f"top files for {FIRST_QUERY!r}: {figures['cold']['first']['top']}")
 
