@@ -9,6 +9,29 @@ docs/redaction.md ("The rules", "Which names, which values").
 from __future__ import annotations
 
 import re
+from typing import Any
+
+
+class _Lazy:
+    """A regex compiled on its first use (`.sub`, `.search`, ... as `re.Pattern`): compiling
+    every rule costs about 27 ms, paid by each command at import; most calls need few rules."""
+
+    __slots__ = ("_source", "_flags", "_pattern")
+
+    def __init__(self, source: str, flags: int = 0) -> None:
+        self._source, self._flags, self._pattern = source, flags, None
+
+    def __getattr__(self, name: str) -> Any:
+        if name in _Lazy.__slots__:  # not set yet (a copy being made): no recursion
+            raise AttributeError(name)
+        if self._pattern is None:
+            self._pattern = re.compile(self._source, self._flags)
+        return getattr(self._pattern, name)
+
+
+def _lazy(source: str, flags: int = 0) -> re.Pattern[str]:
+    """`re.compile(source, flags)`, compiled when first used (`_Lazy`)."""
+    return _Lazy(source, flags)  # type: ignore[return-value]
 
 #: What a secret is replaced by (re-exported as `ctxagent.redaction.REDACTED`).
 REDACTED = "[REDACTED]"
@@ -48,7 +71,7 @@ def _name_forms() -> list[str]:
 # afterwards (`_QUALIFIED`): 75 qualified forms in the scan would double its time.
 _NAME = "(?:" + _alternation([*(re.escape(f) for w in _NAME_WORDS for f in _cases(w)), "key", "KEY", "Key",
                                "pass", "PASS", "Pass"]) + ")"
-_QUALIFIED = re.compile("(?:" + _alternation([re.escape(f) for q in _KEY_QUALIFIERS for f in _cases(q)]) + ")[_.-]?\\Z")
+_QUALIFIED = _lazy("(?:" + _alternation([re.escape(f) for q in _KEY_QUALIFIERS for f in _cases(q)]) + ")[_.-]?\\Z")
 _SUFFIX = "(?:[_.-]?(?:\\d{1,3}|" + "|".join(f for s in _KEY_SUFFIXES for f in _cases(s)) + "))?"
 _CLOSE = r"\\?[\"']?\]?"  # the end of a quoted or indexed name: "NAME": / ["NAME"] = / \"NAME\":
 _TYPE_CHARS = r"A-Za-z0-9_.\[\], \t|"  # what a type annotation is written with (ASCII only, as keys are)
@@ -60,7 +83,7 @@ _SCHEMES = r"(?:Bearer|bearer|BEARER|Basic|basic|BASIC|Token|token|Digest|digest
 # backslash and space; unquoted, also no brackets, `,;&|` (they end a statement or a query).
 _QUOTED_CHARS = r"!#-&(-\[\]-_a-z{-~"
 _UNQUOTED = r"[A-Za-z0-9!#$%*+\-./:=?@^_~]+"
-KV = re.compile(
+KV = _lazy(
     f"(?P<name>{_NAME}){_SUFFIX}(?![A-Za-z0-9])(?P<close>{_CLOSE})(?P<ws>[ \\t]*)"
     f"(?P<ann>:(?=[{_TYPE_CHARS}]{{0,80}}=)[ \\t]*{_TYPE}[ \\t]*(?==))?"  # an annotation: `: str | None =`
     f"(?P<sep>{_SEP})[ \\t]*(?:(?P<scheme>{_SCHEMES})[ \\t]+)?"
@@ -69,7 +92,7 @@ KV = re.compile(
 )
 #: A line that may still become `NAME = value` when more text comes (for StreamRedactor):
 #: the name and any part of what follows it up to the value, ending at the end of the text.
-KV_OPEN_TAIL = re.compile(
+KV_OPEN_TAIL = _lazy(
     f"{_NAME}{_SUFFIX}(?![A-Za-z0-9]){_CLOSE}[ \\t]*"
     f"(?::[{_TYPE_CHARS}]{{0,80}})?"  # `: ` or `: str | None ` (a superset of KV's: one class, no backtracking)
     f"(?:{_SEP}[ \\t]*(?:\\\\?[\"'`]?{_SCHEMES}[ \\t]+)?)?\\Z"
@@ -77,7 +100,7 @@ KV_OPEN_TAIL = re.compile(
 
 _BREAK = r"(?:\s|\\[rn])"  # a line break, real or written `\n` inside a JSON string
 _PEM_LABEL = r"-----(?:BEGIN|END)[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
-PEM = re.compile(
+PEM = _lazy(
     _PEM_LABEL.replace("(?:BEGIN|END)", "BEGIN")
     + f"(?:{_BREAK}+[A-Za-z][A-Za-z0-9_-]*:[^\\n\\\\:]*)*"      # armor headers: Proc-Type: 4,ENCRYPTED
     + f"{_BREAK}+[A-Za-z0-9+/]{{40,}}[A-Za-z0-9+/=]*"  # the first base64 line, a whole line
@@ -85,19 +108,19 @@ PEM = re.compile(
     + f"(?:{_BREAK}+[A-Za-z0-9+/=]+)*"                 # the other lines
     + f"(?:{_BREAK}*{_PEM_LABEL.replace('(?:BEGIN|END)', 'END')})?"
 )
-PEM_END = re.compile(_PEM_LABEL.replace("(?:BEGIN|END)", "END"))
+PEM_END = _lazy(_PEM_LABEL.replace("(?:BEGIN|END)", "END"))
 #: A whole key on one line, its lines joined by `,` or `;` (`paste -sd,`, a CSV cell).
-PEM_ONE_LINE = re.compile("(?P<begin>" + _PEM_LABEL.replace("(?:BEGIN|END)", "BEGIN") + r")(?P<sep>[,;|\t ]?)"
+PEM_ONE_LINE = _lazy("(?P<begin>" + _PEM_LABEL.replace("(?:BEGIN|END)", "BEGIN") + r")(?P<sep>[,;|\t ]?)"
                           + r"(?:(?!\\[rn])[^\n]){40,}?(?P<end>" + _PEM_LABEL.replace("(?:BEGIN|END)", "END") + ")")
 #: What a private key block may look like while it is still arriving (for StreamRedactor).
-PEM_OPEN = re.compile(
+PEM_OPEN = _lazy(
     r"-{1,5}BEGIN[A-Z0-9 ]*(?:PRIVATE KEY(?: BLOCK)?-{0,5}"
     f"(?:{_BREAK}+(?:[A-Za-z][A-Za-z0-9_-]*:[^\\n\\\\:]*|[A-Za-z0-9+/=]+))*{_BREAK}*\\\\?"
     r"(?:-{1,5}(?:END[A-Z0-9 ]*)?)?)?\Z"
 )
 
 _USERINFO = r"A-Za-z0-9_.~!$%&()*+,;=\-"  # RFC 3986 unreserved, sub-delims and %: printable ASCII, as keys are
-URL_PASSWORD = re.compile(f"(?P<head>://[{_USERINFO}]*:)(?P<pw>[{_USERINFO}:]+)(?=@)")
+URL_PASSWORD = _lazy(f"(?P<head>://[{_USERINFO}]*:)(?P<pw>[{_USERINFO}:]+)(?=@)")
 
 _AFTER_WORD = r"(?<![A-Za-z0-9_].)"  # placed after a shape's first character: no letter, digit or _ before it
 
@@ -109,7 +132,7 @@ def _shapes(by_first: dict[str, list[str]]) -> str:
                     for first, rests in by_first.items())
 
 
-SHAPES = re.compile(_shapes({
+SHAPES = _lazy(_shapes({
     "s": [r"k-[A-Za-z0-9_-]{16,}",                                  # OpenAI, Anthropic (sk-ant-), DeepSeek
           r"k_(?:live|test)_[A-Za-z0-9]{10,}",                      # Stripe secret key
           r"hp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}",                     # [shopify-access-token, -custom-access-token...]
@@ -153,26 +176,26 @@ SHAPES = re.compile(_shapes({
 #: group `v` is the secret). `define` and `.netrc` values need `looks_secret`-free matching:
 #: the form itself says it is a password.
 FORMS: list[tuple[str, re.Pattern[str]]] = [
-    (":A", re.compile(r":(?<=[0-9]{5}:)(?P<v>A[A-Za-z0-9_-]{34})(?![A-Za-z0-9_-])")),  # [telegram-bot-api-token]
-    ("sig=", re.compile(r"s(?<=[?&]s)ig=(?P<v>[A-Za-z0-9%+/=]{16,})")),  # Azure SAS signature (also AWS/GCS signed URLs' sig)
-    ("-data", re.compile(r"client-(?:key|certificate)-data[ \t]*:[ \t]*[\"']?(?P<v>[A-Za-z0-9+/=]{16,})")),  # kubeconfig
-    ("login", re.compile(r"l(?<![A-Za-z0-9_].)ogin[ \t]+\S+\s+(?:account[ \t]+\S+\s+)?password[ \t]+(?P<v>[^\s$]\S{3,})")),  # .netrc
+    (":A", _lazy(r":(?<=[0-9]{5}:)(?P<v>A[A-Za-z0-9_-]{34})(?![A-Za-z0-9_-])")),  # [telegram-bot-api-token]
+    ("sig=", _lazy(r"s(?<=[?&]s)ig=(?P<v>[A-Za-z0-9%+/=]{16,})")),  # Azure SAS signature (also AWS/GCS signed URLs' sig)
+    ("-data", _lazy(r"client-(?:key|certificate)-data[ \t]*:[ \t]*[\"']?(?P<v>[A-Za-z0-9+/=]{16,})")),  # kubeconfig
+    ("login", _lazy(r"l(?<![A-Za-z0-9_].)ogin[ \t]+\S+\s+(?:account[ \t]+\S+\s+)?password[ \t]+(?P<v>[^\s$]\S{3,})")),  # .netrc
 ]
 #: PHP `define('DB_PASSWORD', '...')`: the name must end like a credential (`SECRET_NAME`).
-DEFINE = re.compile(r"define\(\s*(?P<q1>['\"])(?P<name>[A-Za-z0-9_.-]{1,80})(?P=q1)\s*,\s*(?P<q2>['\"])"
+DEFINE = _lazy(r"define\(\s*(?P<q1>['\"])(?P<name>[A-Za-z0-9_.-]{1,80})(?P=q1)\s*,\s*(?P<q2>['\"])"
                     r"(?P<v>[^'\"\\\n]*)(?P=q2)")
 
 #: The beginning of a `FORMS`/`DEFINE` secret that spans spaces, at the end of a text still
 #: arriving (for StreamRedactor): `define('DB_PASSWORD', `, `login jane password `, `client-key-data: `.
-FORMS_OPEN_TAIL = re.compile(
+FORMS_OPEN_TAIL = _lazy(
     r"(?:define\((?:\s*(?:['\"][A-Za-z0-9_.-]{0,80}(?:['\"]\s*(?:,\s*)?)?)?)?"
     r"|login(?:[ \t]+\S{0,200}(?:\s+(?:account[ \t]+\S+\s+)?[a-z]{0,8}[ \t]*)?)?"
     r"|client-(?:key|certificate)-data[ \t]*(?::[ \t]*[\"']?)?)\Z")
 
-_NUMBER = re.compile(r"[-+]?(?:0[xX][0-9a-fA-F_]+|\d[\d_]*(?:\.\d*)?(?:[eE][-+]?\d+)?)")
-_TEMPLATE = re.compile(r"^[$%{<]|\$\{|\{\{|%\(")
-_PATH = re.compile(r"(?:/|~/|\.{1,2}/)(?:[^A-Z]*|.*\.[A-Za-z0-9]+)")
-_WORDLIKE = re.compile(r"[A-Za-z_][A-Za-z_.]*")
+_NUMBER = _lazy(r"[-+]?(?:0[xX][0-9a-fA-F_]+|\d[\d_]*(?:\.\d*)?(?:[eE][-+]?\d+)?)")
+_TEMPLATE = _lazy(r"^[$%{<]|\$\{|\{\{|%\(")
+_PATH = _lazy(r"(?:/|~/|\.{1,2}/)(?:[^A-Z]*|.*\.[A-Za-z0-9]+)")
+_WORDLIKE = _lazy(r"[A-Za-z_][A-Za-z_.]*")
 _NOT_AN_END = frozenset("([{,)]}<>`")
 
 
@@ -223,7 +246,7 @@ def replace_url_password(m: re.Match[str]) -> str:
 
 
 #: Names of dict keys whose string value is redacted when it `looks_secret` (same names as KV).
-SECRET_NAME = re.compile("(?:" + _alternation(_name_forms()) + f"|[_.-](?:pass|PASS|Pass)){_SUFFIX}\\Z")
+SECRET_NAME = _lazy("(?:" + _alternation(_name_forms()) + f"|[_.-](?:pass|PASS|Pass)){_SUFFIX}\\Z")
 
 
 def replace_form(m: re.Match[str]) -> str:

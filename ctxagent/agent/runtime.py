@@ -89,8 +89,8 @@ def open_agent(repo: Path, settings: Settings, *, resume: str | None = None, sin
             registry.register(Subagents(repo=repo, settings=settings, client=side_client, session=session,
                                         tools=[*registry.names(), "delegate"], layer=layer, definitions=definitions,
                                         relay=relay, sinks=sinks, hooks=hooks, auto_approve=auto,
-                                        allow_exec=allow_exec).tool())
-        add_mcp_tools(registry, mcp, settings.mcp, auto_approve=auto)  # after delegate: children do not get them
+                                        allow_exec=allow_exec, mcp=mcp).tool())  # children get MCP tools of their own
+        add_mcp_tools(registry, mcp, settings.mcp, auto_approve=auto)
         agent = Agent(client=client, registry=registry, session=session, settings=settings,
                       system=system_prompt(repo, registry.names(), layer), assembler=assembler,
                       approval=ApprovalPolicy(auto_approve=auto, ask=relay if ask is not None else None,

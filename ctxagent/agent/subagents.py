@@ -1,7 +1,9 @@
 """Sub-agents: a `delegate` call runs a child `Agent` with a clean context window (its system
 prompt, the project's rules, the task), a restricted tool set and its own step and token
 budget; its condensed report is the parent's tool result. Children's tokens count in the
-parent's limits (its side-call meter); their transcripts sit beside the parent's. docs/subagents.md."""
+parent's limits (its side-call meter); their transcripts sit beside the parent's. They get the
+session's MCP tools (the same connections, the same approval rules) and fire the session's
+hooks, each payload naming the child (`Hooks.for_subagent`). docs/subagents.md."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ import queue
 import threading
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from ctxagent.agent.approval import ApprovalPolicy
 from ctxagent.agent.events import ApprovalRequest, ErrorEvent, Event, Notice, Sink, ToolCallEvent, TurnEnd, send
@@ -20,12 +22,16 @@ from ctxagent.agent.session import Session
 from ctxagent.agent.toolset import build_registry
 from ctxagent.agent.wiring import make_assembler, make_recorder
 from ctxagent.config.settings import Settings
-from ctxagent.harness.agents import AgentDefinition
+from ctxagent.harness.agents import READ_ONLY_TOOLS, AgentDefinition
 from ctxagent.harness.hooks import NO_HOOKS, Hooks
 from ctxagent.llm.meter import MeteredClient, UsageMeter
+from ctxagent.mcp.names import covers
 from ctxagent.text.tokens import estimate_tokens
 from ctxagent.tools import TOOLS
 from ctxagent.tools.delegate import DelegateTool
+
+if TYPE_CHECKING:  # asyncio and the SDK load only with a session's MCP servers
+    from ctxagent.mcp.manager import ServerManager, ToolEntry
 
 REPORT_MAX_TOKENS = 2000
 """Tokens of a child's report kept in the parent's context (the textbook's 1,000-2,000)."""
@@ -69,15 +75,18 @@ class AskRelay:
 class Subagents:
     """Runs the children of one parent agent. `client`: the parent's metered side client (the
     children's usage counts in the parent's turn); `tools`: the parent's tool names; `sinks`:
-    where children's progress is shown; `depth`: the parent's level (0 for the main agent)."""
+    where children's progress is shown; `depth`: the parent's level (0 for the main agent); `mcp`:
+    the session's servers, `mcp_names`: the MCP tools the parent has (None: every running one)."""
 
     def __init__(self, *, repo: Path, settings: Settings, client: Any, session: Session, tools: Sequence[str],
                  layer: Any, definitions: dict[str, AgentDefinition], relay: AskRelay, sinks: Sequence[Sink] = (),
-                 hooks: Hooks = NO_HOOKS, auto_approve: bool = False, allow_exec: bool = False, depth: int = 0) -> None:
+                 hooks: Hooks = NO_HOOKS, auto_approve: bool = False, allow_exec: bool = False, depth: int = 0,
+                 mcp: ServerManager | None = None, mcp_names: Sequence[str] | None = None) -> None:
         self.repo, self.settings, self.client, self.session = Path(repo), settings, client, session
         self.tools, self.layer, self.definitions = list(tools), layer, definitions
         self.relay, self.sinks, self.hooks = relay, list(sinks), hooks
         self.auto_approve, self.allow_exec, self.depth = auto_approve, allow_exec, depth
+        self.mcp, self.mcp_names = mcp, None if mcp_names is None else set(mcp_names)
         self._numbers = itertools.count(1)
         self._lock = threading.Lock()
         self._emit_lock = threading.Lock()  # children's progress lines, one at a time
@@ -120,23 +129,32 @@ class Subagents:
         meter = UsageMeter()  # the child's own side calls (summaries), in its limits and, through self.client, the parent's
         side = MeteredClient(self.client, meter)
         names = self._child_tools(definition)
+        remote = self._child_mcp(definition)
         registry = build_registry(self.repo, settings, session_id=child_id, client=side,
                                   only=[n for n in names if n != "delegate"])
         if "delegate" in names:
             grandchildren = Subagents(repo=self.repo, settings=self.settings, client=self.client, session=session,
                                       tools=registry.names(), layer=self.layer, definitions=self.definitions,
                                       relay=self.relay, sinks=self.sinks, hooks=self.hooks,
-                                      auto_approve=self.auto_approve, allow_exec=self.allow_exec, depth=self.depth + 1)
+                                      auto_approve=self.auto_approve, allow_exec=self.allow_exec, depth=self.depth + 1,
+                                      mcp=self.mcp, mcp_names=[e.name for e in remote])
             registry.register(grandchildren.tool())
+        sinks: list[Sink] = [_Relay(child_id, self.sinks, self._emit_lock)]
+        if remote and self.mcp is not None:
+            from ctxagent.tools.mcp_tool import McpFollower, add_mcp_tools
+
+            add_mcp_tools(registry, self.mcp, self.settings.mcp, auto_approve=self.auto_approve, entries=remote)
+            sinks.append(McpFollower(self.mcp, registry).on_event)  # a crashed server's tools leave the child too
+        hooks = self.hooks.for_subagent(child_id, definition.name, str(session.path))
         recorder = make_recorder(settings, self.repo, session, client=side)
-        assembler = make_assembler(settings, self.repo, session, client=side, recorder=recorder)
+        assembler = make_assembler(settings, self.repo, session, client=side, recorder=recorder, hooks=hooks)
         system = render("subagent", base=system_prompt(self.repo, registry.names(), self.layer), name=definition.name,
                         role=definition.prompt, report_tokens=REPORT_MAX_TOKENS)
         approval = ApprovalPolicy(auto_approve=self.auto_approve, ask=self.relay if self.relay.ask else None,
                                   allow_exec=self.allow_exec, question_lock=self.relay.question_lock)
         return Agent(client=self.client, registry=registry, session=session, settings=settings, system=system,
-                     assembler=assembler, approval=approval, sinks=[_Relay(child_id, self.sinks, self._emit_lock)],
-                     side_usage=meter, layer=self.layer, hooks=self.hooks, stop_event="SubagentStop")
+                     assembler=assembler, approval=approval, sinks=sinks,
+                     side_usage=meter, layer=self.layer, hooks=hooks, stop_event="SubagentStop")
 
     def _child_settings(self, definition: AgentDefinition) -> Settings:
         agent = self.settings.agent
@@ -150,11 +168,24 @@ class Subagents:
 
     def _child_tools(self, definition: AgentDefinition) -> list[str]:
         """The child's tools: its definition's (or the parent's, without delegate) that the parent
-        has; `delegate` only when listed and the depth allows; in TOOLS order."""
+        has; `delegate` only when listed and the depth allows; in TOOLS order. A read-only definition
+        (`permissionMode: plan`) keeps only READ_ONLY_TOOLS."""
         wanted = definition.tools if definition.tools is not None else [n for n in self.tools if n != "delegate"]
+        if _read_only(definition):
+            wanted = [n for n in wanted if n in READ_ONLY_TOOLS]
         allowed = set(self.tools) | ({"delegate"} if self.depth + 1 < MAX_DEPTH else set())
         chosen = [n for n in wanted if n in allowed and (n in TOOLS or n in self.tools)]
         return sorted(dict.fromkeys(chosen), key=lambda n: list(TOOLS).index(n) if n in TOOLS else len(TOOLS))
+
+    def _child_mcp(self, definition: AgentDefinition) -> list[ToolEntry]:
+        """The MCP tools the child gets: the parent's that still run, all of them without `tools`
+        in its definition, else those its entries name (`ctxagent.mcp.names.covers`); none when read-only."""
+        if self.mcp is None or _read_only(definition):
+            return []
+        offered = [e for e in self.mcp.tools() if self.mcp_names is None or e.name in self.mcp_names]
+        if definition.tools is None:
+            return offered
+        return [e for e in offered if any(covers(wanted, e.name) for wanted in definition.tools)]
 
     def _report(self, child: Agent, end: TurnEnd) -> tuple[bool, str]:
         if end.reason == "finished":
@@ -166,6 +197,11 @@ class Subagents:
             except Exception as exc:  # the wrap-up call failed: what the child last said is the report
                 return False, f"{_last_words(child)}\n(the closing report failed: {exc})"
         return False, f"{end.message}\n{_last_words(child)}".strip()
+
+
+def _read_only(definition: AgentDefinition) -> bool:
+    """Claude Code's read-only `permissionMode: plan`; the other modes widen nothing here."""
+    return definition.extra.get("permissionMode") == "plan"
 
 
 def _headed(child_id: str, end: TurnEnd | None, report: str) -> str:

@@ -162,8 +162,12 @@ def _input_functions(repo: Path, console: Console,
     def _newline(event) -> None:  # type: ignore[no-untyped-def]
         event.current_buffer.insert_text("\n")
 
+    from ctxagent.cli.completion import ChatCompleter, slash_choices
+
     history = _redacted_history(ensure_state_dir(repo) / "chat_history", secrets)
-    session: PromptSession = PromptSession(history=history, key_bindings=bindings)
+    completer = ChatCompleter(str(repo), lambda: slash_choices(repo))
+    session: PromptSession = PromptSession(history=history, key_bindings=bindings, completer=completer,
+                                           complete_while_typing=True)
     answers: PromptSession = PromptSession()
 
     def ask(question: str) -> str | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import re
 
@@ -23,3 +24,13 @@ def tool_name(server: str, tool: str) -> str:
 def is_mcp_name(name: str) -> bool:
     """Whether `name` is an MCP tool's name."""
     return name.startswith(PREFIX)
+
+
+def covers(pattern: str, name: str) -> bool:
+    """Whether a sub-agent's `tools:` entry `pattern` names MCP tool `name`, as Claude Code reads
+    it: the name itself, `mcp__SERVER` (every tool of that server) or a shell-style pattern
+    (`mcp__SERVER__*`). False for a pattern that is not an MCP name."""
+    if not is_mcp_name(pattern):
+        return False
+    whole_server = "__" not in pattern[len(PREFIX):]
+    return name == pattern or (whole_server and name.startswith(pattern + "__")) or fnmatch.fnmatchcase(name, pattern)

@@ -83,6 +83,7 @@ def _confine_paths(cmd: str, result: Scan, ctx: PathContext) -> None:
     for flag, value, index, prefix in result.path_values:
         ctx.check_path(f"{cmd} {flag}", value)
         if value != "-":
+            ctx.check_readable(f"{cmd} {flag}", value)
             result.words[index] = prefix + ctx.resolve(value)
 
 

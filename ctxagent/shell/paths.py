@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import glob
 import os
+import stat
 from dataclasses import dataclass
 
 from ctxagent.errors import ToolRefusedError
@@ -54,6 +55,21 @@ class PathContext:
                 f"{cmd}: the path {text!r} is not allowed (it is outside the workspace{shown}); "
                 f"use paths inside {self.root}, relative to the current directory or absolute"
             )
+
+    def check_readable(self, cmd: str, text: str) -> None:
+        """Refuse reading `text` when it is a FIFO, a socket or a device: the read would wait
+        for a writer (or never end) until the command's timeout. A missing path is the
+        program's to report. Raises ToolRefusedError naming the path and its kind."""
+        try:
+            mode = os.stat(self.resolve(text)).st_mode
+        except OSError:
+            return
+        kind = ("a named pipe (FIFO)" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+                else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else None)
+        if kind is not None:
+            raise ToolRefusedError(
+                f"{cmd}: {text!r} is {kind}: reading it waits for a writer until the command times out, so it "
+                f"is not read; `ls -l` or `stat` show what it is, and a regular file can be read")
 
     def expand(self, cmd: str, word: Word) -> list[str]:
         """Shell-style glob expansion of a path operand; each match is path-checked.

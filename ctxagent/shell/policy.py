@@ -28,6 +28,8 @@ from ctxagent.shell.specs import SPECS, Spec
 COMMANDS = tuple(sorted([*SPECS, "find", "git", "jq", "xargs", "cd"]))
 """Every command name the terminal tool accepts."""
 
+#: Commands whose path operands are listed or stat'ed, never read (a FIFO among them is fine).
+_LISTS_ONLY = frozenset({"ls", "tree", "du", "stat", "file"})
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _AWK_PROTECTED = ("ARGV", "ARGC", "ENVIRON", "PROCINFO")
 
@@ -141,6 +143,9 @@ def _assemble(name: str, spec: Spec, words: list[Word], result: Scan, ctx: PathC
         if spec.operands == "none":
             raise ToolRefusedError(f"{name}: the operand {words[i].text!r} is not allowed ({name} takes none)")
         expanded[i] = ctx.expand(name, words[i])
+        if name not in _LISTS_ONLY:
+            for path in expanded[i]:
+                ctx.check_readable(name, path)
         if name == "diff":
             expanded[i] = [_dereference(p, ctx) for p in expanded[i]]
         paths.extend(expanded[i])

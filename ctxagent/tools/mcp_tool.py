@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from ctxagent.exec.gate import Gate
 from ctxagent.mcp.manager import ServerManager, ToolEntry
@@ -78,26 +78,34 @@ def allowed_by(name: str, origin: str, settings: McpSettings, *, auto_approve: b
     return "--yes (a server of your own config)" if auto_approve and origin == "user" else ""
 
 
+def mcp_tool(entry: ToolEntry, manager: ServerManager, settings: McpSettings, *, auto_approve: bool) -> McpTool:
+    """A new McpTool for `entry` of `manager` (the session's live connection), approved by the
+    session's rules (`allowed_by`): one per agent, so agents running at once hold their own gates."""
+    origin = manager.servers[entry.server].config.origin
+    return McpTool(entry, manager, allowed_by=allowed_by(entry.name, origin, settings, auto_approve=auto_approve))
+
+
 def add_mcp_tools(registry: ToolRegistry, manager: ServerManager, settings: McpSettings, *,
-                  auto_approve: bool) -> list[str]:
-    """Register a McpTool for every tool of `manager`'s running servers; their names."""
+                  auto_approve: bool, entries: Iterable[ToolEntry] | None = None) -> list[str]:
+    """Register a McpTool for every tool of `manager`'s running servers (or of `entries`, a
+    sub-agent's share of them); their names."""
     names = []
-    for entry in manager.tools():
+    for entry in manager.tools() if entries is None else entries:
         if registry.get(entry.name) is not None:
             manager.notice(f"MCP tool {entry.name} is left out: the name is taken")
             continue
-        origin = manager.servers[entry.server].config.origin
-        registry.register(McpTool(entry, manager, allowed_by=allowed_by(entry.name, origin, settings,
-                                                                        auto_approve=auto_approve)))
+        registry.register(mcp_tool(entry, manager, settings, auto_approve=auto_approve))
         names.append(entry.name)
     return names
 
 
 class McpFollower:
     """An agent sink: after each tool result and at each turn start, `notify` every new server
-    notice and remove the tools of servers that stopped running from `registry`."""
+    notice and remove the tools of servers that stopped running from `registry`. Without
+    `notify` (a sub-agent's) the notices stay for the session's own follower."""
 
-    def __init__(self, manager: ServerManager, registry: ToolRegistry, notify: Callable[[str], None]) -> None:
+    def __init__(self, manager: ServerManager, registry: ToolRegistry,
+                 notify: Callable[[str], None] | None = None) -> None:
         self.manager = manager
         self.registry = registry
         self.notify = notify
@@ -107,6 +115,8 @@ class McpFollower:
         running = {tool.name for tool in self.manager.tools()}
         for name in [n for n, tool in self.registry.tools.items() if isinstance(tool, McpTool) and n not in running]:
             del self.registry.tools[name]
+        if self.notify is None:
+            return
         for text in self.manager.take_notices():
             self.notify(text)
 

@@ -4,8 +4,10 @@ unapproved, and `McpFollower` removes a lost server's tools with a notice."""
 
 from __future__ import annotations
 
+import pytest
+
 from ctxagent.mcp.manager import ServerManager, ToolEntry
-from ctxagent.mcp.names import MAX_NAME, tool_name
+from ctxagent.mcp.names import MAX_NAME, covers, tool_name
 from ctxagent.mcp.results import result_text
 from ctxagent.mcp.settings import McpSettings
 from ctxagent.tools.base import ToolRegistry
@@ -63,3 +65,11 @@ def test_a_tool_without_an_object_schema_gets_empty_parameters_and_a_description
     assert function["parameters"] == {"type": "object", "properties": {}}
     assert function["description"] == "ping (MCP server x)"
     assert not McpTool(entry, ServerManager()).execute(["not", "a", "dict"]).ok
+
+
+@pytest.mark.parametrize("pattern, covered", [
+    ("mcp__calc__add", True), ("mcp__calc", True), ("mcp__calc__*", True), ("mcp__*", True),
+    ("mcp__calc__echo_env", False), ("mcp__cal", False), ("mcp__calc__add__x", False), ("terminal", False),
+])
+def test_a_subagents_tools_entry_covers_mcp_tools_as_claude_code_reads_it(pattern: str, covered: bool) -> None:
+    assert covers(pattern, "mcp__calc__add") is covered

@@ -106,3 +106,21 @@ def test_continue_false_stops(tmp_path: Path) -> None:
     (tmp_path / "stop.json").write_text('{"continue": false, "stopReason": "the build is red"}')
     result = _hooks(tmp_path, ("UserPromptSubmit", None, "cat stop.json")).fire("UserPromptSubmit", None, prompt="x")
     assert result.stop and result.reason == "the build is red"
+
+
+def test_a_subagents_events_name_it_and_subagent_stop_matches_its_type(tmp_path: Path) -> None:
+    """Inside a sub-agent every payload adds Claude Code's `agent_id` and `agent_type` (and the
+    child's transcript); the session's fields stay; SubagentStop's matcher is the agent type."""
+    hooks = _hooks(tmp_path, ("PreCompact", "auto", "cat > compact.json"), ("SubagentStop", "explore", "touch explore.ran"),
+                   ("SubagentStop", "general", "touch general.ran"))
+    child = hooks.for_subagent("s1.explore-1", "explore", str(tmp_path / "s1" / "s1.explore-1.jsonl"))
+    assert child.pre_compact("auto") == []
+    payload = json.loads((tmp_path / "compact.json").read_text())
+    assert payload == {"session_id": "s1", "transcript_path": str(tmp_path / "t.jsonl"), "cwd": str(tmp_path),
+                       "hook_event_name": "PreCompact", "agent_id": "s1.explore-1", "agent_type": "explore",
+                       "agent_transcript_path": str(tmp_path / "s1" / "s1.explore-1.jsonl"), "trigger": "auto",
+                       "custom_instructions": ""}
+    child.fire("SubagentStop", None, stop_hook_active=False, last_assistant_message="done")
+    assert (tmp_path / "explore.ran").exists() and not (tmp_path / "general.ran").exists()
+    hooks.pre_compact("auto")
+    assert "agent_id" not in json.loads((tmp_path / "compact.json").read_text())  # the parent's own events do not
