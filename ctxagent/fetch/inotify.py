@@ -10,12 +10,14 @@ libc: no thread, no native code. Why not watchdog: docs/context-fetch.md, "The w
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import os
 import struct
 import sys
 import weakref
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import ctypes
 
 #: Events that mean a name in the folder, or the folder itself, may differ now.
 _MASK = (0x2 | 0x4 | 0x8 | 0x40 | 0x80 | 0x100 | 0x200 | 0x400 | 0x800)  # MODIFY ATTRIB CLOSE_WRITE MOVED_* CREATE DELETE* MOVE_SELF
@@ -45,8 +47,10 @@ class Watcher:
         """A watcher for the tree at `root`, or None (see the module doc)."""
         if not sys.platform.startswith("linux") or fs_type(root) not in LOCAL_FS:
             return None
+        import ctypes  # here: only a process that lists a workspace pays for it
+
         try:
-            libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+            libc = ctypes.CDLL(None, use_errno=True)  # the symbols already loaded, libc's among them
             libc.inotify_add_watch.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32]
             fd = libc.inotify_init1(_NONBLOCK_CLOEXEC)
         except (OSError, AttributeError):
