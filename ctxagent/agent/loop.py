@@ -315,8 +315,11 @@ class Agent:
         the event, whose `details` is the assembler's CompactionRecord. With nothing to compact a
         Notice says so ("nothing to compact: 12% of the window"), the history is unchanged and
         None is returned: a compaction that did nothing is not one."""
-        for said in self.hooks.pre_compact("manual" if manual else "auto", focus or ""):
+        verdict = self.hooks.pre_compact("manual" if manual else "auto", focus or "")
+        for said in verdict.notices:
             self.emit(Notice(message=said))
+        if verdict.blocked is not None:  # the history stays as it is; after an overflow the next call says so
+            return None
         before = self._messages()
         try:
             after, method = compact_history(self.assembler, before, manual=manual, focus=focus)

@@ -3,8 +3,9 @@
 `prune_sessions(repo, older_than_s=..., keep=...)` removes the sessions last used more than
 `older_than_s` seconds ago, except the `keep` newest (by last use: a resumed session is
 recent); with only one of the two, that one decides. A session used in the last
-`IN_USE_S` seconds is never removed (another process may be running it). Checkpoints
-and backups are the repository's, not a session's: they stay. Reference: docs/state.md.
+`IN_USE_S` seconds is never removed (another process may be running it). The removed
+sessions' checkpoints go too, as far as they are the oldest (`prune_checkpoints`, which
+also serves `ctxagent checkpoints --prune`). Reference: docs/state.md, docs/checkpoints.md.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ctxagent.errors import ToolInputError
+from ctxagent.errors import StorageError, ToolInputError
+from ctxagent.exec.checkpoint_prune import PruneResult, prune_store
+from ctxagent.exec.checkpoints import CheckpointStore
 from ctxagent.storage.files import state_dir
 
 #: Seconds since its last write during which a session counts as in use.
@@ -89,12 +92,42 @@ def select_prunable(sessions: list[StoredSession], *, older_than_s: float | None
 
 
 def prune_sessions(repo: Path, *, older_than_s: float | None = None, keep: int | None = None,
-                   dry_run: bool = False, now: float | None = None) -> list[StoredSession]:
-    """Remove (unless `dry_run`) the sessions `select_prunable` picks; returns them."""
+                   dry_run: bool = False, now: float | None = None, checkpoints: bool = True) -> list[StoredSession]:
+    """Remove (unless `dry_run`) the sessions `select_prunable` picks, and (`checkpoints`) their
+    checkpoints as `prune_checkpoints(sessions=...)` does; returns the sessions. Raises
+    ToolInputError; CheckpointError when the checkpoints could not be pruned (sessions are gone)."""
     chosen = select_prunable(stored_sessions(repo), older_than_s=older_than_s, keep=keep, now=now)
     if not dry_run:
         _remove(chosen)
+        if checkpoints and chosen:
+            prune_session_checkpoints(repo, chosen, now=now)
     return chosen
+
+
+def prune_session_checkpoints(repo: Path, removed: list[StoredSession], *, dry_run: bool = False,
+                              now: float | None = None) -> PruneResult:
+    """After sessions were removed: the oldest checkpoints of those sessions go, and with them
+    any of no stored session (`ctxagent apply`'s "cli", sessions removed earlier) recorded
+    before the newest of them was last used. Raises CheckpointError (the old store is kept)."""
+    now = time.time() if now is None else now
+    if not removed:
+        return PruneResult([], 0, 0, None if dry_run else 0, dry_run)
+    gone = {r.id for r in removed}
+    known = {r.id for r in stored_sessions(repo)} - gone
+    orphans = {c.session_id for c in CheckpointStore.for_repo(repo).checkpoints()} - known
+    horizon = max(0.0, now - max(r.last_used for r in removed) - 1.0)
+    return prune_checkpoints(repo, sessions=gone | orphans, older_than_s=horizon, dry_run=dry_run, now=now)
+
+
+def prune_checkpoints(repo: Path, *, older_than_s: float | None = None, keep: int | None = None,
+                      sessions: set[str] | None = None, dry_run: bool = False, now: float | None = None) -> PruneResult:
+    """Remove the oldest checkpoints of `repo` (`exec.checkpoint_prune.select_prunable`), never
+    one of a session used in the last `IN_USE_S` seconds or younger than that. Raises
+    ToolInputError (bad selection), CheckpointError (the old store is kept usable)."""
+    now = time.time() if now is None else now
+    in_use = {r.id for r in stored_sessions(repo) if now - r.last_used < IN_USE_S}
+    return prune_store(CheckpointStore.for_repo(repo), dry_run=dry_run, older_than_s=older_than_s, keep=keep,
+                       sessions=sessions, protected=in_use, recent_s=IN_USE_S, now=now)
 
 
 def _remove(rows: list[StoredSession]) -> None:
@@ -118,6 +151,12 @@ def retention_notice(repo: Path, settings: object, *, exclude: str | None = None
     _remove(chosen)
     if not chosen:
         return None
-    freed = sum(r.bytes for r in chosen)
-    return (f"removed {len(chosen)} session(s) unused for over {days:g} days ({freed / 1e6:.1f} MB; "
+    freed, checkpoints = sum(r.bytes for r in chosen), ""
+    try:
+        pruned = prune_session_checkpoints(repo, chosen)
+        freed += pruned.freed
+        checkpoints = f" and {len(pruned.removed)} old checkpoint(s)" if pruned.removed else ""
+    except StorageError as exc:
+        checkpoints = f" (their checkpoints were kept: {exc})"
+    return (f"removed {len(chosen)} session(s) unused for over {days:g} days{checkpoints} ({freed / 1e6:.1f} MB; "
             f"the {keep} newest are kept): [state] prune_older_than_days, or set it to 0 to keep all")

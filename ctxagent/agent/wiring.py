@@ -112,5 +112,10 @@ def make_assembler(settings: Any, repo: Path, session: Any, *, client: Any = Non
                             recorder=recorder, memory_search=search,
                             load_state=state_loader(cutoff) if cutoff is not None else gather_state,
                             resume=getattr(session, "compaction_view", None),
-                            before_compaction=(lambda: "; ".join(hooks.pre_compact("auto")) or None)
-                            if hooks is not None else None)
+                            before_compaction=(lambda: _pre_compact(hooks)) if hooks is not None else None)
+
+
+def _pre_compact(hooks: Any) -> tuple[str | None, bool]:
+    """The assembler's `before_compaction`: PreCompact ("auto") as (what to tell the user, blocked)."""
+    verdict = hooks.pre_compact("auto")
+    return "; ".join(verdict.notices) or None, verdict.blocked is not None

@@ -1,5 +1,6 @@
 """`ctxagent undo` and `ctxagent checkpoints`: put back the files of the last change, list
-checkpoints, restore one (code, conversation or both). See docs/checkpoints.md.
+checkpoints, restore one (code, conversation or both), prune the oldest (`checkpoints_prune`).
+See docs/checkpoints.md.
 
 `undo` falls back to the newest `.ctxagent/backups/` folder of an older ctxagent when the
 repository has no checkpoint: it lists it, and `--backup` copies its originals back.
@@ -13,6 +14,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
+from ctxagent.cli.checkpoints_prune import run_prune
 from ctxagent.cli.restore_flow import checkpoint_table, describe, run_restore, show_plan
 from ctxagent.cli.safe_text import markup, safe_json
 from ctxagent.cli.workspace import repo_option
@@ -90,9 +92,24 @@ def _legacy(console: Console, repo: Path, session_id: str | None, force: bool, d
 @click.option("--what", type=click.Choice(["code", "conversation", "both"]), default="code", show_default=True,
               help="with --restore: the files, the session's conversation (to before that turn), or both")
 @_force
+@click.option("--prune", is_flag=True, help="remove the oldest checkpoints (with --older-than and/or --keep)")
+@click.option("--older-than", "older_than", default=None, metavar="AGE",
+              help="with --prune: checkpoints recorded more than AGE ago (30d, 12h, 2w; a bare number is days)")
+@click.option("--keep", type=click.IntRange(0), default=None, metavar="N", help="with --prune: keep the N newest")
+@click.option("--dry-run", is_flag=True, help="with --prune: say what would be removed, remove nothing")
 def checkpoints_command(repo: Path, session_id: str | None, limit: int, as_json: bool, number: int | None,
-                        what: str, force: bool) -> None:
-    """List the checkpoints recorded before each change (turn, tool, files), or restore one."""
+                        what: str, force: bool, prune: bool, older_than: str | None, keep: int | None,
+                        dry_run: bool) -> None:
+    """List the checkpoints recorded before each change (turn, tool, files), restore one, or
+    prune the oldest."""
+    if prune or older_than is not None or keep is not None or dry_run:
+        if not prune:
+            raise click.UsageError("--older-than, --keep and --dry-run go with --prune")
+        if number is not None or session_id is not None:
+            raise click.UsageError("--prune removes the repository's oldest checkpoints: it takes no --restore or "
+                                   "--session (`ctxagent sessions prune` removes sessions with their checkpoints)")
+        run_prune(Path(repo), older_than, keep, dry_run, as_json)
+        return
     console = Console(highlight=False)
     store = CheckpointStore.for_repo(repo)
     session_id = session_of(store, session_id)
@@ -136,7 +153,8 @@ def _restore(console: Console, store: CheckpointStore, repo: Path, rows: list, n
              session_id: str | None) -> None:
     target = next((c for c in rows if c.number == number), None)
     if target is None:
-        raise NotFoundError(f"no checkpoint {number}" + (f" in session {session_id}" if session_id else "")
+        gone = " (old checkpoints were pruned)" if 0 < number <= store.pruned_through() else ""
+        raise NotFoundError(f"no checkpoint {number}{gone}" + (f" in session {session_id}" if session_id else "")
                             + "; list them with `ctxagent checkpoints`")
     console.print(f"back to {describe(target)}:")
     if what in ("code", "both"):

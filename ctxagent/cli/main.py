@@ -47,7 +47,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "undo": ("ctxagent.cli.checkpoints_cmd", "Restore the files of the last change (patch, command, python_exec): "
              "modified files back, created files removed, deleted files restored."),
     "checkpoints": ("ctxagent.cli.checkpoints_cmd", "List the checkpoints recorded before each change (turn, "
-                    "tool, files), or restore one."),
+                    "tool, files), restore one, or prune the oldest."),
     "init": ("ctxagent.cli.init_cmd", "Write commented starting profile files (never over an existing one)."),
     "mcp": ("ctxagent.cli.mcp_cmd", "MCP servers: .mcp.json and [mcp_servers] in config.toml (docs/mcp.md)."),
     "batch": ("ctxagent.cli.batch_cmd", "Run every task of TASKS.jsonl, each in its own working copy, into --out."),

@@ -58,7 +58,7 @@ class ContextAssembler:
                  on_view: Callable[[dict], None] | None = None,
                  on_notice: Callable[[str], None] | None = None,
                  recorder: SnapshotRecorder | None = None, resume: dict | None = None,
-                 before_compaction: Callable[[], str | None] | None = None) -> None:
+                 before_compaction: Callable[[], tuple[str | None, bool]] | None = None) -> None:
         self.model = model
         self.before_compaction = before_compaction
         self.secrets = list(secrets)
@@ -280,9 +280,10 @@ class ContextAssembler:
         over = tokens > budget["limit"]
         summary = force or over or self.summary_wait is None or tokens > self.summary_wait
         if summary and self.before_compaction is not None:  # PreCompact hooks (trigger "auto")
-            said = self.before_compaction()
+            said, blocked = self.before_compaction()
             if said:
                 self._notice(said)
+            summary = summary and not blocked  # a hook blocked the summary: masking only (docs/hooks.md)
         new, record, new_origins = self._compact(system, view, origins, convo, tools, selection, trigger="auto",
                                                  turn=turn, summary=summary, force=force)
         freed = record.tokens_before - record.tokens_after

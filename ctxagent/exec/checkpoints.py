@@ -9,19 +9,21 @@ only changed files. Narrative and layout: docs/checkpoints.md.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import shutil
 import stat
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
 from ctxagent.errors import StorageError
 from ctxagent.exec.bulk import import_files
+from ctxagent.exec.compact import compact_if_due
 from ctxagent.exec.shadow_git import GitFailed, ShadowGit
 from ctxagent.storage.files import (
     TMP_PREFIX,
@@ -43,7 +45,10 @@ MAX_FILE_BYTES = 10 * 1024 * 1024
 HEAD_REF = "refs/ctxagent/head"
 #: Tools whose checkpoints are restores themselves: `/undo` passes over them.
 RESTORE_TOOLS = frozenset({"undo", "rewind"})
-_STALE_LOCKS = ("index.lock", "HEAD.lock", "packed-refs.lock", "config.lock", "refs/ctxagent/head.lock")
+#: The ref a prune builds the new chain on before the log and head move to it (checkpoint_prune).
+PRUNE_REF = "refs/ctxagent/prune-new"
+_STALE_LOCKS = ("index.lock", "HEAD.lock", "packed-refs.lock", "config.lock", "refs/ctxagent/head.lock",
+                f"{PRUNE_REF}.lock")
 _DAMAGE = ("corrupt", "bad object", "not a git repository", "unable to read", "invalid object",
            "bad signature", "index file smaller", "unknown index entry", "broken", "does not point to a valid")
 
@@ -135,6 +140,7 @@ class CheckpointStore:
             commit = self._commit(snap.tree, f"after checkpoint {cp.number}")
             self._append({"kind": "after", "number": cp.number, "commit": commit, "tree": snap.tree,
                           "skipped": list(snap.skipped)})
+            compact_if_due(self.git)  # after the change ran: a repack of loose objects now and then
             return self._diff(cp, snap)
 
     def checkpoints(self, session_id: str | None = None) -> list[Checkpoint]:
@@ -161,6 +167,25 @@ class CheckpointStore:
                 continue  # a record this version cannot read is passed over
         out = sorted(found.values(), key=lambda c: c.number)
         return [c for c in out if session_id is None or c.session_id == session_id]
+
+    def pruned_through(self) -> int:
+        """The highest checkpoint number a prune removed (the log's first record), 0 when none."""
+        try:
+            with open(self.log_path, encoding="utf-8", errors="replace") as handle:
+                first = json.loads(handle.readline() or "{}")
+        except (OSError, ValueError):
+            return 0
+        number = first.get("number") if isinstance(first, dict) and first.get("kind") == "pruned" else 0
+        return number if isinstance(number, int) else 0
+
+    def locked(self) -> AbstractContextManager[str | None]:
+        """The store's lock held (stale git locks cleared, store created or repaired), for
+        `checkpoint_prune`. Raises CheckpointError when the store cannot be opened."""
+        return self._locked()
+
+    def head(self) -> str | None:
+        """The newest snapshot commit, None before the first. Raises ValueError (damaged ref)."""
+        return self._head()
 
     # -- used by ctxagent.exec.restore ------------------------------------------------
 
@@ -384,8 +409,10 @@ class CheckpointStore:
         return text
 
     def _next_number(self) -> int:
+        """One more than the newest checkpoint, or than the newest a prune removed (numbers
+        are never reused: `--restore N` must not name another change later)."""
         done = self.checkpoints()
-        return done[-1].number + 1 if done else 1
+        return max(done[-1].number if done else 0, self.pruned_through()) + 1
 
     def _append(self, record: dict) -> None:
         try:

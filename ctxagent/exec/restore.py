@@ -80,7 +80,7 @@ def plan_restore(store: CheckpointStore, target: Checkpoint, session_id: str | N
         afters[cp.number] = _after(cp, everything, current)
         for change in store.diff_trees(cp.tree, afters[cp.number]):
             latest[change.path] = cp
-            if cp.number == target.number or (not cp.undone and cp.tool not in RESTORE_TOOLS):
+            if cp.number == target.number or not cp.undone:  # a restore still in effect too (a redo's files)
                 mine.add(change.path)
     edited: set[str] = set()
     for number in {cp.number for cp in latest.values()}:

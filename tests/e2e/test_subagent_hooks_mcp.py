@@ -53,11 +53,11 @@ def _results(body: dict) -> list[str]:
     return [m["content"] for m in body["messages"] if m["role"] == "tool"]
 
 
-def test_a_childs_automatic_compaction_runs_pre_compact_and_its_objection_is_shown(ctxagent, fake_server,
+def test_a_childs_automatic_compaction_runs_pre_compact_and_its_block_is_honoured(ctxagent, fake_server,
                                                                                    repo: Path, env) -> None:
     """The payload is Claude Code's PreCompact input inside a subagent: the session's id and
     transcript, `trigger` "auto", `agent_id` and `agent_type`, plus the child's own transcript;
-    exit 2 is an objection shown to the user, the compaction goes on (as for the main agent)."""
+    exit 2 blocks the summary, as for the main agent: the user is told, masking does the work."""
     _config(env, 'tools = ["terminal", "delegate"]\n[model]\ncontext_window = 6000\nmax_output_tokens = 500\n',
             hooks={"PreCompact": [{"matcher": "auto", "hooks": [{"type": "command", "command":
                    "cat > ../precompact.json; echo 'keep the configuration values' >&2; exit 2"}]}]})
@@ -79,10 +79,13 @@ def test_a_childs_automatic_compaction_runs_pre_compact_and_its_objection_is_sho
     assert payload["agent_id"] == child and payload["agent_type"] == "reader"
     assert payload["agent_transcript_path"] == str(transcript.parent / parent / f"{child}.jsonl")
     notices = [e["message"] for e in map(json.loads, proc.stdout.splitlines()) if e.get("type") == "notice"]
-    assert any(n.startswith(f"[{child}] a PreCompact hook objected (compacting anyway): keep the configuration values")
+    assert any(n.startswith(f"[{child}] a PreCompact hook blocked the compaction: keep the configuration values")
                for n in notices), notices
     child_events = [json.loads(line) for line in (transcript.parent / parent / f"{child}.jsonl").read_text().splitlines()]
-    assert any(r.get("kind") == "event" and r["event"]["type"] == "compaction" for r in child_events)
+    methods = [r["event"]["method"] for r in child_events if r.get("kind") == "event"
+               and r["event"]["type"] == "compaction"]
+    assert all(m == "masking" for m in methods), methods  # no summary was written
+    assert not [r for r in server.requests() if "You are compacting" in json.dumps(r["messages"])]
 
 
 def test_a_child_calls_a_session_mcp_tool_with_the_main_agents_approval(ctxagent, fake_server, repo: Path, env) -> None:

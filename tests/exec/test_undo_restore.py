@@ -166,3 +166,19 @@ def test_a_patch_is_refused_when_no_checkpoint_can_be_recorded(repo: Path) -> No
     result = ApplyPatchTool(workspace=repo, session_id="s1").execute({"patch": PATCH})
     assert not result.ok and "refused" in result.content and "checkpoint" in result.content
     assert tree_hashes(repo) == before
+
+
+def test_after_an_undo_and_its_redo_an_earlier_restore_reverts_the_redone_change_too(repo: Path) -> None:
+    original = tree_hashes(repo)
+    store = CheckpointStore.for_repo(repo)
+    for turn in (1, 2):
+        cp = store.record(session_id="s1", turn=turn, tool="command", label=f"step {turn}")
+        (repo / f"made{turn}.txt").write_text(str(turn))
+        store.changes_since(cp)
+    redone = tree_hashes(repo)
+    assert invoke(["undo", "--repo", str(repo)]).exit_code == 0  # checkpoint 3: before the undo
+    assert invoke(["checkpoints", "--repo", str(repo), "--restore", "3"]).exit_code == 0  # the redo
+    assert tree_hashes(repo) == redone
+    out = invoke(["checkpoints", "--repo", str(repo), "--restore", "1"])
+    assert out.exit_code == 0, out.output
+    assert tree_hashes(repo) == original, "made2.txt, brought back by the redo, goes too"

@@ -5,12 +5,22 @@ timeout; their verdicts combine into one `HookResult` (`decision.combine`)."""
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from ctxagent.harness.hooks.config import HookRule
 from ctxagent.harness.hooks.decision import HookResult, combine, read_run
 from ctxagent.harness.hooks.run import hook_environment, run_hook
+
+
+@dataclass(frozen=True)
+class CompactVerdict:
+    """What the PreCompact hooks said: `notices` to show the user; `blocked`: why a hook stopped
+    this compaction (exit 2 or `"decision": "block"`, as Claude Code reads them), else None."""
+
+    notices: list[str] = field(default_factory=list)
+    blocked: str | None = None
 
 
 class Hooks:
@@ -56,14 +66,15 @@ class Hooks:
                    for rule in matching]
         return combine(results)
 
-    def pre_compact(self, trigger: str, focus: str = "") -> list[str]:
-        """Fire PreCompact (`trigger`: "manual" or "auto"; `focus`: `/compact`'s instructions);
-        what to tell the user: the hooks' warning, an objection (compaction is never stopped)."""
+    def pre_compact(self, trigger: str, focus: str = "") -> CompactVerdict:
+        """Fire PreCompact (`trigger`: "manual" or "auto"; `focus`: `/compact`'s instructions).
+        A block stops this compaction (Claude Code >= 2.1.105); what follows: docs/hooks.md."""
         result = self.fire("PreCompact", trigger, trigger=trigger, custom_instructions=focus)
         said = [result.warning] if result.warning else []
-        if result.blocked:
-            said.append(f"a PreCompact hook objected (compacting anyway): {result.reason}")
-        return said
+        if not result.blocked:
+            return CompactVerdict(said)
+        reason = result.reason or "(no reason given)"
+        return CompactVerdict([*said, f"a PreCompact hook blocked the compaction: {reason}"], blocked=reason)
 
 
 NO_HOOKS = Hooks((), repo=Path("."), session_id="", transcript_path="", env={})

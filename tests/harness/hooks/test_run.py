@@ -114,7 +114,7 @@ def test_a_subagents_events_name_it_and_subagent_stop_matches_its_type(tmp_path:
     hooks = _hooks(tmp_path, ("PreCompact", "auto", "cat > compact.json"), ("SubagentStop", "explore", "touch explore.ran"),
                    ("SubagentStop", "general", "touch general.ran"))
     child = hooks.for_subagent("s1.explore-1", "explore", str(tmp_path / "s1" / "s1.explore-1.jsonl"))
-    assert child.pre_compact("auto") == []
+    assert child.pre_compact("auto").notices == [] and child.pre_compact("auto").blocked is None
     payload = json.loads((tmp_path / "compact.json").read_text())
     assert payload == {"session_id": "s1", "transcript_path": str(tmp_path / "t.jsonl"), "cwd": str(tmp_path),
                        "hook_event_name": "PreCompact", "agent_id": "s1.explore-1", "agent_type": "explore",
