@@ -138,3 +138,19 @@ def test_an_unwatchable_file_system_gets_no_watcher(monkeypatch: pytest.MonkeyPa
     assert listing.refresh() and listing.watcher is None
     (tree / "a.py").write_text("# edited in place, longer\n")
     assert listing.refresh() and listing.entries == list_files(tree)
+
+
+def test_a_workspace_leaving_the_registry_releases_its_watcher(tmp_path: Path) -> None:
+    from ctxagent.fetch.cache import MAX_WORKSPACES, workspace_cache
+
+    roots = [tmp_path / f"ws{i}" for i in range(MAX_WORKSPACES + 1)]
+    for root in roots:
+        root.mkdir()
+    first = workspace_cache(roots[0])
+    assert first.listing.watcher is not None
+    for root in roots[1:]:
+        workspace_cache(root)
+    assert first.listing.watcher is None  # closed: one inotify instance less
+    (roots[0] / "a.py").write_text("still seen\n")
+    entries, _ = first.sync()
+    assert [e.rel for e in entries] == ["a.py"]
