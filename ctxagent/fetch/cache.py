@@ -104,6 +104,12 @@ class WorkspaceCache:
             self._stale = True
 
 
+    def close(self) -> None:
+        """Release the listing's watcher (the cache left the registry; it still answers)."""
+        with self._lock:
+            self.listing.close()
+
+
 def open_store(root: Path) -> IndexStore:
     """The index store of workspace `root`: on disk when `root/.ctxagent/` exists, else in
     memory (also when the state folder is refused, e.g. a symbolic link, or unwritable)."""
@@ -122,14 +128,17 @@ _REGISTRY_LOCK = threading.Lock()
 def workspace_cache(root: Path) -> WorkspaceCache:
     """The shared cache for workspace `root` (resolved), created on first use."""
     root = root.resolve()
+    evicted = []
     with _REGISTRY_LOCK:
         cache = _REGISTRY.get(root)
         if cache is None:
             cache = _REGISTRY[root] = WorkspaceCache(root)
         _REGISTRY.move_to_end(root)
         while len(_REGISTRY) > MAX_WORKSPACES:
-            _REGISTRY.popitem(last=False)
-        return cache
+            evicted.append(_REGISTRY.popitem(last=False)[1])
+    for old in evicted:
+        old.close()
+    return cache
 
 
 def _rel(path: str) -> str:

@@ -8,6 +8,7 @@ A hit is a dict `{"line": int (1-based), "text": str, "context_before": [str],
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from ctxagent.fetch.budget import count_tokens, truncate_to
@@ -28,8 +29,8 @@ def select_lines(lines: list[str], query: str, chunks: list[tuple[Chunk, float]]
     query verbatim; `chunks`: the file's best chunks, whose best-matching line is taken."""
     chosen: list[int] = []
     wanted = set(terms(query))
-    candidates = [n - 1 for n in literal] + [_best_line(lines, chunk, wanted) for chunk, _ in chunks]
-    for index in candidates:
+    best_lines = (_best_line(lines, chunk, wanted) for chunk, _ in chunks)  # only if the literal lines leave room
+    for index in itertools.chain((n - 1 for n in literal), best_lines):
         if 0 <= index < len(lines) and all(abs(index - c) > 2 * CONTEXT_LINES for c in chosen):
             chosen.append(index)
         if len(chosen) >= limit:

@@ -129,29 +129,38 @@ class WorkspaceIndex:
 @dataclass
 class QueryScores:
     """Raw BM25 of one query: files {rel: score}, best chunks {rel: [(chunk number, score)]},
-    the best chunk score, and the paths allowed (None: all)."""
+    the best chunk score, and the paths allowed (None: all). The combined scores and their
+    order are computed when made (in the thread that ranks while ripgrep runs)."""
 
     store: IndexStore
     file_raw: dict[str, float]
     best_chunks: dict[str, list[tuple[int, float]]]
     chunk_top: float
     allowed: set[str] | None
+    base: dict[str, float] = field(init=False)
+    order: list[str] = field(init=False)
 
-    def ranked(self, *, literal: set[str] | None = None, limit: int = 10) -> list[RankedFile]:
-        """The `limit` best files once the literal hits are known (see `WorkspaceIndex.rank`)."""
+    def __post_init__(self) -> None:
         file_raw, best_chunks = self.file_raw, self.best_chunks
         f_top = max(file_raw.values(), default=0.0) or 1.0
         c_top = self.chunk_top or 1.0
-        scores: dict[str, float] = {}
+        self.base = {}
         for rel in set(file_raw) | set(best_chunks):
             top_chunk = best_chunks[rel][0][1] if rel in best_chunks else 0.0
-            scores[rel] = FILE_WEIGHT * file_raw.get(rel, 0.0) / f_top + CHUNK_WEIGHT * top_chunk / c_top
-        for rel in self.store.indexed(literal) if literal else ():
-            scores[rel] = scores.get(rel, 0.0) + LITERAL_BONUS
-        order = sorted((rel for rel in scores if self.allowed is None or rel in self.allowed),
-                       key=lambda rel: (-scores[rel], rel))[:limit]
+            self.base[rel] = FILE_WEIGHT * file_raw.get(rel, 0.0) / f_top + CHUNK_WEIGHT * top_chunk / c_top
+        self.order = sorted((rel for rel in self.base if self.allowed is None or rel in self.allowed),
+                            key=lambda rel: (-self.base[rel], rel))
+
+    def ranked(self, *, literal: set[str] | None = None, limit: int = 10) -> list[RankedFile]:
+        """The `limit` best files once the literal hits are known (see `WorkspaceIndex.rank`).
+        Only the best `limit` by BM25 and the literal hits can be among them."""
+        bonus = self.store.indexed(literal) if literal else set()
+        candidates = set(self.order[:limit]) | {rel for rel in bonus if self.allowed is None or rel in self.allowed}
+        scores = {rel: self.base.get(rel, 0.0) + (LITERAL_BONUS if rel in bonus else 0.0) for rel in candidates}
+        order = sorted(candidates, key=lambda rel: (-scores[rel], rel))[:limit]
         spans = self.store.chunks(order)
         top = scores[order[0]] if order else 1.0
+        best_chunks = self.best_chunks
         return [RankedFile(rel, round(scores[rel] / top, 4), [(spans[rel][n], value) for n, value in
                                                               best_chunks.get(rel, []) if n < len(spans.get(rel, []))])
                 for rel in order]

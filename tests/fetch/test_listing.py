@@ -59,8 +59,9 @@ def steps(root: Path) -> list[tuple[str, Callable[[], None], list[Path]]]:
     ]
 
 
-def test_each_change_is_seen_and_the_listing_is_the_walk(tree: Path) -> None:
-    listing = Listing(tree)
+@pytest.mark.parametrize("watch", [False, True], ids=["full checks", "watcher"])
+def test_each_change_is_seen_and_the_listing_is_the_walk(tree: Path, watch: bool) -> None:
+    listing = Listing(tree, watch=watch)
     assert listing.refresh() and listing.entries == list_files(tree)
     assert not listing.refresh()  # nothing changed
     for step, (what, change, touched) in enumerate(steps(tree), 1):
