@@ -81,9 +81,8 @@ def scan(cmd: str, spec: Spec, words: list[Word], ctx: PathContext) -> Scan:
 def _confine_paths(cmd: str, result: Scan, ctx: PathContext) -> None:
     """Check every PATH value and put its absolute path into `result.words`."""
     for flag, value, index, prefix in result.path_values:
-        ctx.check_path(f"{cmd} {flag}", value)
+        ctx.check_path(f"{cmd} {flag}", value, read=True)
         if value != "-":
-            ctx.check_readable(f"{cmd} {flag}", value)
             result.words[index] = prefix + ctx.resolve(value)
 
 

@@ -41,11 +41,10 @@ class PathContext:
         """The real absolute path `text` names, relative to `cwd` (symlinks resolved)."""
         return os.path.realpath(os.path.join(self.cwd, text))
 
-    def check_path(self, cmd: str, text: str) -> None:
-        """Refuse `text` unless it resolves inside the workspace. `-` (stdin) is fine.
-
-        Raises ToolRefusedError naming the path, where it leads and what is allowed.
-        """
+    def check_path(self, cmd: str, text: str, *, read: bool = False) -> None:
+        """Refuse `text` unless it resolves inside the workspace (and, with `read`, is no FIFO,
+        socket or device: `check_readable`). `-` (stdin) is fine. Raises ToolRefusedError
+        naming the path, where it leads and what is allowed."""
         if text == "-":
             return
         full = self.resolve(text)
@@ -55,6 +54,8 @@ class PathContext:
                 f"{cmd}: the path {text!r} is not allowed (it is outside the workspace{shown}); "
                 f"use paths inside {self.root}, relative to the current directory or absolute"
             )
+        if read:
+            self.check_readable(cmd, text)
 
     def check_readable(self, cmd: str, text: str) -> None:
         """Refuse reading `text` when it is a FIFO, a socket or a device: the read would wait
@@ -71,15 +72,13 @@ class PathContext:
                 f"{cmd}: {text!r} is {kind}: reading it waits for a writer until the command times out, so it "
                 f"is not read; `ls -l` or `stat` show what it is, and a regular file can be read")
 
-    def expand(self, cmd: str, word: Word) -> list[str]:
-        """Shell-style glob expansion of a path operand; each match is path-checked.
-
-        A match that starts with `-` gets a `./` prefix so the program cannot take it
-        for a flag. Raises ToolRefusedError for a path outside the workspace or more than
-        MAX_GLOB_MATCHES matches.
+    def expand(self, cmd: str, word: Word, *, read: bool = False) -> list[str]:
+        """Shell-style glob expansion of a path operand; each match is `check_path`ed (with
+        `read`). A match starting with `-` gets a `./` prefix (never taken for a flag). Raises
+        ToolRefusedError for a path outside the workspace or past MAX_GLOB_MATCHES matches.
         """
         if word.glob is None:
-            self.check_path(cmd, word.text)
+            self.check_path(cmd, word.text, read=read)
             return [word.text]
         if not is_inside(self.resolve(_fixed_prefix(word.glob)), self.root):
             raise ToolRefusedError(
@@ -99,7 +98,7 @@ class PathContext:
             raise ToolRefusedError(f"{cmd}: the pattern {word.text!r} {what}; use a narrower pattern or a "
                                    "directory with -r/find") from None
         if not matches:
-            self.check_path(cmd, word.text)
+            self.check_path(cmd, word.text, read=read)
             return [word.text]
         if any(not is_inside(self.resolve(m), self.root) for m in matches):
             # name the pattern only: a match (or where it leads) is outside (issue 17 S10)
@@ -109,7 +108,7 @@ class PathContext:
             )
         out = []
         for match in matches:
-            self.check_path(cmd, match)
+            self.check_path(cmd, match, read=read)
             out.append("./" + match if match.startswith("-") else match)
         return out
 

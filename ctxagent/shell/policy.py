@@ -155,10 +155,7 @@ def _assemble(name: str, spec: Spec, words: list[Word], result: Scan, ctx: PathC
             continue
         if spec.operands == "none":
             raise ToolRefusedError(f"{name}: the operand {words[i].text!r} is not allowed ({name} takes none)")
-        expanded[i] = ctx.expand(name, words[i])
-        if name not in _LISTS_ONLY:
-            for path in expanded[i]:
-                ctx.check_readable(name, path)
+        expanded[i] = ctx.expand(name, words[i], read=name not in _LISTS_ONLY)
         if name == "diff":
             expanded[i] = [_dereference(p, ctx) for p in expanded[i]]
         paths.extend(expanded[i])

@@ -64,10 +64,7 @@ def check_jq(words: list[Word], ctx: PathContext) -> list[str]:
                 check_jq_program(text)
                 argv.append(text)
             else:
-                paths = ctx.expand("jq", words[i])
-                for path in paths:
-                    ctx.check_readable("jq", path)
-                argv.extend(paths)
+                argv.extend(ctx.expand("jq", words[i], read=True))
             i += 1
         elif text == "--":
             if program is None:
@@ -105,8 +102,7 @@ def _long(text: str, words: list[Word], i: int, argv: list[str], ctx: PathContex
     if text == "--indent" and not values[0].isdigit():
         raise ToolInputError(f"jq: --indent takes a number of spaces, not {values[0]!r}")
     if text in _FILE_VALUES:
-        ctx.check_path(f"jq {text}", values[1])
-        ctx.check_readable(f"jq {text}", values[1])
+        ctx.check_path(f"jq {text}", values[1], read=True)
         values[1] = ctx.resolve(values[1])
     argv.extend([text, *values])
     return i + 1 + count
