@@ -8,9 +8,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -20,6 +17,7 @@ from ctxagent.exec.checkpoint_prune import prune_store, store_bytes
 from ctxagent.exec.checkpoints import CheckpointStore
 from ctxagent.exec.compact import LOOSE_LIMIT, loose_estimate
 from ctxagent.exec.shadow_git import RUNNING
+from tests.exec.kill import kill_child_after
 from tests.exec.test_undo_restore import tree_hashes
 from tests.support.cli import invoke
 
@@ -239,12 +237,7 @@ def test_sigkill_during_a_prune_leaves_the_old_or_the_new_store(tmp_path: Path) 
     for delay in (0.0, 0.03, 0.06, 0.1, 0.15, 0.25, 0.4, 0.7, 2.0):
         shutil.rmtree(store_dir)
         shutil.copytree(pristine, store_dir, symlinks=True)
-        proc = subprocess.Popen([sys.executable, "-c", CHILD, str(repo)], stdout=subprocess.PIPE,
-                                env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
-        proc.stdout.readline()
-        time.sleep(delay)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
+        kill_child_after(CHILD, repo, delay)
         store = CheckpointStore.for_repo(repo)
         now = {c.number: (c.tree, c.after) for c in store.checkpoints()}
         assert now in (old, {n: old[n] for n in (11, 12)}), sorted(now)

@@ -6,15 +6,13 @@ import hashlib
 import os
 import resource
 import shutil
-import signal
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from ctxagent.exec.checkpoints import CheckpointError, CheckpointStore, FileChange
+from tests.exec.kill import kill_child_after
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="checkpoints need git")
 GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
@@ -223,12 +221,7 @@ def test_sigkill_during_a_checkpoint_leaves_a_consistent_store(tmp_path: Path) -
         (repo / f"d{i % 30}").mkdir(parents=True, exist_ok=True)
         (repo / f"d{i % 30}" / f"f{i}.py").write_text(f"value = {i}\n" * 50)
     for delay in (0.0, 0.02, 0.05, 0.15, 0.3, 0.6):  # the first ones land in `git init`
-        proc = subprocess.Popen([sys.executable, "-c", CHILD, str(repo)], stdout=subprocess.PIPE,
-                                env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
-        proc.stdout.readline()
-        time.sleep(delay)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
+        kill_child_after(CHILD, repo, delay)
         (repo / "d0" / "f0.py").write_text(f"after {delay}\n")
         store = CheckpointStore.for_repo(repo)
         cp = store.record(session_id="s", turn=2, tool="t", label="after the kill")
