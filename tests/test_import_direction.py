@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent / "ctxagent"
 
 #: Layers, bottom first; names in one layer may import each other (and anything below).
 LAYERS: list[set[str]] = [
-    {"errors", "templates", "secret_rules", "secret_blocks"},
+    {"errors", "templates", "secret_rules", "secret_blocks", "validation"},
     {"redaction", "storage", "text"},
     {"llm", "shell", "patch", "notes", "todo", "memory", "rag", "fetch", "exec", "protocols", "harness", "mcp"},
     {"context"},
