@@ -24,14 +24,13 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pydantic import SecretStr  # noqa: E402
-
 from ctxagent.agent.runtime import open_agent  # noqa: E402
 from ctxagent.config.settings import AgentSettings, ContextSettings, Settings  # noqa: E402
 from ctxagent.context.compaction.extractive import extractive_summary  # noqa: E402
 from ctxagent.context.request import AssembledRequest  # noqa: E402
 from ctxagent.llm.settings import ModelSettings  # noqa: E402
 from ctxagent.text.tokens import TokenCounter  # noqa: E402
+from ctxagent.validation import Secret  # noqa: E402
 from tests.support.fake_openai import FakeOpenAI, text, tool_calls  # noqa: E402
 
 COUNTER = TokenCounter("gpt-4o-mini")
@@ -174,7 +173,7 @@ def run(repo: Path, strategy: str, window: int, turns: int, context: dict | None
                  "whole history": lambda s, r, sess, client, **kw: WholeHistory()}
     with FakeOpenAI(steps, rules=rules) as server:
         settings = Settings(model=ModelSettings(provider="custom", model="gpt-4o-mini", base_url=server.base_url,
-                                                api_key=SecretStr("sk-bench-0123456789abcdef"), max_retries=0,
+                                                api_key=Secret("sk-bench-0123456789abcdef"), max_retries=0,
                                                 timeout_s=30, context_window=window, max_output_tokens=OUTPUT),
                             agent=AgentSettings(tools=["terminal", "todo", "note"], episodic_memory=False,
                                                 auto_approve=True, max_steps=200),

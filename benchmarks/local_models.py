@@ -68,8 +68,8 @@ def run_task(server: LocalServer, repo: Path, task: str, keywords: tuple[str, ..
     """One task through the real loop; returns the measured row."""
     flags = {"provider": "custom", "base_url": server.base_url, "model": server.model.alias, "max_steps": max_steps}
     settings = load_settings(repo, flags, require_key=False)
-    model = server.settings().model_copy(update={"provider": "custom"})
-    settings = settings.model_copy(update={"model": model})
+    model = server.settings().replace(provider="custom")
+    settings = settings.replace(model=model)
     rec = Recorder()
     started = time.monotonic()
     with open_agent(repo, settings, sinks=[rec]) as agent:

@@ -198,6 +198,9 @@ def _check_finite(data: Any, loc: tuple[str | int, ...]) -> None:
 def _decode(kind: type, value: Any) -> Any:
     if kind is Secret and isinstance(value, (str, Secret)):
         return value if isinstance(value, Secret) else Secret(value)
+    if kind is Secret:  # a TypeError becomes msgspec's ValidationError, with where it is
+        got = {list: "array", dict: "object", type(None): "null"}.get(type(value), type(value).__name__)
+        raise TypeError(f"Expected `str`, got `{got}`")
     raise NotImplementedError(f"cannot read {type(value).__name__} as {getattr(kind, '__name__', kind)}")
 
 

@@ -50,7 +50,7 @@ def model_settings_for(settings: Any, name: str) -> tuple[ModelSettings, str | N
         update.update({k: PRESETS[preset][k] for k in _LIMITS})
     else:
         preset = None
-    return current.model_copy(update=update), preset
+    return current.replace(**update), preset
 
 
 def switch_model(agent: Any, name: str) -> ModelChange:
@@ -66,7 +66,7 @@ def apply_model(agent: Any, model: ModelSettings, *, source: str) -> None:
     if hasattr(agent.client, "settings"):
         agent.client.settings = model
     sources = {**agent.settings.sources, "model.model": source}
-    agent.settings = agent.settings.model_copy(update={"model": model, "sources": sources})
+    agent.settings = agent.settings.replace(model=model, sources=sources)
     assembler = agent.assembler
     if hasattr(assembler, "model"):
         assembler.model = model

@@ -54,7 +54,7 @@ def open_agent(repo: Path, settings: Settings, *, resume: str | None = None, sin
     with contextlib.ExitStack() as stack:
         client = stack.enter_context(_model_client(settings, notice))
         model = client.settings
-        settings = settings.model_copy(update={"model": model})
+        settings = settings.replace(model=model)
         meta = {"provider": model.provider, "model": model.model}
         session = (Session.resume(repo, resume, secrets=settings.secrets(), meta=meta) if resume
                    else Session.create(repo, secrets=settings.secrets(), meta=meta))

@@ -161,10 +161,10 @@ class Subagents:
         steps = definition.max_steps or agent.subagent_max_steps
         limits = {"max_steps": steps, "max_task_tokens": min(agent.subagent_max_task_tokens, agent.max_task_tokens),
                   "episodic_memory": False}
-        update: dict[str, Any] = {"agent": agent.model_copy(update=limits)}
+        update: dict[str, Any] = {"agent": agent.replace(**limits)}
         if definition.model and self.settings.model.provider != "local":
-            update["model"] = self.settings.model.model_copy(update={"model": definition.model})
-        return self.settings.model_copy(update=update)
+            update["model"] = self.settings.model.replace(model=definition.model)
+        return self.settings.replace(**update)
 
     def _child_tools(self, definition: AgentDefinition) -> list[str]:
         """The child's tools: its definition's (or the parent's, without delegate) that the parent

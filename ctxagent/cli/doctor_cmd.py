@@ -118,12 +118,12 @@ def setting_rows(settings: Settings) -> list[tuple[str, str, str]]:
     """(dotted name, value as shown, source) for every setting; the API key masked."""
     rows = []
     for section in ("model", "agent", "tools", "exec"):
-        values: dict[str, Any] = getattr(settings, section).model_dump()
+        values: dict[str, Any] = getattr(settings, section).to_dict()
         for key, value in values.items():
             dotted = f"{section}.{key}"
             shown = mask(settings.model.api_key) if dotted == "model.api_key" else value
             rows.append((dotted, visible(str(shown)), visible(settings.sources.get(dotted, "default"))))
-    for key, value in (settings.context.model_extra or {}).items():
+    for key, value in settings.context.items():
         rows.append((f"context.{key}", visible(str(value)), visible(settings.sources.get(f"context.{key}", "?"))))
     return rows
 

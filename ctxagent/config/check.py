@@ -1,8 +1,9 @@
 """Checks behind `ctxagent.config.settings.load_settings`: key names, ranges, the `[context]` table.
 
-`unknown_key_message` (did-you-mean), `allowed_range` (bounds read from pydantic
-constraints), `context_keys` / `check_context` (`[context]` checked by `ContextConfig`
-and `CompactionConfig` themselves). Details: docs/configuration.md ("Module notes").
+`unknown_key_message` (did-you-mean), `allowed_range` (bounds read from the fields'
+`msgspec.Meta`), `problem_text` (msgspec's wording in TOML's terms), `context_keys` /
+`check_context` (`[context]` checked by `ContextConfig` and `CompactionConfig`
+themselves). Details: docs/configuration.md ("Module notes").
 """
 
 from __future__ import annotations
@@ -11,8 +12,6 @@ import re
 from dataclasses import fields
 from pathlib import Path
 from typing import Any, Iterable
-
-from pydantic import BaseModel
 
 from ctxagent.errors import ConfigError
 
@@ -31,22 +30,57 @@ def unknown_key_message(dotted: str, valid: Iterable[str], path: Path | str) -> 
     return f"{path}: unknown setting {dotted!r}{hint}; valid keys in [{section}]: {', '.join(valid)}"
 
 
-def allowed_range(model: type[BaseModel], key: str) -> str | None:
-    """The bounds of `model.<key>` as text, e.g. "a finite number, 0 < value <= 3600"; None without bounds."""
-    field = model.model_fields.get(key)
-    if field is None:
+def allowed_range(model: type, key: str) -> str | None:
+    """What `model.<key>` (a `ctxagent.validation.Record` field) allows, as text: its bounds
+    ("a finite number, 0 < value <= 3,600") or its choices ('one of "ask", "never"'); None
+    when it has neither (or `model` is no Record)."""
+    from typing import Literal, get_args, get_origin
+
+    from ctxagent.validation import Record
+    from ctxagent.validation import fields as record_fields  # type inspection: only for a bad value
+
+    if not (isinstance(model, type) and issubclass(model, Record)):
         return None
+    spec = next((f for f in record_fields(model) if f.name == key), None)
+    if spec is None:
+        return None
+    if get_origin(spec.annotation) is Literal:
+        return "one of " + ", ".join(f'"{choice}"' for choice in get_args(spec.annotation))
     low = high = ""
-    for rule in field.metadata:
-        for name, sign, is_low in (("gt", "<", True), ("ge", "<=", True), ("lt", "<", False), ("le", "<=", False)):
-            bound = getattr(rule, name, None)
-            if bound is not None:
-                shown = f"{bound:,}" if isinstance(bound, int) else f"{bound:g}"
-                low, high = (f"{shown} {sign} ", high) if is_low else (low, f" {sign} {shown}")
+    for name, sign, is_low in (("gt", "<", True), ("ge", "<=", True), ("lt", "<", False), ("le", "<=", False)):
+        bound = spec.bounds.get(name)
+        if bound is not None:
+            shown = f"{bound:,}" if isinstance(bound, int) else f"{bound:g}"
+            low, high = (f"{shown} {sign} ", high) if is_low else (low, f" {sign} {shown}")
     if not low and not high:
         return None
-    kind = "an integer" if field.annotation is int else "a finite number"
+    kind = "an integer" if spec.annotation is int else "a finite number"
     return f"{kind}, {low}value{high}"
+
+
+#: msgspec's type names in TOML's terms, for `problem_text`.
+_KINDS = {"int": "an integer", "float": "a number", "str": "a string", "bool": "a boolean (true or false)",
+          "array": "an array", "object": "a table", "null": "no value"}
+
+
+def problem_text(msg: str, allowed: bool = False) -> str:
+    """msgspec's message `msg` in TOML's terms: "Expected `int`, got `float`" -> "expected an
+    integer, got a number"; a broken bound or choice -> "out of range" / "not one of the
+    choices" when `allowed` (what is allowed is said beside it), else "must be >= 1"."""
+    wrong = re.fullmatch(r"Expected `([\w |]+)`, got `(\w+)`", msg)
+    if wrong:
+        wanted = " or ".join(_KINDS.get(k, k) for k in wrong.group(1).split(" | "))
+        return f"expected {wanted}, got {_KINDS.get(wrong.group(2), wrong.group(2))}"
+    bound = re.fullmatch(r"Expected `\w+` ([<>]=?) (\S+)", msg)
+    if bound:
+        return "out of range" if allowed else f"must be {bound.group(1)} {bound.group(2)}"
+    length = re.fullmatch(r"Expected `(\w+)` of length ([<>])= (\d+)", msg)
+    if length:
+        unit = "items" if length.group(1) == "array" else "characters"
+        return f"at {'most' if length.group(2) == '<' else 'least'} {length.group(3)} {unit}"
+    if msg.startswith("Invalid enum value"):
+        return "not one of the choices" if allowed else msg
+    return msg[:1].lower() + msg[1:] if msg.startswith("Expected") else msg
 
 
 def context_keys() -> set[str]:

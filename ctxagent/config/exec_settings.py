@@ -8,50 +8,52 @@ the network off (`ctxagent.config.trust`).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+import msgspec
+from msgspec import Meta
 
 from ctxagent.errors import ConfigError
+from ctxagent.validation import Record
 
 if TYPE_CHECKING:
     from ctxagent.exec.gate import ExecPolicy
 
 
-class ExecSettings(BaseModel):
+class ExecSettings(Record):
     """Rules, sandbox and limits of approved commands and python_exec."""
 
-    model_config = ConfigDict(defer_build=True, extra="forbid", allow_inf_nan=False, strict=True)
-
-    allow: list[str] = Field(default_factory=list)
+    allow: list[str] = msgspec.field(default_factory=list)
     """Commands run without asking, matched on the parsed argv, e.g. ["pytest *", "ruff check *"]."""
-    deny: list[str] = Field(default_factory=list)
+    deny: list[str] = msgspec.field(default_factory=list)
     """Commands refused without asking (deny wins), e.g. ["git push *", "curl *"]."""
-    timeout_s: float = Field(120.0, gt=0, le=86_400)
+    timeout_s: Annotated[float, Meta(gt=0, le=86_400)] = 120.0
     """Seconds a command or python_exec run may take before its process group is killed; (0, 86400]."""
-    max_output_bytes: int = Field(32_768, gt=0, le=10_000_000)
+    max_output_bytes: Annotated[int, Meta(gt=0, le=10_000_000)] = 32_768
     """Bytes of stdout and of stderr kept (head and tail) for the model; 1 to 10^7."""
     network: bool = False
     """Let sandboxed runs use the network."""
     sandbox: Literal["auto", "off", "required"] = "auto"
     """"auto": bubblewrap when it works, else unsandboxed (said in the prompt); "off"; "required": refuse without it."""
-    env_passthrough: list[str] = Field(default_factory=list)
+    env_passthrough: list[str] = msgspec.field(default_factory=list)
     """Environment variable names passed to runs (everything else is scrubbed)."""
     python: str = ""
     """Interpreter for python_exec (default: the repository's .venv/venv, else ctxagent's own)."""
 
-    @field_validator("allow", "deny")
-    @classmethod
-    def _rules_parse(cls, value: list[str], info) -> list[str]:  # type: ignore[no-untyped-def]
-        """Each rule is one plain command (`ctxagent.exec.rules.parse_rule`)."""
-        from ctxagent.exec.rules import parse_rule  # the shell parser only when there are rules
+    def __post_init__(self) -> None:
+        """Each rule of `allow` and `deny` is one plain command (`ctxagent.exec.rules.parse_rule`);
+        raises ValueError "FIELD: rule ..." naming the list."""
+        for name in ("allow", "deny"):
+            rules = getattr(self, name)
+            if not rules:
+                continue
+            from ctxagent.exec.rules import parse_rule  # the shell parser only when there are rules
 
-        for text in value:
-            try:
-                parse_rule(text, setting=f"exec.{info.field_name}")
-            except ConfigError as exc:
-                raise ValueError(str(exc)) from None
-        return value
+            for text in rules:
+                try:
+                    parse_rule(text, setting=name)
+                except ConfigError as exc:
+                    raise ValueError(str(exc)) from None
 
     def policy(self, mode: str) -> ExecPolicy:
         """The plain `ExecPolicy` the exec package works with, for permission `mode`."""

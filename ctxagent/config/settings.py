@@ -10,12 +10,13 @@ from __future__ import annotations
 import os
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping
+from typing import TYPE_CHECKING, Annotated, Any, Callable, Iterator, Literal, Mapping
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+import msgspec
+from msgspec import Meta
 
-from ctxagent.config.check import allowed_range, check_context, context_keys, shown_value, unknown_key_message
-from ctxagent.config.defaults import defaults
+from ctxagent.config.check import (allowed_range, check_context, context_keys, problem_text, shown_value,
+                                   unknown_key_message)
 from ctxagent.config.exec_settings import ExecSettings
 from ctxagent.config.state_settings import StateSettings
 from ctxagent.config.trust import TRUSTED_REPOS_KEY, IgnoredSetting, RepoConfigTrust, RepoTrust
@@ -24,6 +25,7 @@ from ctxagent.llm.presets import PRESETS
 from ctxagent.llm.settings import ModelSettings
 from ctxagent.mcp.settings import SERVERS_KEY, McpSettings, ServerConfig
 from ctxagent.storage.files import state_dir
+from ctxagent.validation import Invalid, Record, field_names, validate
 
 if TYPE_CHECKING:
     from ctxagent.exec.gate import ExecPolicy
@@ -34,23 +36,20 @@ if TYPE_CHECKING:
 LOCAL_TOOLS = ("terminal", "apply_patch")
 
 
-class AgentSettings(BaseModel):
+class AgentSettings(Record):
     """Limits and behaviour of the agent loop; each limit ends a turn with its own TurnEnd reason.
 
     Every number must be finite and within the range given in its description (a value
     outside it is a ConfigError naming the key and the range).
     """
 
-    # strict: `true` is not 1; defer_build: validators built on first use, not at import (issue 16)
-    model_config = ConfigDict(defer_build=True, extra="forbid", allow_inf_nan=False, strict=True)
-
-    max_steps: int = Field(40, gt=0, le=10_000)
+    max_steps: Annotated[int, Meta(gt=0, le=10_000)] = 40
     """Model calls per turn before it stops (TurnEnd reason max_steps); 1 to 10000."""
-    max_task_tokens: int = Field(2_000_000, gt=0, le=1_000_000_000)
+    max_task_tokens: Annotated[int, Meta(gt=0, le=1_000_000_000)] = 2_000_000
     """Prompt + completion tokens per turn (the plan tool's and compaction summaries' model calls included) before it stops (reason max_tokens); 1 to 10^9."""
-    max_cost_usd: float = Field(2.0, gt=0, le=10_000)
+    max_cost_usd: Annotated[float, Meta(gt=0, le=10_000)] = 2.0
     """USD per turn (side calls included, as for max_task_tokens) before it stops (reason max_cost); counted only when the model's prices are known (model.price_*, else ctxagent/llm/prices.json; `ctxagent doctor` says which); (0, 10000]."""
-    wall_time_s: float = Field(1800.0, gt=0, le=86_400)
+    wall_time_s: Annotated[float, Meta(gt=0, le=86_400)] = 1800.0
     """Seconds per turn before it stops (reason wall_time); checked before each model call; (0, 86400]."""
     auto_approve: bool = False
     """Approve every patch without asking (same as --yes); never commands or code (see `approval`)."""
@@ -60,25 +59,23 @@ class AgentSettings(BaseModel):
     """"never": run commands and python_exec without asking, for headless runs (same as --allow-exec; trusted config only)."""
     episodic_memory: bool = True
     """Write a short episodic memory (task, outcome, files changed, tokens) to memory.db when a turn that changed files or found something ends."""
-    max_concurrent_subagents: int = Field(3, gt=0, le=16)
+    max_concurrent_subagents: Annotated[int, Meta(gt=0, le=16)] = 3
     """Sub-agents (`delegate` calls of one reply) run at the same time; 1 to 16."""
-    subagent_max_steps: int = Field(20, gt=0, le=1_000)
+    subagent_max_steps: Annotated[int, Meta(gt=0, le=1_000)] = 20
     """Model calls of one sub-agent unless its definition sets `max_steps`; 1 to 1000."""
-    subagent_max_task_tokens: int = Field(300_000, gt=0, le=1_000_000_000)
+    subagent_max_task_tokens: Annotated[int, Meta(gt=0, le=1_000_000_000)] = 300_000
     """Prompt + completion tokens of one sub-agent (at most the parent's max_task_tokens); they count in the parent's too."""
     tools: list[str] | Literal["all"] | None = None
     """Tools offered to the model, by name (e.g. ["terminal", "apply_patch"]), or "all"; unset: all of them, except for provider local (the bundled offline model), which gets only terminal and apply_patch."""
 
-    @field_validator("tools")
-    @classmethod
-    def _known_tools(cls, value: list[str] | str | None) -> list[str] | str | None:
-        """A list names at least one tool; duplicates are dropped. The names are checked against
-        `ctxagent.tools.TOOLS` when the tools are opened (`ctxagent.agent.toolset.check_tool_names`)."""
-        if not isinstance(value, list):
-            return value
-        if not value:
-            raise ValueError('name at least one tool, or use "all"')
-        return list(dict.fromkeys(value))
+    def __post_init__(self) -> None:
+        """A `tools` list names at least one tool (else ValueError "tools: ..."); duplicates are
+        dropped. The names are checked against `ctxagent.tools.TOOLS` when the tools are opened
+        (`ctxagent.agent.toolset.check_tool_names`)."""
+        if isinstance(self.tools, list):
+            if not self.tools:
+                raise ValueError('tools: name at least one tool, or use "all"')
+            self.tools = list(dict.fromkeys(self.tools))
 
     def tool_names(self, provider: str) -> list[str] | None:
         """The tools the agent offers with model `provider`: `tools` when set ("all": None,
@@ -88,75 +85,100 @@ class AgentSettings(BaseModel):
         return None if self.tools == "all" else list(self.tools)
 
 
-class ToolSettings(BaseModel):
+class ToolSettings(Record):
     """Limits passed to the tools (finite, within the range given in each description)."""
 
-    # strict: `true` is not 1; defer_build: validators built on first use, not at import (issue 16)
-    model_config = ConfigDict(defer_build=True, extra="forbid", allow_inf_nan=False, strict=True)
-
-    terminal_timeout_s: float = Field(30.0, gt=0, le=3600)
+    terminal_timeout_s: Annotated[float, Meta(gt=0, le=3600)] = 30.0
     """Seconds a terminal command may run before its process group is killed; (0, 3600]."""
-    terminal_max_output_bytes: int = Field(64_000, gt=0, le=10_000_000)
+    terminal_max_output_bytes: Annotated[int, Meta(gt=0, le=10_000_000)] = 64_000
     """Bytes of terminal output kept (head and tail) before it is cut; 1 to 10^7."""
-    patch_max_files: int = Field(50, gt=0, le=10_000)
+    patch_max_files: Annotated[int, Meta(gt=0, le=10_000)] = 50
     """Files one patch may touch; 1 to 10000."""
-    patch_max_changed_lines: int = Field(5_000, gt=0, le=1_000_000)
+    patch_max_changed_lines: Annotated[int, Meta(gt=0, le=1_000_000)] = 5_000
     """Added + removed lines one patch may contain; 1 to 10^6."""
-    max_result_chars: int = Field(40_000, gt=0, le=10_000_000)
+    max_result_chars: Annotated[int, Meta(gt=0, le=10_000_000)] = 40_000
     """Characters of one tool result kept in the history (head and tail, marked; case C05); 1 to 10^7."""
 
 
-class HarnessSettings(BaseModel):
+class HarnessSettings(Record):
     """The harness's files (`[harness]`, docs/harness.md): AGENTS.md fallback names and byte caps."""
 
-    model_config = ConfigDict(defer_build=True, extra="forbid", strict=True)
-
-    fallback_names: list[str] = Field(default_factory=lambda: ["CLAUDE.md", "GEMINI.md"], max_length=20)
+    fallback_names: Annotated[list[str], Meta(max_length=20)] = msgspec.field(
+        default_factory=lambda: ["CLAUDE.md", "GEMINI.md"])
     """Names tried in each folder after AGENTS.override.md and AGENTS.md (Codex's project_doc_fallback_filenames)."""
-    agents_max_bytes: int = Field(32 * 1024, ge=0, le=1_048_576)
+    agents_max_bytes: Annotated[int, Meta(ge=0, le=1_048_576)] = 32 * 1024
     """Bytes of the whole AGENTS.md chain sent to the model (0 turns it off); at most 1 MiB."""
-    profile_max_bytes: int = Field(16 * 1024, gt=0, le=1_048_576)
+    profile_max_bytes: Annotated[int, Meta(gt=0, le=1_048_576)] = 16 * 1024
     """Bytes of one profile file (Agent.md, Memory.md...) sent to the model; at most 1 MiB."""
 
 
-class ContextSettings(BaseModel):
-    """Settings of the context engine (`[context]`); its keys are defined and validated there
-    (`ctxagent.context.packet.ContextConfig` fields and `compaction_<CompactionConfig field>`);
+class ContextSettings:
+    """The `[context]` table, read as attributes (`context.max_tokens`; AttributeError for a key
+    not set) and listed by `items()`. Its keys are defined and checked by the context engine
+    (`ctxagent.context.packet.ContextConfig` fields and `compaction_<CompactionConfig field>`):
     `load_settings` refuses unknown keys and out-of-range values (`ctxagent.config.check`)."""
 
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    __slots__ = ("_values",)
+
+    def __init__(self, values: Mapping[str, Any] | None = None, /, **more: Any) -> None:
+        object.__setattr__(self, "_values", {**(values or {}), **more})
+
+    def __getattr__(self, key: str) -> Any:
+        try:
+            return self._values[key]
+        except KeyError:
+            raise AttributeError(f"[context] has no {key!r} set") from None
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        raise AttributeError("the [context] settings are read-only")
+
+    def items(self) -> Iterator[tuple[str, Any]]:
+        """(key, value) of each key set, in the order the layers set them."""
+        return iter(list(self._values.items()))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The keys set, as a new dict."""
+        return dict(self._values)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ContextSettings) and other._values == self._values
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"ContextSettings({self._values!r})"
 
 
-class Settings(BaseModel):
-    """Everything ctxagent reads from configuration. `sources`: dotted key -> where its value came from."""
 
-    model_config = ConfigDict(defer_build=True, protected_namespaces=())
+class Settings(Record, kw_only=True):
+    """Everything ctxagent reads from configuration. `sources`: dotted key -> where its value came from.
+    Built by `load_settings` from sections it checked; the constructor validates nothing."""
 
     model: ModelSettings
     """The model endpoint."""
-    agent: AgentSettings = Field(default_factory=AgentSettings)
+    agent: AgentSettings = msgspec.field(default_factory=AgentSettings)
     """Loop limits and approval."""
-    tools: ToolSettings = Field(default_factory=ToolSettings)
+    tools: ToolSettings = msgspec.field(default_factory=ToolSettings)
     """Tool limits."""
-    context: ContextSettings = Field(default_factory=ContextSettings)
+    context: ContextSettings = msgspec.field(default_factory=ContextSettings)
     """Context engine settings."""
-    exec: ExecSettings = Field(default_factory=ExecSettings)
+    exec: ExecSettings = msgspec.field(default_factory=ExecSettings)
     """Approved commands and python_exec: rules, sandbox, limits."""
-    harness: HarnessSettings = Field(default_factory=HarnessSettings)
+    harness: HarnessSettings = msgspec.field(default_factory=HarnessSettings)
     """Profile files, the AGENTS.md chain, skills."""
-    state: StateSettings = Field(default_factory=StateSettings)
+    state: StateSettings = msgspec.field(default_factory=StateSettings)
     """Session retention and what a new session carries over (`[state]`)."""
-    sources: dict[str, str] = Field(default_factory=dict)
+    sources: dict[str, str] = msgspec.field(default_factory=dict)
     """Where each non-default value came from: "flag --model", "env CTXAGENT_MODEL", a file path, "preset deepseek"."""
-    files: list[str] = Field(default_factory=list)
+    files: list[str] = msgspec.field(default_factory=list)
     """Config files that were read, lowest precedence first."""
-    repo_trust: RepoConfigTrust = Field(default_factory=RepoConfigTrust)
+    repo_trust: RepoConfigTrust = msgspec.field(default_factory=RepoConfigTrust)
     """Whether `<repo>/.ctxagent/config.toml` was trusted and which of its settings were ignored (F0)."""
-    hook_tables: list[tuple[str, dict[str, Any]]] = Field(default_factory=list)
+    hook_tables: list[tuple[str, dict[str, Any]]] = msgspec.field(default_factory=list)
     """`[hooks]` tables that may run, (file, table), user file first; checked (docs/hooks.md)."""
-    mcp: McpSettings = Field(default_factory=McpSettings)
+    mcp: McpSettings = msgspec.field(default_factory=McpSettings)
     """`[mcp]`: whether MCP servers start, which of their tools run without asking (docs/mcp.md)."""
-    mcp_servers: list[ServerConfig] = Field(default_factory=list)
+    mcp_servers: list[ServerConfig] = msgspec.field(default_factory=list)
     """`[mcp_servers.NAME]` definitions, user file first; a repository's have origin "repo" (docs/mcp.md)."""
 
     def exec_policy(self) -> ExecPolicy:
@@ -167,6 +189,12 @@ class Settings(BaseModel):
         """Secret strings to redact from anything written (the API key)."""
         key = self.model.api_key
         return [key.get_secret_value()] if key is not None and key.get_secret_value() else []
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready nested dict of the settings (the API key masked; `context`: its table)."""
+        out = Record.to_dict(self.replace(context=None))  # type: ignore[arg-type]  # not a Record
+        out["context"] = self.context.to_dict()
+        return out
 
 
 _SECTIONS = {"model": ModelSettings, "agent": AgentSettings, "tools": ToolSettings, "context": ContextSettings,
@@ -373,12 +401,12 @@ def _file_layer(path: Path, hooks: list[tuple[str, dict[str, Any]]], servers: li
     return layer
 
 
-def _check_known(dotted: str, path: Path) -> None:
+def _check_known(dotted: str, path: Path | str) -> None:
     section, key = dotted.split(".", 1)
     model = _SECTIONS[section]
-    if key in model.model_fields or dotted in _LOADER_KEYS:
+    if model is not ContextSettings and key in field_names(model) or dotted in _LOADER_KEYS:  # type: ignore[arg-type]
         return
-    valid = set(context_keys()) if model is ContextSettings else set(model.model_fields)
+    valid = set(context_keys()) if model is ContextSettings else set(field_names(model))  # type: ignore[arg-type]
     if key in valid:
         return
     valid |= {k.split(".")[1] for k in _LOADER_KEYS if k.startswith(section + ".")}
@@ -391,6 +419,7 @@ def _flag_layer(flags: dict[str, Any]) -> dict[str, tuple[Any, str]]:
         dotted = FLAGS.get(name, name)
         if "." not in dotted or dotted.split(".")[0] not in _SECTIONS:
             raise ConfigError(f"unknown setting {name!r} passed as a flag", setting=name)
+        _check_known(dotted, f"flag --{name.replace('_', '-')}")
         if dotted == "agent.approval" and isinstance(value, bool):  # --allow-exec
             value = "never" if value else None
         if value is not None and not (dotted == "agent.auto_approve" and value is False):
@@ -498,8 +527,8 @@ def _build(values: dict[str, Value], files: list[str], trust: RepoConfigTrust,
         nested[section][key] = value
     sources = {k: source for k, (_v, source, _r) in sorted(values.items())}
     check_context({k.split(".", 1)[1]: (v, s) for k, (v, s, _r) in values.items() if k.startswith("context.")})
-    settings = Settings.model_construct(**_sections(nested, values), sources=sources, files=files, repo_trust=trust,
-                                        hook_tables=hooks, mcp_servers=servers)
+    settings = Settings(**_sections(nested, values), sources=sources, files=files, repo_trust=trust,
+                        hook_tables=hooks, mcp_servers=servers)
     model = settings.model
     if model.max_output_tokens >= model.context_window:
         out, window = (values.get(f"model.{k}", (None, "defaults", 0))[1] for k in ("max_output_tokens", "context_window"))
@@ -510,35 +539,47 @@ def _build(values: dict[str, Value], files: list[str], trust: RepoConfigTrust,
     return settings
 
 
-def _sections(nested: dict[str, dict[str, Any]], values: dict[str, Value]) -> dict[str, BaseModel]:
-    """Each section of `_SECTIONS` from its values (section -> key -> value): validated whole when
-    a file, the environment or a flag set one, else built without a validator (defaults and presets
-    are constants of the code: tests/config/test_settings_defaults.py), so a command left at them
-    builds none (issue 16). Raises ConfigError for the first problem in section order, counting
-    the others, as one `Settings(...)` validation would."""
-    built: dict[str, BaseModel] = {}
-    errors: list[dict[str, Any]] = []
+def _sections(nested: dict[str, dict[str, Any]], values: dict[str, Value]) -> dict[str, Any]:
+    """Each section of `_SECTIONS` from its values (section -> key -> value): validated (strict,
+    finite) when a file, the environment or a flag set one, else just constructed (defaults and
+    presets are constants of the code: tests/config/test_settings_defaults.py), so a command
+    left at them validates nothing (issue 16). Raises ConfigError for the first problem in
+    section order, counting the first one of each other section."""
+    built: dict[str, Any] = {}
+    errors: list[tuple[tuple[str | int, ...], str]] = []
     for name, model in _SECTIONS.items():
-        if not any(rank >= _USER for key, (_v, _s, rank) in values.items() if key.startswith(name + ".")):
-            built[name] = defaults(model, **nested[name])
-            continue
-        try:
+        if model is ContextSettings:  # checked by the context engine's classes (check_context)
+            built[name] = ContextSettings(nested[name])
+        elif not any(rank >= _USER for key, (_v, _s, rank) in values.items() if key.startswith(name + ".")):
             built[name] = model(**nested[name])
-        except ValidationError as exc:
-            errors += [{**err, "loc": (name, *err.get("loc", ()))} for err in exc.errors()]
+        else:
+            try:
+                built[name] = validate(model, nested[name], strict=True, finite=True)
+            except Invalid as exc:
+                loc, msg = _located(exc, model)
+                errors.append(((name, *loc), msg))
     if errors:
-        first = errors[0]["loc"][:2]
-        raise ConfigError(_explain(errors, values), setting=".".join(map(str, first)))
+        raise ConfigError(_explain(errors, values), setting=".".join(map(str, errors[0][0][:2])))
     return built
 
 
-def _explain(errors: list[dict[str, Any]], values: dict[str, Value]) -> str:
-    err = errors[0]
-    dotted = ".".join(str(p) for p in err.get("loc", ())[:2])
+def _located(exc: Invalid, model: type[Record]) -> tuple[tuple[str | int, ...], str]:
+    """(where, what) of `exc`; a rule of `__post_init__` (loc (), "tools: name at least one
+    tool...") is put at the field it names."""
+    name, sep, rest = exc.msg.partition(": ")
+    if not exc.loc and sep and name in field_names(model):
+        return (name,), rest
+    return exc.loc, exc.msg
+
+
+def _explain(errors: list[tuple[tuple[str | int, ...], str]], values: dict[str, Value]) -> str:
+    loc, msg = errors[0]
+    dotted = ".".join(str(p) for p in loc[:2])
     value, source, _rank = values.get(dotted, ("(missing)", "defaults", 0))
     shown = "***" if dotted == "model.api_key" else shown_value(value)
     more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
     section, _, key = dotted.partition(".")
-    bounds = allowed_range(_SECTIONS[section], key) if section in _SECTIONS else None
+    bounds = allowed_range(_SECTIONS[section], key) if section in _SECTIONS and key else None  # type: ignore[arg-type]
     allowed = f" (allowed: {bounds})" if bounds else ""
-    return f"invalid setting {dotted} = {shown} from {source}: {err.get('msg', 'invalid')}{allowed}. Fix it there{more}."
+    return (f"invalid setting {dotted} = {shown} from {source}: {problem_text(msg, bool(bounds))}{allowed}. "
+            f"Fix it there{more}.")

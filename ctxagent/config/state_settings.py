@@ -8,17 +8,19 @@ more than `carry_over_max_age_days` before a session started are not injected in
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Annotated
+
+from msgspec import Meta
+
+from ctxagent.validation import Record
 
 
-class StateSettings(BaseModel):
+class StateSettings(Record):
     """Retention of sessions and carry-over of the todo board and notes between sessions."""
 
-    model_config = ConfigDict(defer_build=True, extra="forbid", allow_inf_nan=False, strict=True)
-
-    prune_older_than_days: float = Field(30.0, ge=0, le=36_500)
+    prune_older_than_days: Annotated[float, Meta(ge=0, le=36_500)] = 30.0
     """Sessions last used more than this many days ago are removed when a new session starts (0: never)."""
-    prune_keep: int = Field(20, ge=0, le=1_000_000)
+    prune_keep: Annotated[int, Meta(ge=0, le=1_000_000)] = 20
     """The newest sessions kept whatever their age (0: none kept on account of being recent)."""
-    carry_over_max_age_days: float = Field(7.0, ge=0, le=36_500)
+    carry_over_max_age_days: Annotated[float, Meta(ge=0, le=36_500)] = 7.0
     """Todo items and notes unchanged for longer than this are not injected into a new session (0: none are)."""

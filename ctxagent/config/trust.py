@@ -13,10 +13,10 @@ import warnings
 from pathlib import Path
 from typing import Any, Mapping
 
-from pydantic import BaseModel, ConfigDict, Field
+import msgspec
 
-from ctxagent.config.defaults import defaults
 from ctxagent.errors import ConfigError
+from ctxagent.validation import Record
 
 FREE = frozenset({
     "model.model", "model.context_window", "model.max_output_tokens", "model.max_tokens_field",
@@ -57,10 +57,8 @@ class UntrustedConfigWarning(UserWarning):
     """Settings of an untrusted repository config file were ignored (message: which, and how to trust)."""
 
 
-class IgnoredSetting(BaseModel):
+class IgnoredSetting(Record):
     """One repository setting that was not applied."""
-
-    model_config = ConfigDict(defer_build=True)
 
     key: str
     """Dotted key, e.g. "model.base_url" (or "trusted_repos")."""
@@ -68,10 +66,8 @@ class IgnoredSetting(BaseModel):
     """Why, in a few words: "decides where requests go", "may only lower 40"."""
 
 
-class RepoConfigTrust(BaseModel):
+class RepoConfigTrust(Record):
     """What the trust rule did with `<repo>/.ctxagent/config.toml` (shown by `ctxagent doctor`)."""
-
-    model_config = ConfigDict(defer_build=True)
 
     path: str | None = None
     """The repository config file, or None when the repository has none."""
@@ -79,7 +75,7 @@ class RepoConfigTrust(BaseModel):
     """True when the file was read whole."""
     trusted_by: str | None = None
     """"flag --trust-repo-config" or "trusted_repos in <user file>"; None when not trusted."""
-    ignored: list[IgnoredSetting] = Field(default_factory=list)
+    ignored: list[IgnoredSetting] = msgspec.field(default_factory=list)
     """Settings of the file that were not applied, in file order."""
     how_to_trust: str = ""
     """The advice given with the warning."""
@@ -94,13 +90,13 @@ class RepoConfigTrust(BaseModel):
 
 class RepoTrust:
     """Applies the trust rule to one repository's config layer; `report` says what it did. `repo`,
-    `user_file` (may not exist), `flag` (--trust-repo-config), `sections` (table -> pydantic
-    model, for the limits' defaults). Raises ConfigError when `trusted_repos` is not a list of
+    `user_file` (may not exist), `flag` (--trust-repo-config), `sections` (table -> settings
+    record, for the limits' defaults). Raises ConfigError when `trusted_repos` is not a list of
     absolute paths."""
 
-    def __init__(self, repo: Path, user_file: Path, *, flag: bool, sections: Mapping[str, type[BaseModel]]) -> None:
+    def __init__(self, repo: Path, user_file: Path, *, flag: bool, sections: Mapping[str, type]) -> None:
         self.sections = sections
-        self.report = defaults(RepoConfigTrust)
+        self.report = RepoConfigTrust()
         self.report.how_to_trust = (f"To trust this repository, add {TRUSTED_REPOS_KEY} = "
                                     f"[{_toml_str(str(Path(repo).resolve()))}] to {user_file}, or pass {TRUST_FLAG}.")
         listed = Path(repo).resolve() in trusted_repos(user_file)
@@ -155,8 +151,13 @@ class RepoTrust:
 
     def _default(self, key: str) -> Any:
         section, name = key.split(".", 1)
-        field = self.sections[section].model_fields.get(name)
-        return None if field is None else field.get_default(call_default_factory=True)
+        model = self.sections[section]
+        if not (isinstance(model, type) and issubclass(model, Record)):
+            return None
+        field = next((f for f in msgspec.structs.fields(model) if f.name == name), None)
+        if field is None or field.default is not msgspec.NODEFAULT:
+            return None if field is None else field.default
+        return None if field.default_factory is msgspec.NODEFAULT else field.default_factory()
 
 
 def _limit_refusal(new: float, old: Any, *, at_most: bool) -> str | None:

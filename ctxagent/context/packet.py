@@ -156,7 +156,7 @@ def _check_range(name: str, value: float, low: float, high: float) -> None:
 @dataclass
 class ContextConfig:
     """Settings of one context build, in tokens of the target model; each field's range and
-    meaning is in docs/context.md ("Settings"). Raises ValueError (pydantic) out of range."""
+    meaning is in docs/context.md ("Settings"). Raises ValueError out of range."""
 
     max_tokens: int = 8000
     reserve_ratio: float = 0.15

@@ -81,7 +81,7 @@ def settings_from_preset(
 
     env: mapping to read key_env / base_url_env from (default os.environ).
     overrides: any ModelSettings field; a None value counts as "not given".
-    Raises ConfigError for an unknown preset; pydantic.ValidationError for bad values.
+    Raises ConfigError for an unknown preset; ctxagent.validation.Invalid for bad values.
     """
     env = os.environ if env is None else env
     data = preset(name)
@@ -94,7 +94,9 @@ def settings_from_preset(
     if key:
         fields["api_key"] = key
     fields.update({k: v for k, v in overrides.items() if v is not None})
-    return ModelSettings(**fields)
+    from ctxagent.validation import validate
+
+    return validate(ModelSettings, fields, strict=True, finite=True)
 
 
 def _first_env(env: Mapping[str, str], names: tuple[str, ...]) -> str | None:

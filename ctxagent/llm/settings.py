@@ -1,22 +1,26 @@
 """Settings of one model endpoint (`ModelSettings`) and the `mask` helper for API keys.
 
 Provider defaults live in `ctxagent.llm.presets`; `ctxagent.config.settings` fills a
-`ModelSettings`. The key is a `pydantic.SecretStr` (`**********` in repr and dumps); only
-the client reads it, for the `Authorization` header.
+`ModelSettings`. The key is a `ctxagent.validation.Secret` (`**********` in repr and
+`to_dict`); only the client reads it, for the `Authorization` header.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+import msgspec
+from msgspec import Meta
+
+from ctxagent.validation import Record, Secret
 
 
-class ModelSettings(BaseModel):
-    """How to reach one OpenAI-compatible chat-completions endpoint and how to talk to it."""
+class ModelSettings(Record, kw_only=True):
+    """How to reach one OpenAI-compatible chat-completions endpoint and how to talk to it.
 
-    model_config = ConfigDict(defer_build=True, extra="forbid", validate_assignment=True, protected_namespaces=(),
-                              allow_inf_nan=False, strict=True)
+    Built from configuration by `ctxagent.validation.validate` (strict, finite); a plain
+    constructor call is not validated (for values of the code: presets, the offline model).
+    """
 
     provider: str = "openai"
     """Preset name: openai, deepseek, qwen, ollama, vllm, llamacpp, local or custom."""
@@ -24,33 +28,33 @@ class ModelSettings(BaseModel):
     """Model name sent as `model`, e.g. "gpt-4o-mini", "deepseek-chat", "qwen-plus"."""
     base_url: str | None = None
     """OpenAI-compatible root ending in /v1; None means the preset's URL."""
-    api_key: SecretStr | None = None
+    api_key: Secret | None = None
     """API key; never shown by repr/str/dumps. None: no key (local servers)."""
-    context_window: int = Field(128_000, ge=64, le=100_000_000)
+    context_window: Annotated[int, Meta(ge=64, le=100_000_000)] = 128_000
     """Tokens the model accepts, prompt and output together; 64 (the context engine's smallest window) to 10^8. The agent's system prompt and all tool schemas take about 4,600 of them: below about 8,000 set [agent] tools to fewer tools."""
-    max_output_tokens: int = Field(4096, gt=0, le=10_000_000)
+    max_output_tokens: Annotated[int, Meta(gt=0, le=10_000_000)] = 4096
     """Tokens the model may generate per call (sent as `max_tokens`); 1 to 10^7."""
     max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
     """Request field that carries `max_output_tokens`; OpenAI o-series want max_completion_tokens."""
-    temperature: float | None = Field(0.2, ge=0, le=2)
+    temperature: Annotated[float, Meta(ge=0, le=2)] | None = 0.2
     """Sampling temperature, 0 to 2; None leaves it out (reasoning models that reject it)."""
-    price_prompt_per_mtok: float | None = Field(None, ge=0, le=10_000)
+    price_prompt_per_mtok: Annotated[float, Meta(ge=0, le=10_000)] | None = None
     """USD per 1M uncached prompt tokens, 0 to 10000; unset with the other two prices: the shipped table's (ctxagent/llm/prices.json), if it lists the model."""
-    price_cached_prompt_per_mtok: float | None = Field(None, ge=0, le=10_000)
+    price_cached_prompt_per_mtok: Annotated[float, Meta(ge=0, le=10_000)] | None = None
     """USD per 1M prompt tokens served from the provider's cache (cached_tokens), 0 to 10000; unset: the prompt price."""
-    price_completion_per_mtok: float | None = Field(None, ge=0, le=10_000)
+    price_completion_per_mtok: Annotated[float, Meta(ge=0, le=10_000)] | None = None
     """USD per 1M completion tokens, 0 to 10000 (reasoning tokens included, as providers bill them)."""
     send_reasoning_content: bool = False
     """Send assistant `reasoning_content` back (DeepSeek thinking mode with tools; case C06)."""
     empty_content: Literal["null", "empty"] = "null"
     """Content sent beside tool_calls when there is no text: null (OpenAI) or "" (case C07)."""
-    timeout_s: float = Field(120.0, gt=0, le=3600)
+    timeout_s: Annotated[float, Meta(gt=0, le=3600)] = 120.0
     """Seconds to wait for connect and for each read (the gap between stream chunks); (0, 3600]."""
-    max_retries: int = Field(4, ge=0, le=20)
+    max_retries: Annotated[int, Meta(ge=0, le=20)] = 4
     """Retries after a 429, 5xx, timeout or connection error (attempts = retries + 1); 0 to 20."""
     cache_control: bool = False
     """Mark the end of the stable prefix (the system message and the last history message) with Anthropic-style `cache_control` (OpenRouter, DashScope explicit cache); off: servers that reject unknown fields."""
-    extra_body: dict[str, Any] = Field(default_factory=dict)
+    extra_body: dict[str, Any] = msgspec.field(default_factory=dict)
     """Extra request fields passed through as given (e.g. llama.cpp grammar, DeepSeek thinking)."""
     protocol: Literal["native", "xml", "react"] = "native"
     """How the model acts: "native" tool calls, or one action per text reply for models served without them: "xml" (`<tool name="...">` blocks) or "react" (`Action: NAME[...]` lines); see docs/protocols.md."""
@@ -65,13 +69,13 @@ class ModelSettings(BaseModel):
         return mask(self.api_key.get_secret_value())
 
 
-def mask(key: str | SecretStr | None) -> str:
+def mask(key: str | Secret | None) -> str:
     """Show an API key safely: its prefix up to the first dash and its last 4 characters.
 
     "sk-proj-abcdef123456" -> "sk-...3456"; keys of 12 characters or fewer -> "***"
     (too short to show any of it); None or "" -> "(none)".
     """
-    if isinstance(key, SecretStr):
+    if isinstance(key, Secret):
         key = key.get_secret_value()
     if not key:
         return "(none)"

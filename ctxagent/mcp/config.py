@@ -12,11 +12,10 @@ import json
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from pydantic import ValidationError
-
 from ctxagent.errors import ConfigError
 from ctxagent.mcp.expand import expand_all
 from ctxagent.mcp.settings import SERVERS_KEY, ServerConfig
+from ctxagent.validation import Invalid, validate
 
 PROJECT_FILE = ".mcp.json"
 #: Codex's keys (`http_headers` is Codex's name for fixed headers).
@@ -63,12 +62,11 @@ def _build(name: str, fields: dict[str, Any], where: str, source: str, origin: s
                           setting=f"{SERVERS_KEY}.{name}")
     transport = "stdio" if has_command else "http"
     try:
-        return ServerConfig(name=name, transport=transport, source=source, origin=origin, fingerprint=digest,
-                            **fields)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        key = ".".join(str(p) for p in err.get("loc", ())) or "(entry)"
-        raise ConfigError(f"{where}: {key}: {err.get('msg', 'invalid')}", setting=f"{SERVERS_KEY}.{name}") from None
+        return validate(ServerConfig, {**fields, "name": name, "transport": transport, "source": source,
+                                       "origin": origin, "fingerprint": digest}, strict=True, finite=True)
+    except Invalid as exc:
+        key = ".".join(map(str, exc.loc)) or "(entry)"
+        raise ConfigError(f"{where}: {key}: {exc.msg}", setting=f"{SERVERS_KEY}.{name}") from None
 
 
 def read_project_file(path: Path, env: Mapping[str, str], *, origin: str = "repo") -> tuple[list[ServerConfig], list[str]]:

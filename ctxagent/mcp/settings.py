@@ -6,9 +6,12 @@ Server definitions come from `[mcp_servers.NAME]` tables (Codex's keys) and `.mc
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+import msgspec
+from msgspec import Meta
+
+from ctxagent.validation import Record
 
 #: The top-level table of server definitions in config.toml (`ctxagent.mcp.config`).
 SERVERS_KEY = "mcp_servers"
@@ -17,20 +20,18 @@ STARTUP_TIMEOUT_S = 10.0
 TOOL_TIMEOUT_S = 60.0
 
 
-class McpSettings(BaseModel):
+class McpSettings(Record):
     """`[mcp]`: whether servers start at all, and which tools run without asking."""
-
-    model_config = ConfigDict(defer_build=True, extra="forbid", strict=True)
 
     enabled: bool = True
     """Start the configured MCP servers (false: none starts, `ctxagent mcp list` still lists them)."""
     project_file: bool = True
     """Read the repository's `.mcp.json` (its servers still need your approval once)."""
-    allow: list[str] = Field(default_factory=list, max_length=1000)
+    allow: Annotated[list[str], Meta(max_length=1000)] = msgspec.field(default_factory=list)
     """Tool names (shell-style patterns, e.g. "mcp__docs__*") called without asking; your own config only."""
 
 
-class ServerConfig(BaseModel):
+class ServerConfig(Record, kw_only=True):
     """One MCP server: how to reach it, its limits and tool filters, and where it was defined.
 
     `transport`: "stdio" (`command`, `args`, `env`, `cwd`) or "http" (`url`, `headers`,
@@ -38,21 +39,19 @@ class ServerConfig(BaseModel):
     files: untrusted until approved). `fingerprint`: hash of the definition as written.
     """
 
-    model_config = ConfigDict(defer_build=True, extra="forbid")
-
     name: str
     transport: Literal["stdio", "http"]
     command: str = ""
-    args: list[str] = Field(default_factory=list)
-    env: dict[str, str] = Field(default_factory=dict)
+    args: list[str] = msgspec.field(default_factory=list)
+    env: dict[str, str] = msgspec.field(default_factory=dict)
     cwd: str | None = None
     url: str = ""
-    headers: dict[str, str] = Field(default_factory=dict)
+    headers: dict[str, str] = msgspec.field(default_factory=dict)
     bearer_token_env_var: str | None = None
-    startup_timeout_sec: float = Field(STARTUP_TIMEOUT_S, gt=0, le=3600)
-    tool_timeout_sec: float = Field(TOOL_TIMEOUT_S, gt=0, le=86_400)
+    startup_timeout_sec: Annotated[float, Meta(gt=0, le=3600)] = STARTUP_TIMEOUT_S
+    tool_timeout_sec: Annotated[float, Meta(gt=0, le=86_400)] = TOOL_TIMEOUT_S
     enabled_tools: list[str] | None = None
-    disabled_tools: list[str] = Field(default_factory=list)
+    disabled_tools: list[str] = msgspec.field(default_factory=list)
     enabled: bool = True
     source: str = ""
     origin: Literal["user", "repo"] = "user"

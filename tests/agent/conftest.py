@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pytest
-from pydantic import BaseModel, SecretStr
+from pydantic import BaseModel
 
 from ctxagent.agent.approval import ApprovalPolicy
 from ctxagent.agent.events import Event
@@ -21,6 +21,7 @@ from ctxagent.errors import ToolInputError
 from ctxagent.llm.client import LLMClient
 from ctxagent.llm.settings import ModelSettings
 from ctxagent.tools.base import Tool, ToolRegistry, ToolResult
+from ctxagent.validation import Secret
 
 API_KEY = "sk-test-SECRET-abcdef0123456789"
 
@@ -101,7 +102,7 @@ def make_agent(tmp_path: Path, fake_openai: Callable) -> Callable[..., tuple[Age
               **limits: Any) -> tuple[Agent, Any, list[Event]]:
         server = fake_openai(script)
         model = ModelSettings(provider="custom", model="fake-model", base_url=server.base_url,
-                              api_key=SecretStr(API_KEY), max_retries=2, timeout_s=10, **(model_opts or {}))
+                              api_key=Secret(API_KEY), max_retries=2, timeout_s=10, **(model_opts or {}))
         settings = Settings(model=model, agent=AgentSettings(**limits))
         registry = ToolRegistry()
         for tool in tools if tools is not None else [EchoTool(), ChangeTool(), CrashTool(), CtrlCTool()]:

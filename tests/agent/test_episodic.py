@@ -6,13 +6,12 @@ from __future__ import annotations
 import json
 import threading
 
-from pydantic import SecretStr
-
 from ctxagent.agent.episodic import first_line, patch_paths
 from ctxagent.agent.runtime import open_agent
 from ctxagent.config.settings import AgentSettings, Settings
 from ctxagent.llm.settings import ModelSettings
 from ctxagent.tools.memory import MemoryTool
+from ctxagent.validation import Secret
 from tests.support.fake_openai import text, tool_calls
 
 PATCH = ("*** Begin Patch\n*** Update File: app.py\n@@ def greet():\n-    return 'hello'\n+    return 'bonjour'\n"
@@ -24,7 +23,7 @@ LOOK = tool_calls([("terminal", json.dumps({"command": "ls"}))])
 
 def _settings(server, **agent: object) -> Settings:
     return Settings(model=ModelSettings(provider="custom", model="gpt-4o-mini", base_url=server.base_url,
-                                        api_key=SecretStr("sk-test-0123456789"), max_retries=0, timeout_s=10),
+                                        api_key=Secret("sk-test-0123456789"), max_retries=0, timeout_s=10),
                     agent=AgentSettings(auto_approve=True, **agent))
 
 

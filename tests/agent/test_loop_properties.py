@@ -9,7 +9,6 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pydantic import SecretStr
 
 from ctxagent.agent.approval import ApprovalPolicy
 from ctxagent.agent.loop import Agent
@@ -19,6 +18,7 @@ from ctxagent.context.messages import pairing_errors
 from ctxagent.llm.client import LLMClient
 from ctxagent.llm.settings import ModelSettings
 from ctxagent.tools.base import ToolRegistry
+from ctxagent.validation import Secret
 from tests.agent.conftest import ChangeTool, CrashTool, CtrlCTool, EchoTool
 from tests.support.fake_openai import FakeOpenAI, error, text, tool_calls
 
@@ -36,7 +36,7 @@ step = st.one_of(
 def test_pairing_is_valid_after_any_script(script: list[dict], answers: list[str]) -> None:
     replies = iter(answers)
     with FakeOpenAI(script) as server, tempfile.TemporaryDirectory() as tmp:
-        model = ModelSettings(provider="custom", model="m", base_url=server.base_url, api_key=SecretStr("k" * 20),
+        model = ModelSettings(provider="custom", model="m", base_url=server.base_url, api_key=Secret("k" * 20),
                               max_retries=0)
         registry = ToolRegistry()
         for tool in (EchoTool(), ChangeTool(), CrashTool(), CtrlCTool()):

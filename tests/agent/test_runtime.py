@@ -8,7 +8,6 @@ import json
 from pathlib import Path
 
 import pytest
-from pydantic import SecretStr
 
 from ctxagent.agent.runtime import open_agent
 from ctxagent.config.settings import Settings
@@ -19,6 +18,7 @@ from ctxagent.storage.files import read_jsonl
 from ctxagent.tools.memory import MemoryTool
 from ctxagent.tools.notes import NoteTool
 from ctxagent.tools.todo import TodoTool
+from ctxagent.validation import Secret
 from tests.support.fake_openai import error, text, tool_calls
 
 KEY = "sk-test-SECRET-abcdef0123456789"
@@ -30,7 +30,7 @@ TOO_LONG = error(400, {"error": {"message": "This model's maximum context length
 def settings_for(server, **model: object) -> Settings:
     opts = {"context_window": 128_000, "max_output_tokens": 1000, **model}
     return Settings(model=ModelSettings(provider="custom", model="gpt-4o-mini", base_url=server.base_url,
-                                        api_key=SecretStr(KEY), max_retries=0, timeout_s=10, **opts))
+                                        api_key=Secret(KEY), max_retries=0, timeout_s=10, **opts))
 
 
 def big_repo(root: Path, files: int = 12) -> Path:
@@ -179,7 +179,7 @@ def test_the_plan_tools_own_model_call_counts_in_the_turns_token_limit(tmp_path,
         text("never asked for"),
     ])
     base = settings_for(server)
-    settings = base.model_copy(update={"agent": base.agent.model_copy(update={"max_task_tokens": 3000})})
+    settings = base.replace(agent=base.agent.replace(max_task_tokens=3000))
     events: list = []
     with open_agent(tmp_path, settings, sinks=[events.append]) as agent:
         end = agent.run_turn("Plan the parser split.")

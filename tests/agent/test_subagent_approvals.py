@@ -9,12 +9,11 @@ import threading
 import time
 from pathlib import Path
 
-from pydantic import SecretStr
-
 from ctxagent.agent.events import ApprovalRequest
 from ctxagent.agent.runtime import open_agent
 from ctxagent.config.settings import AgentSettings, Settings
 from ctxagent.llm.settings import ModelSettings
+from ctxagent.validation import Secret
 from tests.support.fake_openai import text, tool_calls
 
 BOTH = {"name": "children", "count": 2}
@@ -32,7 +31,7 @@ def test_each_question_follows_its_own_preview(tmp_path: Path, fake_openai) -> N
                            for n in ("A", "B")])
     server = fake_openai([delegate, text("Both written.")], rules=rules)
     settings = Settings(model=ModelSettings(provider="custom", model="m", base_url=server.base_url,
-                                            api_key=SecretStr("sk-test-0123456789abcdef"), max_retries=0, timeout_s=10),
+                                            api_key=Secret("sk-test-0123456789abcdef"), max_retries=0, timeout_s=10),
                         agent=AgentSettings(episodic_memory=False))
     previews: list[str] = []
     asked: list[list[str]] = []

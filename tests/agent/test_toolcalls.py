@@ -42,14 +42,13 @@ def test_redacted_arguments_covers_nested_values_and_credential_keys() -> None:
 
 
 def test_every_agent_tool_that_stores_text_declares_it(tmp_path) -> None:
-    from pydantic import SecretStr
-
     from ctxagent.agent.toolset import build_registry
     from ctxagent.config.settings import Settings
     from ctxagent.llm.settings import ModelSettings
+    from ctxagent.validation import Secret
 
     settings = Settings(model=ModelSettings(provider="custom", model="m", base_url="http://127.0.0.1:9/v1",
-                                            api_key=SecretStr("sk-test")))
+                                            api_key=Secret("sk-test")))
     registry = build_registry(tmp_path, settings)
     stores = {tool.name for tool in registry if getattr(tool, "writes_state", False)}
     assert stores == {"note", "todo", "plan", "memory", "rag", "memory_file"}

@@ -9,7 +9,6 @@ import re
 
 import jsonschema
 import pytest
-from pydantic import SecretStr
 
 from ctxagent.agent.loop import Agent
 from ctxagent.agent.session import Session
@@ -19,6 +18,7 @@ from ctxagent.errors import ConfigError
 from ctxagent.llm.client import LLMClient
 from ctxagent.llm.settings import ModelSettings
 from ctxagent.tools import TOOLS
+from ctxagent.validation import Secret
 from tests.support.fake_openai import text, tool_calls
 
 ALL_TOOLS = ["terminal", "apply_patch", "context_fetch", "note", "todo", "plan", "memory", "rag", "python_exec",
@@ -39,7 +39,7 @@ NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
 def _settings(base_url: str = "http://127.0.0.1:9/v1") -> Settings:
     return Settings(model=ModelSettings(provider="custom", model="gpt-4o-mini", base_url=base_url,
-                                        api_key=SecretStr("sk-test"), max_retries=0, timeout_s=10),
+                                        api_key=Secret("sk-test"), max_retries=0, timeout_s=10),
                     agent=AgentSettings(auto_approve=True))
 
 
@@ -132,7 +132,7 @@ def _local_settings(base_url: str) -> Settings:
 def _offered(tmp_path, fake_openai, settings: Settings) -> list[str]:
     """The tool names the loop sends in its first request, wired as `open_agent` wires them."""
     server = fake_openai([text("ok")])
-    settings = settings.model_copy(update={"model": settings.model.model_copy(update={"base_url": server.base_url})})
+    settings = settings.replace(model=settings.model.replace(base_url=server.base_url))
     client = LLMClient(settings.model)
     session = Session.create(tmp_path, secrets=settings.secrets())
     registry = build_registry(tmp_path, settings, session_id=session.id, client=client,

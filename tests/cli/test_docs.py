@@ -15,13 +15,13 @@ import textwrap
 from pathlib import Path
 
 from click.testing import CliRunner
-from pydantic import BaseModel
 
 from ctxagent.cli.main import cli, register_commands
 from ctxagent.config.settings import AgentSettings, HarnessSettings, ToolSettings
 from ctxagent.config.state_settings import StateSettings
 from ctxagent.llm.settings import ModelSettings
 from ctxagent.mcp.settings import McpSettings
+from ctxagent.validation import Record, fields
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 BLOCK = re.compile(r"(<!-- generated:(\w+) (\w+) -->\n)(.*?)(<!-- /generated -->)", re.DOTALL)
@@ -37,7 +37,7 @@ def help_text(name: str) -> str:
     return f"```text\n{result.output.rstrip()}\n```\n"
 
 
-def field_docs(model: type[BaseModel]) -> dict[str, str]:
+def field_docs(model: type[Record]) -> dict[str, str]:
     """The one-line docstring under each field of `model` (read from its source)."""
     body = ast.parse(textwrap.dedent(inspect.getsource(model))).body[0].body
     docs = {}
@@ -52,9 +52,9 @@ def settings_table(section: str) -> str:
     model = SECTIONS[section]
     docs = field_docs(model)
     rows = ["| key | default | meaning |", "| --- | --- | --- |"]
-    for name, field in model.model_fields.items():
-        default = "(required)" if field.is_required() else repr(field.get_default(call_default_factory=True))
-        rows.append(f"| `{name}` | `{default}` | {docs.get(name, '')} |")
+    for field in fields(model):
+        default = "(required)" if field.required else repr(field.default)
+        rows.append(f"| `{field.name}` | `{default}` | {docs.get(field.name, '')} |")
     return "\n".join(rows) + "\n"
 
 

@@ -10,7 +10,6 @@ import re
 from pathlib import Path
 
 from click.testing import CliRunner
-from pydantic import SecretStr
 
 from ctxagent.agent.runtime import open_agent
 from ctxagent.cli.main import cli, register_commands
@@ -19,6 +18,7 @@ from ctxagent.context import ContextBuilder, ContextConfig, ContextPacket, Token
 from ctxagent.context.record.snapshot import write_snapshot
 from ctxagent.llm.settings import ModelSettings
 from ctxagent.storage.files import state_dir
+from ctxagent.validation import Secret
 from tests.support.fake_openai import text
 
 ROW = re.compile(r"^(?P<name>[a-z_][a-z_ +]*?) +(?P<tokens>-?\d+)(?: +(?P<budget>-?\d+))?(?=\s|$)")
@@ -119,7 +119,7 @@ def test_a_snapshot_written_by_an_older_version_still_displays(tmp_path: Path) -
 def test_an_agent_call_shows_its_tool_schemas_and_adds_up(tmp_path: Path, fake_openai) -> None:
     server = fake_openai([text("It is v9-TEST.")])
     settings = Settings(model=ModelSettings(provider="custom", model="gpt-4o-mini", base_url=server.base_url,
-                                            api_key=SecretStr("sk-test-abcdef0123456789"), max_retries=0, timeout_s=10,
+                                            api_key=Secret("sk-test-abcdef0123456789"), max_retries=0, timeout_s=10,
                                             context_window=32_000, max_output_tokens=1000))
     with open_agent(tmp_path, settings) as agent:
         agent.run_turn("What is the release tag?")

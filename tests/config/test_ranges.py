@@ -14,38 +14,35 @@ import math
 from pathlib import Path
 
 import pytest
-from pydantic import BaseModel
-
 from ctxagent.config.settings import AgentSettings, ToolSettings, load_settings, repo_config_path, user_config_path
 from ctxagent.errors import ConfigError
 from ctxagent.llm.settings import ModelSettings
+from ctxagent.validation import Record, fields
 from tests.config.test_settings import NO_LOCAL, write
 from tests.support.cli import invoke
 
-SECTIONS: dict[str, type[BaseModel]] = {"model": ModelSettings, "agent": AgentSettings, "tools": ToolSettings}
+SECTIONS: dict[str, type[Record]] = {"model": ModelSettings, "agent": AgentSettings, "tools": ToolSettings}
 
 
 def numeric_fields() -> list[tuple[str, str, float | None, float | None, bool]]:
     """(section, key, low bound, high bound, low is inclusive) of every numeric setting."""
     rows = []
     for section, model in SECTIONS.items():
-        for key, field in model.model_fields.items():
+        for field in fields(model):
             if field.annotation not in (int, float, float | None, int | None):
                 continue
-            low = high = None
-            inclusive = False
-            for rule in field.metadata:
-                if getattr(rule, "gt", None) is not None:
-                    low = rule.gt
-                if getattr(rule, "ge", None) is not None:
-                    low, inclusive = rule.ge, True
-                if getattr(rule, "le", None) is not None:
-                    high = rule.le
-            rows.append((section, key, low, high, inclusive))
+            bounds = field.bounds
+            low, inclusive = (bounds["ge"], True) if "ge" in bounds else (bounds.get("gt"), False)
+            rows.append((section, field.name, low, bounds.get("le"), inclusive))
     return rows
 
 
 NUMERIC = numeric_fields()
+
+
+def _annotation(section: str, key: str) -> object:
+    """The type of setting `section.key`, without its bounds."""
+    return next(f.annotation for f in fields(SECTIONS[section]) if f.name == key)
 
 
 @pytest.fixture
@@ -78,7 +75,7 @@ def test_F11_every_numeric_setting_has_an_upper_bound() -> None:
 def test_F11_non_finite_and_out_of_range_values_are_refused_naming_key_and_range(
         repo: Path, env: dict, section: str, key: str, low: float, high: float, inclusive: bool, bad: str) -> None:
     value = {"below": (low - 1 if inclusive else low), "above": high * 10 + 1}.get(bad, bad)
-    if isinstance(value, str) and SECTIONS[section].model_fields[key].annotation in (int, int | None):
+    if isinstance(value, str) and _annotation(section, key) in (int, int | None):
         value = value if value in ("inf", "-inf", "nan") else "1e308"
     with pytest.raises(ConfigError) as caught:
         load_user(repo, env, f"[{section}]\n{key} = {value}\n")
@@ -90,7 +87,7 @@ def test_F11_non_finite_and_out_of_range_values_are_refused_naming_key_and_range
 @pytest.mark.parametrize("section,key,low,high,inclusive", NUMERIC, ids=[f"{s}.{k}" for s, k, *_ in NUMERIC])
 def test_F11_the_bounds_themselves_are_accepted(repo: Path, env: dict, section: str, key: str, low: float,
                                                 high: float, inclusive: bool) -> None:
-    smallest = low if inclusive else (low + 1 if SECTIONS[section].model_fields[key].annotation is int else 0.001)
+    smallest = low if inclusive else (low + 1 if _annotation(section, key) is int else 0.001)
     # the reply is reserved out of the window (max_output_tokens < context_window): give the other its extreme
     companion = {"model.context_window": "max_output_tokens = 1\n", "model.max_output_tokens": "context_window = 100000000\n"}
     for value in (smallest, high):

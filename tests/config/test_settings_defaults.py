@@ -1,8 +1,8 @@
 """Settings built without a validator (start-up, issue 16) are the validated ones.
 
-`load_settings` builds a section nobody set with `ctxagent.config.defaults.defaults` (no
-validator), and validates a section with any value whole; `ctxagent tool` does not look for
-the offline model. These tests hold both to what one `Settings(...)` validation gives, and
+`load_settings` just constructs a section nobody set (msgspec's constructor validates
+nothing), and validates a section with any value whole; `ctxagent tool` does not look for
+the offline model. These tests hold both to what validating the same values gives, and
 the user's files to the same errors as before.
 """
 
@@ -11,17 +11,23 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from pydantic import BaseModel
 
 from ctxagent.config import settings as settings_module
-from ctxagent.config.defaults import defaults
-from ctxagent.config.settings import NOT_LOOKED_FOR, Settings, load_settings, repo_config_path, user_config_path
+from ctxagent.config.settings import (NOT_LOOKED_FOR, ContextSettings, Settings, ToolSettings, load_settings,
+                                      repo_config_path, user_config_path)
 from ctxagent.config.trust import RepoConfigTrust
 from ctxagent.errors import ConfigError
 from ctxagent.llm.settings import ModelSettings
 from ctxagent.mcp.settings import ServerConfig
+from ctxagent.validation import Record, validate
 
-MODELS: list[type[BaseModel]] = [m for m in settings_module._SECTIONS.values() if m is not ModelSettings]
+MODELS: list[type[Record]] = [m for m in settings_module._SECTIONS.values()
+                              if m is not ModelSettings and m is not ContextSettings]
+
+
+def checked(model: type[Record], data: dict) -> Record:
+    """`data` validated as the loader validates a section (strict, finite)."""
+    return validate(model, data, strict=True, finite=True)
 
 
 @pytest.fixture
@@ -42,19 +48,17 @@ def _with_user_file(tmp_path: Path, env: dict[str, str], text: str) -> tuple[Pat
 
 
 @pytest.mark.parametrize("model", [*MODELS, RepoConfigTrust], ids=lambda m: m.__name__)
-def test_the_defaults_without_a_validator_are_the_validated_defaults(model: type[BaseModel]) -> None:
-    built, validated = defaults(model), model()
-    assert built == validated and built.model_dump() == validated.model_dump()
-    assert built.model_fields_set == validated.model_fields_set == set()
-    assert built.model_dump() is not defaults(model).model_dump()  # fresh lists, not shared ones
-    mutable = [name for name, value in built.__dict__.items() if isinstance(value, (list, dict))]
-    for name in mutable:
-        assert getattr(built, name) is not getattr(defaults(model), name), name
+def test_the_defaults_without_a_validator_are_the_validated_defaults(model: type[Record]) -> None:
+    built, validated = model(), checked(model, {})
+    assert built == validated and built.to_dict() == validated.to_dict()
+    mutable = [name for name in model.__struct_fields__ if isinstance(getattr(built, name), (list, dict))]
+    for name in mutable:  # fresh lists, not shared ones
+        assert getattr(built, name) is not getattr(model(), name), name
 
 
 def test_a_model_with_a_required_field_has_no_defaults() -> None:
     with pytest.raises(TypeError, match="required"):
-        defaults(ServerConfig)
+        ServerConfig()  # type: ignore[call-arg]
 
 
 def test_the_model_of_no_provider_and_of_the_offline_model_equal_their_validation(tmp_path: Path,
@@ -64,23 +68,22 @@ def test_the_model_of_no_provider_and_of_the_offline_model_equal_their_validatio
     none = load_settings(repo, env=env, require_key=False, require_model=False).model
     assert none.model == "(none)"
     values = {"provider": "local", "model": "local", "context_window": 8192, "max_output_tokens": 256}
-    for built, given in ((none, {"provider": none.provider, "model": none.model}), (defaults(ModelSettings, **values),
-                                                                                     values)):
-        validated = ModelSettings(**given)
-        assert built == validated and built.model_fields_set == validated.model_fields_set
-        assert built.model_dump() == validated.model_dump()
+    for built, given in ((none, {"provider": none.provider, "model": none.model}), (ModelSettings(**values), values)):
+        validated = checked(ModelSettings, given)
+        assert built == validated and built.to_dict() == validated.to_dict()
 
 
 def test_loaded_settings_equal_one_validation_of_the_same_values(tmp_path: Path, env: dict[str, str]) -> None:
     repo, _ = _with_user_file(tmp_path, env, '[agent]\nmax_steps = 7\n[exec]\ndeny = ["git push *"]\n'
                                              "[harness]\nagents_max_bytes = 100\n")
     loaded = load_settings(repo, env={**env, "CTXAGENT_BASE_URL": "http://127.0.0.1:9/v1"}, require_key=False)
-    again = Settings(**{name: getattr(loaded, name).model_dump() for name in settings_module._SECTIONS},
-                     sources=loaded.sources, files=loaded.files, repo_trust=loaded.repo_trust.model_dump())
-    assert loaded.model_dump(exclude={"hook_tables", "mcp_servers"}) == again.model_dump(
-        exclude={"hook_tables", "mcp_servers"})
+    sections = {name: checked(model, getattr(loaded, name).to_dict())
+                for name, model in settings_module._SECTIONS.items() if model is not ContextSettings}
+    again = Settings(**sections, context=ContextSettings(loaded.context.to_dict()), sources=loaded.sources,
+                     files=loaded.files, repo_trust=checked(RepoConfigTrust, loaded.repo_trust.to_dict()))
+    assert loaded == again and loaded.to_dict() == again.to_dict()
     assert loaded.agent.max_steps == 7 and loaded.exec.deny == ["git push *"]
-    assert loaded.tools.model_fields_set == set()  # no value set: the defaults
+    assert loaded.tools == ToolSettings()  # no value set: the defaults
 
 
 @pytest.mark.parametrize("table, key", [("agent", "max_steps = 0"), ("tools", "terminal_timeout_s = true"),

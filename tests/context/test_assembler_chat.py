@@ -7,7 +7,7 @@ import io
 import json
 
 import pytest
-from pydantic import BaseModel, SecretStr
+from pydantic import BaseModel
 from rich.console import Console
 
 from ctxagent.agent.loop import Agent
@@ -21,6 +21,7 @@ from ctxagent.llm.client import LLMClient
 from ctxagent.llm.settings import ModelSettings
 from ctxagent.storage.files import read_jsonl
 from ctxagent.tools.base import Tool, ToolRegistry, ToolResult
+from ctxagent.validation import Secret
 from tests.context.long_history import C03_TASK
 from tests.support.fake_openai import text, tool_calls
 
@@ -47,7 +48,7 @@ class ReadTool(Tool):
 def agent(tmp_path, fake_openai):
     script = [tool_calls([("read", json.dumps({"path": f"src/m{i}.py"}))]) for i in range(12)]
     server = fake_openai([*script, text("Renamed everywhere.")])
-    model = ModelSettings(provider="custom", model="gpt-4o-mini", base_url=server.base_url, api_key=SecretStr(KEY),
+    model = ModelSettings(provider="custom", model="gpt-4o-mini", base_url=server.base_url, api_key=Secret(KEY),
                           context_window=6000, max_output_tokens=1000, max_retries=0, timeout_s=10)
     settings = Settings(model=model)
     registry = ToolRegistry()

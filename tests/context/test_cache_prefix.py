@@ -6,18 +6,17 @@ from __future__ import annotations
 
 import json
 
-from pydantic import SecretStr
-
 from ctxagent.agent.runtime import open_agent
 from ctxagent.config.settings import AgentSettings, Settings
 from ctxagent.llm.settings import ModelSettings
+from ctxagent.validation import Secret
 from tests.support.fake_openai import text, tool_calls
 from tests.support.found_facts import run_session
 
 
 def _settings(server) -> Settings:
     return Settings(model=ModelSettings(provider="custom", model="gpt-4o-mini", base_url=server.base_url,
-                                        api_key=SecretStr("sk-test-0123456789abcdef"), max_retries=0, timeout_s=10,
+                                        api_key=Secret("sk-test-0123456789abcdef"), max_retries=0, timeout_s=10,
                                         context_window=64_000, max_output_tokens=1000),
                     agent=AgentSettings(tools=["terminal", "todo"], episodic_memory=False, auto_approve=True))
 

@@ -9,7 +9,6 @@ import json
 from pathlib import Path
 
 from click.testing import CliRunner
-from pydantic import SecretStr
 
 from ctxagent.agent.runtime import open_agent
 from ctxagent.cli.main import cli, register_commands
@@ -19,6 +18,7 @@ from ctxagent.llm.settings import ModelSettings
 from ctxagent.tools.memory import MemoryTool
 from ctxagent.tools.notes import NoteTool
 from ctxagent.tools.todo import TodoTool
+from ctxagent.validation import Secret
 from tests.support.fake_openai import text, tool_calls
 
 KEY = "sk-test-SECRET-abcdef0123456789"
@@ -33,7 +33,7 @@ TASK = "Rename parse_cfg to parse_config across the repo."
 def settings_for(server, **model: object) -> Settings:
     opts = {"context_window": 128_000, "max_output_tokens": 1000, **model}
     return Settings(model=ModelSettings(provider="custom", model="gpt-4o-mini", base_url=server.base_url,
-                                        api_key=SecretStr(KEY), max_retries=0, timeout_s=10, **opts))
+                                        api_key=Secret(KEY), max_retries=0, timeout_s=10, **opts))
 
 
 def workspace(repo: Path, asides: int = 27) -> dict[str, str]:

@@ -8,6 +8,7 @@ import ctxagent.llm as llm
 from ctxagent.llm.errors import ERROR_TABLE
 from ctxagent.llm.presets import PRESETS
 from ctxagent.llm.settings import ModelSettings
+from ctxagent.validation import field_names
 
 DOC = (Path(__file__).resolve().parents[2] / "docs" / "providers.md").read_text(encoding="utf-8")
 
@@ -20,7 +21,7 @@ def test_every_preset_with_its_url_and_key_variable_is_documented():
 
 
 def test_every_setting_is_documented():
-    for field in ModelSettings.model_fields:
+    for field in field_names(ModelSettings):
         assert f"`{field}`" in DOC, field
 
 

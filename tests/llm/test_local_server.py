@@ -135,7 +135,7 @@ def test_a_new_request_calls_first_and_a_repeated_call_becomes_text(server: Loca
             {"id": "c1", "type": "function", "function": {"name": "terminal", "arguments": '{"command": "ls"}'}}]},
         {"role": "tool", "tool_call_id": "c1", "content": "README.md\nctxagent\ntests\npyproject.toml"},
     ]
-    client = LLMClient(server.settings().model_copy(update={"max_output_tokens": 48}))
+    client = LLMClient(server.settings().replace(max_output_tokens=48))
     try:
         reply = client.chat(history + [{"role": "user", "content": "Thanks. Now list them again."}], [TERMINAL])
         # A repeat of the same call is never returned: the handler answers in text instead.

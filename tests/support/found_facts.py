@@ -12,8 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pydantic import SecretStr
-
+from ctxagent.validation import Secret
 from tests.support.fake_openai import FakeOpenAI, text, tool_calls
 
 #: The fake model's reply to a summary request: no summary, so compaction uses the extractive one.
@@ -63,7 +62,7 @@ def run_session(root: Path, *, files: int, calls: int, window: int, output: int 
     events: list = []
     with FakeOpenAI(steps, rules=[{"contains": "You are compacting", "step": text(USELESS)}]) as server:
         settings = Settings(model=ModelSettings(provider="custom", model="gpt-4o-mini", base_url=server.base_url,
-                                                api_key=SecretStr("sk-facts-0123456789abcdef"), max_retries=0,
+                                                api_key=Secret("sk-facts-0123456789abcdef"), max_retries=0,
                                                 timeout_s=30, context_window=window, max_output_tokens=output),
                             agent=AgentSettings(tools=["terminal"], episodic_memory=False, max_steps=calls + 5))
         with open_agent(root, settings, sinks=[events.append]) as agent:
