@@ -167,7 +167,7 @@ def _strip_meta(annotation: Any) -> Any:
         return _strip_meta(get_args(annotation)[0])
     if get_origin(annotation) is Union or type(annotation).__name__ == "UnionType":
         members = tuple(_strip_meta(a) for a in get_args(annotation))
-        return Union[members]  # type: ignore[return-value]
+        return Union[members]  # type: ignore[return-value]  # noqa: UP007 (built from a tuple)
     return annotation
 
 

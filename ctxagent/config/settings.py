@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Callable, Iterator, Literal, M
 import msgspec
 from msgspec import Meta
 
-from ctxagent.config.check import (allowed_range, check_context, context_keys, problem_text, shown_value,
-                                   unknown_key_message)
+from ctxagent.config.check import allowed_range, check_context, context_keys, problem_text, shown_value, unknown_key_message
 from ctxagent.config.exec_settings import ExecSettings
 from ctxagent.config.state_settings import StateSettings
 from ctxagent.config.trust import TRUSTED_REPOS_KEY, IgnoredSetting, RepoConfigTrust, RepoTrust

@@ -59,6 +59,12 @@ class ModelSettings(Record, kw_only=True):
     protocol: Literal["native", "xml", "react"] = "native"
     """How the model acts: "native" tool calls, or one action per text reply for models served without them: "xml" (`<tool name="...">` blocks) or "react" (`Action: NAME[...]` lines); see docs/protocols.md."""
 
+    def __post_init__(self) -> None:
+        """A key given as plain text (code and tests: `ModelSettings(api_key="sk-...")`) becomes a
+        Secret, so it never shows in repr."""
+        if isinstance(self.api_key, str):
+            self.api_key = Secret(self.api_key)
+
     def __str__(self) -> str:
         return self.__repr__()
 

@@ -14,6 +14,7 @@ import math
 from pathlib import Path
 
 import pytest
+
 from ctxagent.config.settings import AgentSettings, ToolSettings, load_settings, repo_config_path, user_config_path
 from ctxagent.errors import ConfigError
 from ctxagent.llm.settings import ModelSettings

@@ -149,6 +149,41 @@ def test_a_value_of_the_wrong_toml_type_is_a_config_error_not_a_conversion(repo:
     assert shown in str(info.value) and str(user_config_path(home)) in str(info.value)
 
 
+@pytest.mark.parametrize("text, what", [
+    ("[agent]\nmax_steps = 0\n", "agent.max_steps = 0 from {file}: out of range (allowed: an integer, "
+                                   "0 < value <= 10,000). Fix it there."),
+    ("[agent]\nmax_steps = true\n", "agent.max_steps = true from {file}: expected an integer, got a boolean (true "
+                                      "or false) (allowed: an integer, 0 < value <= 10,000). Fix it there."),
+    ("[agent]\nmode = \"write\"\n", 'agent.mode = \'write\' from {file}: not one of the choices (allowed: one of '
+                                    '"read-only", "workspace-write"). Fix it there.'),
+    ("[agent]\ntools = []\n", 'agent.tools = [] from {file}: name at least one tool, or use "all". Fix it there.'),
+    ("[exec]\ndeny = [\"a; b\"]\n", "exec.deny = ['a; b'] from {file}: rule 'a; b' is not one plain command"),
+    ("[model]\napi_key = 5\n", "model.api_key = *** from {file}: expected a string, got an integer. Fix it there."),
+])
+def test_an_invalid_value_says_which_key_what_is_wrong_and_what_is_allowed(repo: Path, home: dict, text: str,
+                                                                            what: str) -> None:
+    write(user_config_path(home), text)
+    with pytest.raises(ConfigError) as info:
+        load_settings(repo, env={**home, "CTXAGENT_BASE_URL": "http://127.0.0.1:9/v1"}, require_key=False)
+    assert str(info.value).startswith("invalid setting " + what.format(file=user_config_path(home)))
+    assert info.value.setting == what.split(" = ")[0] and "Expected" not in str(info.value)
+
+
+def test_a_dotted_flag_of_no_setting_is_an_unknown_key(repo: Path, home: dict) -> None:
+    with pytest.raises(ConfigError, match=r"flag --agent.max-step: unknown setting 'agent.max_step' \(did you mean "
+                                          r"'max_steps'\?\)"):
+        load_settings(repo, flags={"agent.max_step": 3}, env={**home, "OPENAI_API_KEY": KEY})
+
+
+def test_the_context_table_reads_as_attributes_and_lists_its_items(repo: Path, home: dict) -> None:
+    write(user_config_path(home), "[context]\nmax_tokens = 9000\ncompaction_keep_messages = 4\n")
+    context = load_settings(repo, env={**home, "OPENAI_API_KEY": KEY}).context
+    assert (context.max_tokens, getattr(context, "reserve_ratio", None)) == (9000, None)
+    assert dict(context.items()) == {"max_tokens": 9000, "compaction_keep_messages": 4}
+    with pytest.raises(AttributeError):
+        context.max_tokens = 1
+
+
 def test_an_untrusted_repo_config_of_the_wrong_type_is_an_error_too(repo: Path, home: dict) -> None:
     write(repo_config_path(repo), "[agent]\nmax_steps = true\n")
     with pytest.raises(ConfigError, match="agent.max_steps = true"):

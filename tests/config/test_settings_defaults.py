@@ -13,8 +13,15 @@ from pathlib import Path
 import pytest
 
 from ctxagent.config import settings as settings_module
-from ctxagent.config.settings import (NOT_LOOKED_FOR, ContextSettings, Settings, ToolSettings, load_settings,
-                                      repo_config_path, user_config_path)
+from ctxagent.config.settings import (
+    NOT_LOOKED_FOR,
+    ContextSettings,
+    Settings,
+    ToolSettings,
+    load_settings,
+    repo_config_path,
+    user_config_path,
+)
 from ctxagent.config.trust import RepoConfigTrust
 from ctxagent.errors import ConfigError
 from ctxagent.llm.settings import ModelSettings

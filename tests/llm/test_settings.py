@@ -6,7 +6,6 @@ import json
 import logging
 
 import pytest
-from pydantic import ValidationError
 
 from ctxagent.errors import ConfigError
 from ctxagent.llm.client import LLMClient
@@ -19,6 +18,7 @@ from ctxagent.llm.presets import (
     settings_from_preset,
 )
 from ctxagent.llm.settings import ModelSettings, mask
+from ctxagent.validation import Invalid, Secret, validate
 from tests.llm.conftest import TEST_KEY, USER
 from tests.support.fake_openai import text
 
@@ -26,9 +26,11 @@ SECRET = "sk-live-VERYSECRET-abcdefghijklmnop"
 
 
 def test_settings_repr_str_and_dumps_hide_the_key():
-    settings = ModelSettings(model="gpt-4o-mini", api_key=SECRET)
-    for shown in (repr(settings), str(settings), str(settings.model_dump()),
-                  settings.model_dump_json(), f"{settings}", repr(LLMClient(settings))):
+    settings = ModelSettings(model="gpt-4o-mini", api_key=SECRET)  # plain text becomes a Secret
+    validated = validate(ModelSettings, {"model": "gpt-4o-mini", "api_key": SECRET})
+    assert settings == validated and settings.api_key == Secret(SECRET)
+    for shown in (repr(settings), str(settings), str(settings.to_dict()),
+                  json.dumps(settings.to_dict()), f"{settings}", repr(LLMClient(settings))):
         assert "VERYSECRET" not in shown
     assert settings.api_key.get_secret_value() == SECRET
     assert settings.key_hint() == "sk-...mnop"
@@ -51,12 +53,15 @@ def test_key_does_not_reach_the_logs(fake_openai, make_client, caplog):
 
 
 def test_settings_reject_bad_values_and_unknown_fields():
-    with pytest.raises(ValidationError):
-        ModelSettings(model="m", context_window=0)
-    with pytest.raises(ValidationError):
-        ModelSettings(model="m", empty_content="none")
-    with pytest.raises(ValidationError):
-        ModelSettings(model="m", context_windw=1000)
+    with pytest.raises(Invalid) as bad:
+        validate(ModelSettings, {"model": "m", "context_window": 0})
+    assert bad.value.loc == ("context_window",)
+    with pytest.raises(Invalid):
+        validate(ModelSettings, {"model": "m", "empty_content": "none"})
+    with pytest.raises(Invalid, match="context_windw"):
+        validate(ModelSettings, {"model": "m", "context_windw": 1000})
+    with pytest.raises(Invalid):
+        validate(ModelSettings, {"model": "m", "temperature": float("nan")}, finite=True)
 
 
 @pytest.mark.parametrize("name", sorted(PRESETS))
