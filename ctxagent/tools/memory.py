@@ -121,12 +121,6 @@ class MemoryTool(TextbookExecute, Tool):
         with `session_id`; `options` go to the constructor. Raises StorageError (unopenable db)."""
         return cls(workspace=Path(repo), session_id=session_id, **options)
 
-    def schema(self) -> dict[str, Any]:
-        """The OpenAI `tools` entry; its parameters allow other keys (they become metadata)."""
-        entry = super().schema()
-        entry["function"]["parameters"]["additionalProperties"] = True
-        return entry
-
     def parse(self, args: dict[str, Any] | None) -> MemoryParams:
         """`args` validated, its keys that are no field put into `metadata` (the textbook's
         `add` with `file_path`, `source`...). Raises ToolInputError naming the bad field."""
