@@ -87,7 +87,8 @@ def validate(record: type[R], data: Any, *, strict: bool = True, finite: bool = 
 
 def json_schema(record: type[Record]) -> dict[str, Any]:
     """The JSON Schema of `record` as OpenAI tool `parameters`: references inlined, no titles,
-    internal fields left out, a description inside an `anyOf` moved up to its property."""
+    internal fields left out, a description inside an `anyOf` moved up to its property, enums
+    in the order of their `Literal` (msgspec sorts them) and typed ("type": "string")."""
     schema = msgspec.json.schema(record, schema_hook=_schema_hook)
     defs = schema.pop("$defs", {})
     out = _inline(schema, defs, ())
@@ -96,6 +97,9 @@ def json_schema(record: type[Record]) -> dict[str, Any]:
         out.get("properties", {}).pop(name, None)
         if name in out.get("required", []):
             out["required"].remove(name)
+    orders: dict[frozenset[Any], list[Any]] = {}
+    _literal_orders(record, orders, set())
+    _order_enums(out, orders)
     return out
 
 
@@ -231,7 +235,38 @@ def _inline(node: Any, defs: dict[str, Any], seen: tuple[str, ...]) -> Any:
     out = {k: _inline(v, defs, seen) for k, v in node.items() if k != "title"}
     if "properties" in node:  # property names are data, not keywords: keep a property called "title"
         out["properties"] = {k: _lift(_inline(v, defs, seen)) for k, v in node["properties"].items()}
+    if out.get("required") == []:
+        del out["required"]
     return out
+
+
+def _literal_orders(kind: Any, orders: dict[frozenset[Any], list[Any]], seen: set[type]) -> None:
+    """The values of every `Literal` inside `kind` (a record, nested ones too), as declared."""
+    from typing import Literal, get_args, get_origin
+
+    if isinstance(kind, type) and issubclass(kind, msgspec.Struct):
+        if kind not in seen:
+            seen.add(kind)
+            for field in msgspec.structs.fields(kind):
+                _literal_orders(field.type, orders, seen)
+    elif get_origin(kind) is Literal:
+        orders.setdefault(frozenset(get_args(kind)), list(get_args(kind)))
+    else:
+        for arg in get_args(kind):
+            _literal_orders(arg, orders, seen)
+
+
+def _order_enums(node: Any, orders: dict[frozenset[Any], list[Any]]) -> None:
+    if isinstance(node, list):
+        for item in node:
+            _order_enums(item, orders)
+    elif isinstance(node, dict):
+        if isinstance(node.get("enum"), list):
+            node["enum"] = orders.get(frozenset(node["enum"]), node["enum"])
+            if "type" not in node and all(isinstance(v, str) for v in node["enum"]):
+                node["type"] = "string"
+        for value in node.values():
+            _order_enums(value, orders)
 
 
 def _lift(prop: dict[str, Any]) -> dict[str, Any]:

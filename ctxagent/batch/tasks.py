@@ -12,35 +12,36 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from msgspec import Meta
 
 from ctxagent.errors import BatchError
+from ctxagent.validation import Invalid, Record, field_names, fields, validate
 
 #: Ids name files (sessions/<id>.jsonl): letters, digits, `.`, `_`, `-` (SWE-bench's fit).
-ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
+ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}\Z")
+#: A commit, tag or branch: no spaces, not starting with "-" (it would be read as an option).
+_COMMIT_PATTERN = r"^[^-\s]\S*\Z"
 _GITHUB_NAME = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 _SWE_BENCH_KEYS = {"instance_id", "repo", "base_commit", "problem_statement"}
 
 
-class Task(BaseModel):
+class Task(Record):
     """One task: where (`repo` a path or git URL, `base_commit`), what (`task`), how to check
     (`setup`, `test`: shell command lines) and its own limits (None: the batch's)."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    id: str = Field(pattern=ID_PATTERN.pattern)
-    repo: str = Field(min_length=1)
-    task: str = Field(min_length=1)
-    base_commit: str | None = Field(None, pattern=r"^[^-\s]\S*$", max_length=256)
+    id: Annotated[str, Meta(pattern=ID_PATTERN.pattern)]
+    repo: Annotated[str, Meta(min_length=1)]
+    task: Annotated[str, Meta(min_length=1)]
+    base_commit: Annotated[str, Meta(pattern=_COMMIT_PATTERN, max_length=256)] | None = None
     setup: str | None = None
     test: str | None = None
     model: str | None = None
-    max_steps: int | None = Field(None, gt=0, le=10_000)
-    max_task_tokens: int | None = Field(None, gt=0, le=1_000_000_000)
-    max_cost_usd: float | None = Field(None, gt=0, le=10_000)
-    timeout_s: float | None = Field(None, gt=0, le=86_400)
+    max_steps: Annotated[int, Meta(gt=0, le=10_000)] | None = None
+    max_task_tokens: Annotated[int, Meta(gt=0, le=1_000_000_000)] | None = None
+    max_cost_usd: Annotated[float, Meta(gt=0, le=10_000)] | None = None
+    timeout_s: Annotated[float, Meta(gt=0, le=86_400)] | None = None
     mode: Literal["read-only", "workspace-write"] | None = None
 
 
@@ -88,37 +89,38 @@ def parse_task_line(line: str, *, where: str, base: Path) -> Task:
         raise BatchError(f"{where}: not JSON ({exc.msg} at column {exc.colno}); write one JSON object a line") from exc
     if not isinstance(raw, dict):
         raise BatchError(f"{where}: a task is a JSON object, not {type(raw).__name__}")
-    fields = _from_swe_bench(raw) if "instance_id" in raw else raw
+    values = _from_swe_bench(raw) if "instance_id" in raw else raw
     try:
-        task = Task.model_validate(fields)
-    except ValidationError as exc:
-        raise BatchError(f"{where}: {_first_problem(exc)}") from None
-    return task.model_copy(update={"repo": _resolve_repo(task.repo, base, swe_bench="instance_id" in raw)})
+        task = validate(Task, values)
+    except Invalid as exc:
+        raise BatchError(f"{where}: {_first_problem(exc, values)}") from None
+    return task.replace(repo=_resolve_repo(task.repo, base, swe_bench="instance_id" in raw))
 
 
 def _from_swe_bench(raw: dict[str, Any]) -> dict[str, Any]:
     """SWE-bench's instance fields as ours; its other keys are dropped (they are the benchmark's)."""
-    fields = {"id": raw.get("instance_id"), "repo": raw.get("repo"), "task": raw.get("problem_statement")}
+    values = {"id": raw.get("instance_id"), "repo": raw.get("repo"), "task": raw.get("problem_statement")}
     if raw.get("base_commit") is not None:
-        fields["base_commit"] = raw["base_commit"]
-    ours = set(Task.model_fields) - {"id", "task"}
-    fields.update({k: v for k, v in raw.items() if k in ours and k not in _SWE_BENCH_KEYS})
-    return fields
+        values["base_commit"] = raw["base_commit"]
+    ours = set(field_names(Task)) - {"id", "task"}
+    values.update({k: v for k, v in raw.items() if k in ours and k not in _SWE_BENCH_KEYS})
+    return values
 
 
-def _first_problem(exc: ValidationError) -> str:
-    error = exc.errors()[0]
-    name = ".".join(str(p) for p in error["loc"]) or "the line"
-    if error["type"] == "missing":
-        return f"field {name!r} is missing (a task needs id, repo and task; SWE-bench lines instance_id, " \
+def _first_problem(exc: Invalid, values: dict[str, Any]) -> str:
+    missing = [f.name for f in fields(Task) if f.required and f.name not in values]
+    if missing:
+        return f"field {missing[0]!r} is missing (a task needs id, repo and task; SWE-bench lines instance_id, " \
                "repo, problem_statement)"
-    if error["type"] == "extra_forbidden":
-        return f"unknown field {name!r}; the fields are {', '.join(Task.model_fields)}"
+    unknown = [k for k in values if k not in field_names(Task)]
+    if unknown:
+        return f"unknown field {unknown[0]!r}; the fields are {', '.join(field_names(Task))}"
+    name = ".".join(str(p) for p in exc.loc) or "the line"
     if name == "id":
         return "id must be 1-200 letters, digits, '.', '_' or '-' (it names the session file)"
-    if name == "base_commit" and error["type"] == "string_pattern_mismatch":
+    if name == "base_commit" and "regex" in exc.msg:
         return "field 'base_commit' must be a commit (a hash, a tag or a branch: no spaces, not starting with '-')"
-    return f"field {name!r}: {error['msg']}"
+    return f"field {name!r}: {exc.msg}"
 
 
 def _resolve_repo(repo: str, base: Path, *, swe_bench: bool) -> str:

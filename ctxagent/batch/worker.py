@@ -19,6 +19,7 @@ from ctxagent.batch.tasks import Task
 from ctxagent.batch.workspace import WorkingCopy
 from ctxagent.errors import CtxAgentError
 from ctxagent.redaction import redact
+from ctxagent.validation import validate
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,7 @@ def run_task(task: Task | Mapping[str, Any], options: RunOptions | Mapping[str, 
     environment settings are read from (default os.environ; the Ray backend sends the
     driver's model variables). Never raises for the task's own failures; KeyboardInterrupt
     gives status "interrupted"."""
-    task = task if isinstance(task, Task) else Task.model_validate(dict(task))
+    task = task if isinstance(task, Task) else validate(Task, dict(task))
     options = options if isinstance(options, RunOptions) else RunOptions(**dict(options))
     started = time.monotonic()
     result: dict[str, Any] = {"id": task.id, "status": "error", "reason": "", "steps": 0, "tokens": 0,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from ctxagent.tools.base import Tool, ToolRegistry, ToolResult
+from ctxagent.tools.base import Tool, ToolParams, ToolRegistry, ToolResult
 
 TOOLS: dict[str, str] = {
     "terminal": "ctxagent.tools.terminal:TerminalTool",
@@ -29,7 +29,7 @@ TOOLS: dict[str, str] = {
 
 _LAZY = {target.split(":")[1]: target.split(":")[0] for target in TOOLS.values()}
 
-__all__ = ["TOOLS", "Tool", "ToolRegistry", "ToolResult", "tool_class", *_LAZY]
+__all__ = ["TOOLS", "Tool", "ToolParams", "ToolRegistry", "ToolResult", "tool_class", *_LAZY]
 
 
 def tool_class(name: str) -> type[Tool]:

@@ -1,6 +1,7 @@
 """The tool contract: `Tool`, `ToolResult` and the `ToolRegistry`.
 
-A tool has a `name`, a `description` and a pydantic `Params` model (its JSON Schema).
+A tool has a `name`, a `description` and a `Params` record (`ToolParams`, its JSON Schema;
+a custom tool's pydantic model still works).
 `execute(args)` never raises (refusals are `ToolResult(ok=False)`); `run(args)` returns
 Python data and raises `CtxAgentError`, as in the Hello-Agents textbook. docs/tools.md.
 """
@@ -12,9 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Iterable
 
-from pydantic import BaseModel, ValidationError
-
 from ctxagent.errors import CtxAgentError, ToolInputError
+from ctxagent.validation import Invalid, Record, json_schema, validate
 
 if TYPE_CHECKING:
     from ctxagent.config.settings import Settings, ToolSettings
@@ -46,17 +46,22 @@ def _jsonable(value: Any) -> Any:
         return json.loads(json.dumps(value, default=str))
 
 
+class ToolParams(Record, forbid_unknown_fields=False):
+    """Base of a tool's arguments (a `Record`): keys the model sends that are no field are
+    ignored, as before, e.g. a textbook call's `task_id` to the note tool."""
+
+
 class Tool:
     """Base class of every tool.
 
-    Subclasses set `name`, `description`, `Params` (a pydantic model of the arguments)
-    and implement `_run(params) -> ToolResult`. Raising a `CtxAgentError` inside `_run`
-    is fine: `execute` turns it into `ok=False`; `run` lets it through.
+    Subclasses set `name`, `description`, `Params` (a `ToolParams` record of the arguments;
+    a pydantic model also works) and implement `_run(params) -> ToolResult`. Raising a
+    `CtxAgentError` inside `_run` is fine: `execute` turns it into `ok=False`; `run` lets it through.
     """
 
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
-    Params: ClassVar[type[BaseModel]]
+    Params: ClassVar[type[Any]]
     needs_approval: ClassVar[bool] = False
     #: True for tools that keep what they are given under `.ctxagent/` (notes, todo, memory,
     #: rag, plan): the loop redacts secrets from their arguments first (`redacted_arguments`).
@@ -73,25 +78,32 @@ class Tool:
 
     def schema(self) -> dict[str, Any]:
         """The OpenAI `tools` entry: {"type": "function", "function": {name, description, parameters}}."""
-        params = self.Params.model_json_schema()
-        params.pop("title", None)
+        if _is_pydantic(self.Params):
+            params = self.Params.model_json_schema()
+            params.pop("title", None)
+        else:
+            params = json_schema(self.Params)
         return {
             "type": "function",
             "function": {"name": self.name, "description": self.description, "parameters": params},
         }
 
-    def parse(self, args: dict[str, Any] | None) -> BaseModel:
-        """Validate `args` against `Params`. Raises ToolInputError naming each bad field."""
+    def parse(self, args: dict[str, Any] | None) -> Any:
+        """`args` validated against `Params` (lax: "5" reads as 5), a `Params` instance.
+        Raises ToolInputError naming the bad field."""
         if args is None:
             args = {}
         if not isinstance(args, dict):
             raise ToolInputError(
                 f"{self.name}: arguments must be a JSON object, got {type(args).__name__}"
             )
+        if _is_pydantic(self.Params):
+            return _pydantic_parse(self.name, self.Params, args)
         try:
-            return self.Params.model_validate(args)
-        except ValidationError as exc:
-            raise ToolInputError(f"{self.name}: invalid arguments: {_describe(exc)}") from None
+            return validate(self.Params, args, strict=False)
+        except Invalid as exc:
+            where = ".".join(str(p) for p in exc.loc) or "(arguments)"
+            raise ToolInputError(f"{self.name}: invalid arguments: {where}: {exc.msg}") from None
 
     def execute(self, args: dict[str, Any] | None) -> ToolResult:
         """Run for the agent loop. Never raises; failures are `ok=False` results."""
@@ -122,12 +134,22 @@ def tool_limits(settings: Settings | None) -> ToolSettings:
     return ToolSettings()
 
 
-def _describe(exc: ValidationError) -> str:
-    parts = []
-    for err in exc.errors():
-        loc = ".".join(str(p) for p in err.get("loc", ())) or "(arguments)"
-        parts.append(f"{loc}: {err.get('msg', 'invalid')}")
-    return "; ".join(parts)
+def _is_pydantic(params: type) -> bool:
+    """True for a pydantic model (a custom tool's); told apart without importing pydantic."""
+    return hasattr(params, "model_validate") and hasattr(params, "model_json_schema")
+
+
+def _pydantic_parse(name: str, params: Any, args: dict[str, Any]) -> Any:
+    from pydantic import ValidationError  # only for custom tools whose Params is a pydantic model
+
+    try:
+        return params.model_validate(args)
+    except ValidationError as exc:
+        parts = []
+        for err in exc.errors():
+            loc = ".".join(str(p) for p in err.get("loc", ())) or "(arguments)"
+            parts.append(f"{loc}: {err.get('msg', 'invalid')}")
+        raise ToolInputError(f"{name}: invalid arguments: {'; '.join(parts)}") from None
 
 
 @dataclass

@@ -8,9 +8,9 @@ has its own token budget; the query is data (`ctxagent.fetch.files`). docs/conte
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from msgspec import Meta
 
 from ctxagent.errors import ToolInputError
 from ctxagent.fetch import sources as src
@@ -18,7 +18,7 @@ from ctxagent.fetch.files import find_rg
 from ctxagent.fetch.fit import fit_memory, fit_notes, fit_tests
 from ctxagent.fetch.render import render_result
 from ctxagent.fetch.search import FileQuery, fetch_files
-from ctxagent.tools.base import Tool, ToolResult
+from ctxagent.tools.base import Tool, ToolParams, ToolResult
 
 SOURCES = ("files", "notes", "memory", "tests")
 DEFAULT_BUDGET = 800  # tokens per source (issue 3)
@@ -29,15 +29,17 @@ ROWS_PER_SOURCE = 10
 Source = Literal["files", "notes", "memory", "tests"]
 
 
-class ContextFetchParams(BaseModel):
+class ContextFetchParams(ToolParams):
     """Arguments of `context_fetch`."""
 
-    query: str = Field(min_length=1, max_length=2000,
-                       description="what you are looking for: a question, identifiers or an error message")
-    sources: list[Source] | None = Field(None, description="files, notes, memory, tests (default: all)")
-    glob: str | None = Field(None, max_length=200, description="only files matching this glob, e.g. '*.py' or 'src/**'")
-    max_files: int | None = Field(None, ge=1, le=50, description="most files to return (default 8)")
-    budget_tokens: int | None = Field(None, ge=50, le=20000, description="token budget of each source (default 800)")
+    query: Annotated[str, Meta(min_length=1, max_length=2000, description="what you are looking for: a question, "
+                               "identifiers or an error message")]
+    sources: Annotated[list[Source] | None, Meta(description="files, notes, memory, tests (default: all)")] = None
+    glob: Annotated[str, Meta(max_length=200, description="only files matching this glob, e.g. '*.py' or "
+                              "'src/**'")] | None = None
+    max_files: Annotated[int, Meta(ge=1, le=50, description="most files to return (default 8)")] | None = None
+    budget_tokens: Annotated[int, Meta(ge=50, le=20000, description="token budget of each source "
+                                       "(default 800)")] | None = None
 
 
 class ContextFetchTool(Tool):

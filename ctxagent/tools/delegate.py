@@ -5,23 +5,25 @@ report (at most about 2,000 tokens) is the result. Calls in one reply run concur
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Annotated, Any, Callable, Mapping
 
-from pydantic import BaseModel, Field
+from msgspec import Meta
 
 from ctxagent.harness.agents import AgentDefinition
-from ctxagent.tools.base import Tool, ToolResult
+from ctxagent.tools.base import Tool, ToolParams, ToolResult
 
 #: `spawn(definition, task, context) -> (ok, report)`: runs one child to its end (thread-safe).
 Spawn = Callable[[AgentDefinition, str, str], "tuple[bool, str]"]
 
 
-class DelegateParams(BaseModel):
+class DelegateParams(ToolParams):
     """Arguments of the `delegate` tool."""
 
-    agent: str = Field(description="the sub-agent to use (one of the names listed in this tool's description)")
-    task: str = Field(min_length=1, description="what the sub-agent must do or find, complete in itself")
-    context: str = Field("", description="what you already know that it needs (paths, names, decisions), if any")
+    agent: Annotated[str, Meta(description="the sub-agent to use (one of the names listed in this tool's "
+                                           "description)")]
+    task: Annotated[str, Meta(min_length=1, description="what the sub-agent must do or find, complete in itself")]
+    context: Annotated[str, Meta(description="what you already know that it needs (paths, names, decisions), "
+                                             "if any")] = ""
 
 
 class DelegateTool(Tool):

@@ -8,10 +8,9 @@ The Hello-Agents textbook's MemoryTool (chapter 8), same calls: `MemoryTool(user
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.json_schema import SkipJsonSchema
+from msgspec import Meta
 
 from ctxagent.errors import ToolInputError
 from ctxagent.memory import upkeep
@@ -21,7 +20,8 @@ from ctxagent.memory.render import render_item_rows, render_stats, render_summar
 from ctxagent.memory.stale import staleness
 from ctxagent.memory.store import DEFAULT_USER, MemoryStore
 from ctxagent.storage.files import ensure_state_dir
-from ctxagent.tools.base import Tool, ToolResult
+from ctxagent.tools.base import Tool, ToolParams, ToolResult
+from ctxagent.validation import field_names
 
 Action = Literal["add", "search", "summary", "stats", "update", "remove", "forget", "consolidate", "clear_all"]
 
@@ -40,44 +40,48 @@ class TextbookExecute:
         return result.data if result.ok else {"success": False, "error": result.content}
 
 
-class MemoryParams(BaseModel):
+#: Set by code, left out of the model's schema.
+_INTERNAL = {"internal": True}
+
+
+class MemoryParams(ToolParams):
     """Arguments of the `memory` tool. Unknown keys on add/update become metadata."""
 
-    model_config = ConfigDict(extra="allow")
-
-    action: Action = Field(description="add | search | summary | stats | update | remove | forget | "
-                           "consolidate | clear_all")
-    content: str | None = Field(None, description="text to remember (add; update)")
-    memory_type: str | None = Field(None, description="working | episodic | semantic | perceptual "
-                                    "(add, default working; update; search filter)")
-    importance: float | None = Field(None, ge=0, le=1, description="0..1 (add, default 0.5; update)")
-    file_path: str | None = Field(None, description="perceptual memory: the file it is about")
-    modality: str | None = Field(None, description="perceptual memory: image, audio, text... "
-                                 "(inferred from file_path)")
-    metadata: dict[str, Any] | None = Field(None, description="extra facts to keep (add; update)")
-    query: str | None = Field(None, description="what to look for (search); any language")
-    memory_types: list[str] | None = Field(None, description="search only these types")
-    types: list[str] | None = Field(None, description="same as memory_types")
-    min_importance: float | None = Field(None, ge=0, le=1, description="search: skip less important (0.1)")
-    limit: int | None = Field(None, ge=1, le=100, description="most results (search, summary: 5)")
+    action: Annotated[Action, Meta(description="add | search | summary | stats | update | remove | forget | "
+                                               "consolidate | clear_all")]
+    content: Annotated[str | None, Meta(description="text to remember (add; update)")] = None
+    memory_type: Annotated[str | None, Meta(description="working | episodic | semantic | perceptual "
+                                            "(add, default working; update; search filter)")] = None
+    importance: Annotated[float, Meta(ge=0, le=1, description="0..1 (add, default 0.5; update)")] | None = None
+    file_path: Annotated[str | None, Meta(description="perceptual memory: the file it is about")] = None
+    modality: Annotated[str | None, Meta(description="perceptual memory: image, audio, text... "
+                                         "(inferred from file_path)")] = None
+    metadata: Annotated[dict[str, Any] | None, Meta(description="extra facts to keep (add; update)")] = None
+    query: Annotated[str | None, Meta(description="what to look for (search); any language")] = None
+    memory_types: Annotated[list[str] | None, Meta(description="search only these types")] = None
+    types: Annotated[list[str] | None, Meta(description="same as memory_types")] = None
+    min_importance: Annotated[float, Meta(ge=0, le=1, description="search: skip less important (0.1)")] | None = None
+    limit: Annotated[int, Meta(ge=1, le=100, description="most results (search, summary: 5)")] | None = None
     #: Not in the model's schema: the context engine's own searches leave out the memories of
     #: the session they are for (`ctxagent.agent.wiring.memory_search`).
-    exclude_session_id: SkipJsonSchema[str | None] = Field(
-        None, description="search: leave out memories recorded with this session_id")
+    exclude_session_id: Annotated[str | None, Meta(
+        description="search: leave out memories recorded with this session_id", extra=_INTERNAL)] = None
     #: Not in the model's schema: the context engine's searches leave out stale memories
     #: (files changed since: `ctxagent.memory.stale`); others show them marked.
-    exclude_stale: SkipJsonSchema[bool | None] = Field(None, description="search: leave out stale memories")
-    memory_id: str | None = Field(None, description="id or unique id prefix (update, remove)")
-    strategy: Literal["importance_based", "time_based", "capacity_based"] | None = Field(
-        None, description="forget: importance_based (default) | time_based | capacity_based")
-    threshold: float | None = Field(None, ge=0, le=1, description="forget importance_based: delete below "
-                                    "(0.1); consolidate: promote at or above (0.7)")
-    max_age_days: float | None = Field(None, ge=0, description="forget time_based: delete older (30)")
-    max_capacity: int | None = Field(None, ge=0, description="forget capacity_based: keep this many")
-    from_type: str | None = Field(None, description="consolidate: from this type (working)")
-    to_type: str | None = Field(None, description="consolidate: to this type (episodic)")
-    importance_threshold: float | None = Field(None, ge=0, le=1, description="same as threshold (consolidate)")
-    confirm: bool = Field(False, description="clear_all: must be true")
+    exclude_stale: Annotated[bool | None, Meta(description="search: leave out stale memories",
+                                               extra=_INTERNAL)] = None
+    memory_id: Annotated[str | None, Meta(description="id or unique id prefix (update, remove)")] = None
+    strategy: Annotated[Literal["importance_based", "time_based", "capacity_based"] | None, Meta(
+        description="forget: importance_based (default) | time_based | capacity_based")] = None
+    threshold: Annotated[float, Meta(ge=0, le=1, description="forget importance_based: delete below "
+                                     "(0.1); consolidate: promote at or above (0.7)")] | None = None
+    max_age_days: Annotated[float, Meta(ge=0, description="forget time_based: delete older (30)")] | None = None
+    max_capacity: Annotated[int, Meta(ge=0, description="forget capacity_based: keep this many")] | None = None
+    from_type: Annotated[str | None, Meta(description="consolidate: from this type (working)")] = None
+    to_type: Annotated[str | None, Meta(description="consolidate: to this type (episodic)")] = None
+    importance_threshold: Annotated[float, Meta(ge=0, le=1, description="same as threshold "
+                                                "(consolidate)")] | None = None
+    confirm: Annotated[bool, Meta(description="clear_all: must be true")] = False
 
 
 class MemoryTool(TextbookExecute, Tool):
@@ -116,6 +120,16 @@ class MemoryTool(TextbookExecute, Tool):
         """The tool over `<repo>/.ctxagent/memory.db` (docs/state.md), new memories tagged
         with `session_id`; `options` go to the constructor. Raises StorageError (unopenable db)."""
         return cls(workspace=Path(repo), session_id=session_id, **options)
+
+    def parse(self, args: dict[str, Any] | None) -> MemoryParams:
+        """`args` validated, its keys that are no field put into `metadata` (the textbook's
+        `add` with `file_path`, `source`...). Raises ToolInputError naming the bad field."""
+        if not isinstance(args, dict):
+            return super().parse(args)
+        known = field_names(MemoryParams)
+        extra = {k: v for k, v in args.items() if k not in known}
+        params = super().parse({k: v for k, v in args.items() if k in known})
+        return params.replace(metadata={**(params.metadata or {}), **extra}) if extra else params
 
     def _run(self, params: MemoryParams) -> ToolResult:
         return getattr(self, f"_{params.action}")(params)
@@ -194,7 +208,7 @@ class MemoryTool(TextbookExecute, Tool):
         return check_type(memory_type, self.memory_types)
 
     def _metadata(self, p: MemoryParams) -> dict[str, Any]:
-        return {**(p.metadata or {}), **(p.model_extra or {})}
+        return dict(p.metadata or {})
 
 
 def _need_id(p: MemoryParams) -> str:

@@ -10,26 +10,26 @@ A write is a change: the loop asks for approval with a preview, as for a patch.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from msgspec import Meta
 
 from ctxagent.errors import ToolInputError
 from ctxagent.harness import memory_write
 from ctxagent.harness.profile import CUSTOM_SKILL_FILE, MEMORY_FILE, repo_profile_dir
-from ctxagent.tools.base import Tool, ToolResult
+from ctxagent.tools.base import Tool, ToolParams, ToolResult
 
 
-class MemoryFileParams(BaseModel):
+class MemoryFileParams(ToolParams):
     """Arguments of the `memory_file` tool."""
 
-    action: Literal["remember", "learn"] = Field(
+    action: Annotated[Literal["remember", "learn"], Meta(
         description="remember: keep a fact or preference in Memory.md; learn: keep a reusable way of "
-                    "doing something in CustomSkill.md")
-    content: str | None = Field(None, description="remember: the fact, one or two sentences")
-    title: str | None = Field(None, description="learn: the skill's short title")
-    when: str | None = Field(None, description="learn: when to use it")
-    how: str | None = Field(None, description="learn: how to do it, step by step")
+                    "doing something in CustomSkill.md")]
+    content: Annotated[str | None, Meta(description="remember: the fact, one or two sentences")] = None
+    title: Annotated[str | None, Meta(description="learn: the skill's short title")] = None
+    when: Annotated[str | None, Meta(description="learn: when to use it")] = None
+    how: Annotated[str | None, Meta(description="learn: how to do it, step by step")] = None
 
 
 class MemoryFileTool(Tool):

@@ -8,33 +8,33 @@ The Hello-Agents textbook's NoteTool (section 9.4), same constructor and calls:
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from msgspec import Meta
 
 from ctxagent.notes.model import NOTE_TYPES, Note
 from ctxagent.notes.store import DEFAULT_LIST_LIMIT, DEFAULT_SEARCH_LIMIT, NoteStore
 from ctxagent.storage.files import ensure_state_dir
-from ctxagent.tools.base import Tool, ToolResult
+from ctxagent.tools.base import Tool, ToolParams, ToolResult
 
 #: Characters of a note body shown per row in list/search text for the model.
 SNIPPET_CHARS = 160
 
 
-class NoteParams(BaseModel):
+class NoteParams(ToolParams):
     """Arguments of the `note` tool (unknown keys are ignored, as in the textbook)."""
 
-    action: Literal["create", "read", "update", "delete", "list", "search", "summary"] = Field(
-        description="create | read | update | delete | list | search | summary")
-    title: str | None = Field(None, description="note title (create; update)")
-    content: str | None = Field(None, description="Markdown body (create; update)")
-    note_type: str | None = Field(None, description=f"one of {', '.join(NOTE_TYPES)} "
-                                  "(create, default general; update; filter for list/search)")
-    tags: list[str] | str | None = Field(None, description="tags (create; update; list/search "
-                                         "keep notes with any of them)")
-    note_id: str | None = Field(None, description="id of the note (read, update, delete)")
-    query: str | None = Field(None, description="words to search for (search)")
-    limit: int | None = Field(None, ge=1, le=200, description="most rows to return (list 20, search 10)")
+    action: Annotated[Literal["create", "read", "update", "delete", "list", "search", "summary"], Meta(
+        description="create | read | update | delete | list | search | summary")]
+    title: Annotated[str | None, Meta(description="note title (create; update)")] = None
+    content: Annotated[str | None, Meta(description="Markdown body (create; update)")] = None
+    note_type: Annotated[str | None, Meta(description=f"one of {', '.join(NOTE_TYPES)} "
+                                          "(create, default general; update; filter for list/search)")] = None
+    tags: Annotated[list[str] | str | None, Meta(description="tags (create; update; list/search "
+                                                 "keep notes with any of them)")] = None
+    note_id: Annotated[str | None, Meta(description="id of the note (read, update, delete)")] = None
+    query: Annotated[str | None, Meta(description="words to search for (search)")] = None
+    limit: Annotated[int, Meta(ge=1, le=200, description="most rows to return (list 20, search 10)")] | None = None
 
 
 class NoteTool(Tool):

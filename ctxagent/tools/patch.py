@@ -8,9 +8,9 @@ refuses when a file changed since. Results: docs/patch.md ("Module notes").
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, Field
+from msgspec import Meta
 
 from ctxagent.exec.checkpoints import CheckpointError
 from ctxagent.exec.guard import CheckpointGuard
@@ -19,13 +19,13 @@ from ctxagent.patch.apply import PatchInterrupted
 from ctxagent.patch.paths import workspace_root
 from ctxagent.patch.plan import FileChange, PatchLimits
 from ctxagent.templates import render
-from ctxagent.tools.base import Tool, ToolResult, tool_limits
+from ctxagent.tools.base import Tool, ToolParams, ToolResult, tool_limits
 
 
-class PatchParams(BaseModel):
+class PatchParams(ToolParams):
     """Arguments of `apply_patch`."""
 
-    patch: str = Field(description="the whole patch, from '*** Begin Patch' to '*** End Patch'")
+    patch: Annotated[str, Meta(description="the whole patch, from '*** Begin Patch' to '*** End Patch'")]
 
 
 class ApplyPatchTool(Tool):

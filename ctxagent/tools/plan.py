@@ -11,15 +11,16 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Annotated, Any, Literal, Protocol
 
-from pydantic import BaseModel, Field, ValidationError, field_validator
+from msgspec import Meta
 
 from ctxagent.errors import ConfigError, LLMError, ToolInputError
 from ctxagent.templates import render
 from ctxagent.todo.board import TodoBoard
-from ctxagent.tools.base import Tool, ToolResult
+from ctxagent.tools.base import Tool, ToolParams, ToolResult
 from ctxagent.tools.todo import board_path, render_board
+from ctxagent.validation import Invalid, validate
 
 #: Step bounds from issue 3 ("an executable plan of 5 to 12 steps").
 MIN_STEPS = 5
@@ -33,46 +34,46 @@ class ChatClient(Protocol):
         """Send OpenAI chat `messages`; return a reply whose `.content` is the text."""
 
 
-class PlanStep(BaseModel):
+_Text = Annotated[str, Meta(min_length=1)]
+
+
+class PlanStep(ToolParams):
     """One step: what to do, how, and how to check it worked."""
 
-    title: str = Field(min_length=1)
-    detail: str = Field(min_length=1)
-    validation: str = Field(min_length=1)
+    title: _Text
+    detail: _Text
+    validation: _Text
 
 
-class PlanRisk(BaseModel):
+class PlanRisk(ToolParams):
     """A risk and how to prevent or detect it (a bare string is read as the risk)."""
 
-    risk: str = Field(min_length=1)
+    risk: _Text
     mitigation: str = ""
 
 
-class Plan(BaseModel):
-    """A validated plan: MIN_STEPS to MAX_STEPS steps and at least one risk."""
+class Plan(ToolParams, kw_only=True):
+    """A validated plan: MIN_STEPS to MAX_STEPS steps and at least one risk (a bare string
+    among `risks` becomes a PlanRisk). Keys of the model's own are ignored."""
 
     goal: str = ""
-    steps: list[PlanStep] = Field(min_length=MIN_STEPS, max_length=MAX_STEPS)
-    risks: list[PlanRisk] = Field(min_length=1)
+    steps: Annotated[list[PlanStep], Meta(min_length=MIN_STEPS, max_length=MAX_STEPS)]
+    risks: Annotated[list[PlanRisk | _Text], Meta(min_length=1)]
 
-    @field_validator("risks", mode="before")
-    @classmethod
-    def _risk_strings(cls, value: Any) -> Any:
-        if isinstance(value, list):
-            return [{"risk": r} if isinstance(r, str) else r for r in value]
-        return value
+    def __post_init__(self) -> None:
+        self.risks = [PlanRisk(risk=r) if isinstance(r, str) else r for r in self.risks]
 
 
-class PlanParams(BaseModel):
+class PlanParams(ToolParams):
     """Arguments of the `plan` tool."""
 
-    action: Literal["plan", "load_to_todo"] = Field(
-        "plan", description="plan: ask for a plan; load_to_todo: put a given plan's steps on the board")
-    goal: str | None = Field(None, description="what the plan must achieve (plan)")
-    constraints: list[str] | str | None = Field(None, description="rules the plan must respect (plan)")
-    format: Literal["markdown", "json"] = Field("markdown", description="how to show the plan")
-    load_to_todo: bool = Field(False, description="also put the steps on the todo board (plan)")
-    plan: dict[str, Any] | None = Field(None, description="a plan returned earlier (load_to_todo)")
+    action: Annotated[Literal["plan", "load_to_todo"], Meta(
+        description="plan: ask for a plan; load_to_todo: put a given plan's steps on the board")] = "plan"
+    goal: Annotated[str | None, Meta(description="what the plan must achieve (plan)")] = None
+    constraints: Annotated[list[str] | str | None, Meta(description="rules the plan must respect (plan)")] = None
+    format: Annotated[Literal["markdown", "json"], Meta(description="how to show the plan")] = "markdown"
+    load_to_todo: Annotated[bool, Meta(description="also put the steps on the todo board (plan)")] = False
+    plan: Annotated[dict[str, Any] | None, Meta(description="a plan returned earlier (load_to_todo)")] = None
 
 
 #: What `plan` says when it has no model to ask (e.g. `ctxagent tool plan` with no model configured).
@@ -142,8 +143,8 @@ class PlanTool(Tool):
         return getattr(reply, "content", None) or ""
 
     def _answer(self, plan: Plan, fmt: str, *, load: bool) -> ToolResult:
-        data: dict[str, Any] = {**plan.model_dump(), "markdown": plan_markdown(plan)}
-        text = data["markdown"] if fmt == "markdown" else json.dumps(plan.model_dump(), ensure_ascii=False, indent=2)
+        data: dict[str, Any] = {**plan.to_dict(), "markdown": plan_markdown(plan)}
+        text = data["markdown"] if fmt == "markdown" else json.dumps(plan.to_dict(), ensure_ascii=False, indent=2)
         if load:
             ids = self._load(plan)
             data["todo_ids"] = ids
@@ -177,8 +178,8 @@ def parse_plan(text: str) -> Plan:
     except ValueError as exc:
         raise PlanFormatError(f"the JSON does not parse ({exc})") from None
     try:
-        return Plan.model_validate(value)
-    except ValidationError as exc:
+        return validate(Plan, value, strict=False)
+    except Invalid as exc:
         raise PlanFormatError(describe(exc)) from None
 
 
@@ -187,18 +188,14 @@ def validate_plan(value: Any) -> Plan:
     if not isinstance(value, dict):
         raise ToolInputError("load_to_todo needs `plan`: the plan object returned by the plan action")
     try:
-        return Plan.model_validate(value)
-    except ValidationError as exc:
+        return validate(Plan, value, strict=False)
+    except Invalid as exc:
         raise ToolInputError(f"not a valid plan: {describe(exc)}") from None
 
 
-def describe(exc: ValidationError) -> str:
-    """Pydantic errors as `field.path: message; ...`."""
-    parts = []
-    for err in exc.errors():
-        loc = ".".join(str(p) for p in err.get("loc", ())) or "(plan)"
-        parts.append(f"{loc}: {err.get('msg', 'invalid')}")
-    return "; ".join(parts)
+def describe(exc: Invalid) -> str:
+    """A plan's validation error as `field.path: message` ("(plan)" for the whole object)."""
+    return f"{'.'.join(str(p) for p in exc.loc) or '(plan)'}: {exc.msg}"
 
 
 def _constraints(value: list[str] | str | None) -> list[str]:

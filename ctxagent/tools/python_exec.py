@@ -14,25 +14,26 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, Field
+from msgspec import Meta
 
 from ctxagent.errors import ToolInputError, ToolRefusedError
 from ctxagent.exec.executor import Executor
 from ctxagent.exec.gate import WRITE_MODE, ExecPolicy, Gate
 from ctxagent.exec.interpreter import find_python
-from ctxagent.tools.base import Tool, ToolResult
+from ctxagent.tools.base import Tool, ToolParams, ToolResult
 from ctxagent.tools.exec_gate import Ask, GatedRuns
 
 #: Most characters of code one call may send.
 MAX_CODE_CHARS = 100_000
 
 
-class PythonExecParams(BaseModel):
+class PythonExecParams(ToolParams):
     """Arguments of python_exec."""
 
-    code: str = Field(description="a whole Python script; print what you want to see (stdout and stderr come back)")
+    code: Annotated[str, Meta(description="a whole Python script; print what you want to see (stdout and stderr "
+                                          "come back)")]
 
 
 class PythonExecTool(Tool):
@@ -47,7 +48,7 @@ class PythonExecTool(Tool):
         "Run a Python script in the workspace (its working directory) after the user approves it, and get its "
         "exit code, output and the files it created, modified or deleted. Use it to compute, check or try "
         "something; change source files with apply_patch instead.")
-    Params: ClassVar[type[BaseModel]] = PythonExecParams
+    Params: ClassVar[type[ToolParams]] = PythonExecParams
     #: Offered to the model only in this mode (`ctxagent.agent.toolset`).
     requires_mode: ClassVar[str] = WRITE_MODE
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 import hashlib
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from msgspec import Meta
 
 from ctxagent.errors import ToolInputError, ToolRefusedError
 from ctxagent.memory.render import short
@@ -21,33 +21,31 @@ from ctxagent.rag.chunking import DEFAULT_OVERLAP, DEFAULT_SIZE, check_sizes, ch
 from ctxagent.rag.extract import Extracted, Segment, extract
 from ctxagent.rag.store import KnowledgeBase
 from ctxagent.storage.files import ensure_state_dir
-from ctxagent.tools.base import Tool, ToolResult
+from ctxagent.tools.base import Tool, ToolParams, ToolResult
 from ctxagent.tools.memory import TextbookExecute
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$")
 
 
-class RAGParams(BaseModel):
+class RAGParams(ToolParams):
     """Arguments of the `rag` tool (unknown keys are ignored, as in the textbook)."""
 
-    model_config = ConfigDict(extra="ignore")
-
-    action: Literal["add_document", "add_text", "search", "stats", "clear", "ask"] = Field(
-        description="add_document | add_text | search | stats | clear")
-    file_path: str | None = Field(None, description="add_document: the file (text, Markdown, code or PDF)")
-    path: str | None = Field(None, description="same as file_path")
-    text: str | None = Field(None, description="add_text: the text to add")
-    document_id: str | None = Field(None, description="add_text/add_document: a name for the document")
-    source: str | None = Field(None, description="add_text: where the text came from (shown in citations)")
-    title: str | None = Field(None, description="add_text/add_document: a title")
-    query: str | None = Field(None, description="search: what to look for; any language")
-    question: str | None = Field(None, description="same as query")
-    limit: int | None = Field(None, ge=1, le=50, description="search: most results (5)")
-    min_score: float | None = Field(None, ge=0, le=1, description="search: keep chunks scoring at least this "
-                                    "(scores are relative: the best match is 1.0)")
-    chunk_size: int | None = Field(None, description="tokens per chunk (default 400)")
-    chunk_overlap: int | None = Field(None, description="tokens shared by neighbouring chunks (default 60)")
-    confirm: bool = Field(False, description="clear: must be true")
+    action: Annotated[Literal["add_document", "add_text", "search", "stats", "clear", "ask"], Meta(
+        description="add_document | add_text | search | stats | clear")]
+    file_path: Annotated[str | None, Meta(description="add_document: the file (text, Markdown, code or PDF)")] = None
+    path: Annotated[str | None, Meta(description="same as file_path")] = None
+    text: Annotated[str | None, Meta(description="add_text: the text to add")] = None
+    document_id: Annotated[str | None, Meta(description="add_text/add_document: a name for the document")] = None
+    source: Annotated[str | None, Meta(description="add_text: where the text came from (shown in citations)")] = None
+    title: Annotated[str | None, Meta(description="add_text/add_document: a title")] = None
+    query: Annotated[str | None, Meta(description="search: what to look for; any language")] = None
+    question: Annotated[str | None, Meta(description="same as query")] = None
+    limit: Annotated[int, Meta(ge=1, le=50, description="search: most results (5)")] | None = None
+    min_score: Annotated[float, Meta(ge=0, le=1, description="search: keep chunks scoring at least this "
+                                     "(scores are relative: the best match is 1.0)")] | None = None
+    chunk_size: Annotated[int | None, Meta(description="tokens per chunk (default 400)")] = None
+    chunk_overlap: Annotated[int | None, Meta(description="tokens shared by neighbouring chunks (default 60)")] = None
+    confirm: Annotated[bool, Meta(description="clear: must be true")] = False
 
 
 class RAGTool(TextbookExecute, Tool):

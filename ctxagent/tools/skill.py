@@ -11,22 +11,23 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from msgspec import Meta
 
 from ctxagent.errors import ToolInputError
 from ctxagent.harness.activate import activation_text, read_skill_file
 from ctxagent.harness.skills import Skill, discover_skills
-from ctxagent.tools.base import Tool, ToolResult
+from ctxagent.tools.base import Tool, ToolParams, ToolResult
 
 
-class SkillParams(BaseModel):
+class SkillParams(ToolParams):
     """Arguments of the `skill` tool."""
 
-    action: Literal["activate", "list"] = Field("activate", description="activate (default) or list")
-    name: str | None = Field(None, description="the skill's name, as the Skills list shows it")
-    file: str | None = Field(None, description="a file of the skill, relative to its folder (e.g. references/api.md)")
+    action: Annotated[Literal["activate", "list"], Meta(description="activate (default) or list")] = "activate"
+    name: Annotated[str | None, Meta(description="the skill's name, as the Skills list shows it")] = None
+    file: Annotated[str | None, Meta(description="a file of the skill, relative to its folder "
+                                                 "(e.g. references/api.md)")] = None
 
 
 class SkillTool(Tool):

@@ -13,9 +13,9 @@ import os
 import signal
 import tempfile
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, Field
+from msgspec import Meta
 
 from ctxagent.errors import ToolInputError, ToolRefusedError
 from ctxagent.exec.executor import Executor
@@ -28,21 +28,20 @@ from ctxagent.shell.paths import PathContext
 from ctxagent.shell.pinned import pin_reads
 from ctxagent.shell.policy import check_pipeline
 from ctxagent.shell.process import RunResult, resolve_program, run_pipeline, safe_env
-from ctxagent.tools.base import Tool, ToolResult, tool_limits
+from ctxagent.tools.base import Tool, ToolParams, ToolResult, tool_limits
 from ctxagent.tools.exec_gate import Ask, GatedRuns
 
 
-class TerminalParams(BaseModel):
+class TerminalParams(ToolParams):
     """Arguments of the terminal tool."""
 
-    command: str = Field(
-        description="One read-only command, or a `|` pipeline of them, e.g. \"grep -rn 'TODO' src | head -20\". "
-        "No ;, &&, redirection or $(...)."
-    )
-    allow_dangerous: bool = Field(
-        False, description="true: a command outside the read-only list (tests, builds, linters) is shown to the "
+    command: Annotated[str, Meta(description=(
+        "One read-only command, or a `|` pipeline of them, e.g. \"grep -rn 'TODO' src | head -20\". "
+        "No ;, &&, redirection or $(...)."))]
+    allow_dangerous: Annotated[bool, Meta(description=(
+        "true: a command outside the read-only list (tests, builds, linters) is shown to the "
         "user and runs only if approved or allowed by a rule, in workspace-write mode only; it may write in the "
-        "workspace, and shell syntax is then allowed")
+        "workspace, and shell syntax is then allowed"))] = False
 
 
 class TerminalTool(Tool):
@@ -60,7 +59,7 @@ class TerminalTool(Tool):
         "Pipes `|` work; ;, &&, redirection, $VAR and $(...) are refused. Paths must stay inside the "
         "workspace; .ctxagent/ (ctxagent's own state) is left out of recursive searches unless named."
     )
-    Params: ClassVar[type[BaseModel]] = TerminalParams
+    Params: ClassVar[type[ToolParams]] = TerminalParams
 
     def __init__(self, workspace: str | os.PathLike[str] = ".", timeout: float = 30,
                  max_output_size: int = 65536, *, allow_cd: bool = True, sandbox: bool | None = None,

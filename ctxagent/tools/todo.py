@@ -10,14 +10,14 @@ clear_completed -> the removed item dicts); the model receives the board as plai
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from msgspec import Meta
 
 from ctxagent.errors import ToolInputError
 from ctxagent.storage.files import ensure_state_dir
 from ctxagent.todo.board import PRIORITIES, STATUSES, TodoBoard, TodoItem, check_status
-from ctxagent.tools.base import Tool, ToolResult
+from ctxagent.tools.base import Tool, ToolParams, ToolResult
 
 _MARK = {"pending": "[ ]", "in_progress": "[>]", "completed": "[x]"}
 
@@ -27,30 +27,30 @@ def board_path(repo: str | Path) -> Path:
     return ensure_state_dir(Path(repo)) / "todos.json"
 
 
-class TodoItemSpec(BaseModel):
+class TodoItemSpec(ToolParams):
     """One item of a `set` request."""
 
-    id: int | None = Field(None, description="keep this id (omit for a new item)")
-    content: str | None = Field(None, description="what is to be done, one short imperative line")
-    title: str | None = Field(None, description="same as content (HelloCodeAgentCli's name)")
-    desc: str | None = Field(None, description="optional detail, appended to the text")
-    status: str = Field("pending", description=" | ".join(STATUSES))
-    priority: str | None = Field(None, description=" | ".join(PRIORITIES))
+    id: Annotated[int | None, Meta(description="keep this id (omit for a new item)")] = None
+    content: Annotated[str | None, Meta(description="what is to be done, one short imperative line")] = None
+    title: Annotated[str | None, Meta(description="same as content (HelloCodeAgentCli's name)")] = None
+    desc: Annotated[str | None, Meta(description="optional detail, appended to the text")] = None
+    status: Annotated[str, Meta(description=" | ".join(STATUSES))] = "pending"
+    priority: Annotated[str | None, Meta(description=" | ".join(PRIORITIES))] = None
 
 
-class TodoParams(BaseModel):
+class TodoParams(ToolParams):
     """Arguments of the `todo` tool."""
 
-    action: Literal["add", "update", "list", "remove", "clear_completed", "set", "write"] = Field(
-        description="add | update | list | remove | clear_completed | set (replace the whole board)")
-    id: int | None = Field(None, description="item id (update, remove)")
-    content: str | None = Field(None, description="item text (add; update)")
-    title: str | None = Field(None, description="same as content (HelloCodeAgentCli's name)")
-    desc: str | None = Field(None, description="optional detail, appended to the item text")
-    status: str | None = Field(None, description=f"{' | '.join(STATUSES)}; at most one item in_progress "
-                               "(add, default pending; update; filter for list)")
-    priority: str | None = Field(None, description=f"{' | '.join(PRIORITIES)} (add; update)")
-    items: list[TodoItemSpec] | None = Field(None, description="the whole board (set)")
+    action: Annotated[Literal["add", "update", "list", "remove", "clear_completed", "set", "write"], Meta(
+        description="add | update | list | remove | clear_completed | set (replace the whole board)")]
+    id: Annotated[int | None, Meta(description="item id (update, remove)")] = None
+    content: Annotated[str | None, Meta(description="item text (add; update)")] = None
+    title: Annotated[str | None, Meta(description="same as content (HelloCodeAgentCli's name)")] = None
+    desc: Annotated[str | None, Meta(description="optional detail, appended to the item text")] = None
+    status: Annotated[str | None, Meta(description=f"{' | '.join(STATUSES)}; at most one item in_progress "
+                                       "(add, default pending; update; filter for list)")] = None
+    priority: Annotated[str | None, Meta(description=f"{' | '.join(PRIORITIES)} (add; update)")] = None
+    items: Annotated[list[TodoItemSpec] | None, Meta(description="the whole board (set)")] = None
 
 
 class TodoTool(Tool):

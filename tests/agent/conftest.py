@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pytest
-from pydantic import BaseModel
 
 from ctxagent.agent.approval import ApprovalPolicy
 from ctxagent.agent.events import Event
@@ -20,13 +19,13 @@ from ctxagent.config.settings import AgentSettings, Settings
 from ctxagent.errors import ToolInputError
 from ctxagent.llm.client import LLMClient
 from ctxagent.llm.settings import ModelSettings
-from ctxagent.tools.base import Tool, ToolRegistry, ToolResult
+from ctxagent.tools.base import Tool, ToolParams, ToolRegistry, ToolResult
 from ctxagent.validation import Secret
 
 API_KEY = "sk-test-SECRET-abcdef0123456789"
 
 
-class EchoParams(BaseModel):
+class EchoParams(ToolParams):
     text: str = ""
 
 
@@ -39,11 +38,11 @@ class EchoTool(Tool):
         self.calls: list[dict[str, Any]] = []
 
     def _run(self, params: EchoParams) -> ToolResult:
-        self.calls.append(params.model_dump())
+        self.calls.append(params.to_dict())
         return ToolResult(ok=True, content=f"echo: {params.text}", data=params.text)
 
 
-class ChangeParams(BaseModel):
+class ChangeParams(ToolParams):
     path: str
 
 

@@ -7,7 +7,6 @@ import io
 import json
 
 import pytest
-from pydantic import BaseModel
 from rich.console import Console
 
 from ctxagent.agent.loop import Agent
@@ -20,7 +19,7 @@ from ctxagent.config.settings import Settings
 from ctxagent.llm.client import LLMClient
 from ctxagent.llm.settings import ModelSettings
 from ctxagent.storage.files import read_jsonl
-from ctxagent.tools.base import Tool, ToolRegistry, ToolResult
+from ctxagent.tools.base import Tool, ToolParams, ToolRegistry, ToolResult
 from ctxagent.validation import Secret
 from tests.context.long_history import C03_TASK
 from tests.support.fake_openai import text, tool_calls
@@ -28,7 +27,7 @@ from tests.support.fake_openai import text, tool_calls
 KEY = "sk-test-SECRET-abcdef0123456789"
 
 
-class ReadParams(BaseModel):
+class ReadParams(ToolParams):
     path: str
 
 

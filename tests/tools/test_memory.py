@@ -165,9 +165,12 @@ def test_disabled_memory_types_are_refused(tmp_path: Path) -> None:
         MemoryTool(workspace=tmp_path, memory_types=["long_term"])
 
 
-def test_schema_is_an_openai_function_with_the_actions() -> None:
-    schema = MemoryTool.Params.model_json_schema()
-    assert "clear_all" in str(schema["properties"]["action"]) and "importance" in schema["properties"]
+def test_schema_is_an_openai_function_with_the_actions(tmp_path: Path) -> None:
+    schema = MemoryTool(workspace=tmp_path).schema()["function"]["parameters"]
+    assert schema["properties"]["action"]["enum"][:2] == ["add", "search"] and "importance" in schema["properties"]
+    assert schema["properties"]["importance"]["anyOf"][0] == {"type": "number", "minimum": 0, "maximum": 1}
+    assert "exclude_session_id" not in schema["properties"] and "exclude_stale" not in schema["properties"]
+    assert "additionalProperties" not in schema  # other keys are allowed: they become metadata
 
 
 def test_textbook_listing_runs_apart_from_the_import(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

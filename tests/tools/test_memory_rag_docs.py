@@ -10,6 +10,7 @@ import pytest
 
 from ctxagent.tools.memory import MemoryParams
 from ctxagent.tools.rag import RAGParams
+from ctxagent.validation import fields
 
 DOC = (Path(__file__).resolve().parents[2] / "docs" / "memory-rag.md").read_text(encoding="utf-8")
 BLOCKS = re.findall(r"```python\n(.*?)```", DOC, re.DOTALL)
@@ -26,8 +27,8 @@ def test_python_blocks_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
 
 
 def test_every_action_and_cli_command_is_documented() -> None:
-    actions = [a for a in get_args(MemoryParams.model_fields["action"].annotation)]
-    actions += [a for a in get_args(RAGParams.model_fields["action"].annotation) if a != "ask"]
+    actions = list(get_args(next(f.annotation for f in fields(MemoryParams) if f.name == "action")))
+    actions += [a for a in get_args(next(f.annotation for f in fields(RAGParams) if f.name == "action")) if a != "ask"]
     for action in actions:
         assert f"| `{action}` |" in DOC, action
     from ctxagent.cli.memory_cmd import memory_group

@@ -12,6 +12,7 @@ import pytest
 from ctxagent.notes.model import NOTE_TYPES
 from ctxagent.tools.notes import NoteParams
 from ctxagent.tools.todo import TodoParams
+from ctxagent.validation import fields
 
 DOC = (Path(__file__).resolve().parents[2] / "docs" / "notes-todo-plan.md").read_text(encoding="utf-8")
 BLOCKS = re.findall(r"```python\n(.*?)```", DOC, re.DOTALL)
@@ -37,7 +38,7 @@ def test_python_blocks_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
 
 def test_every_action_and_type_is_documented() -> None:
     for params in (NoteParams, TodoParams):
-        for action in get_args(params.model_fields["action"].annotation):
+        for action in get_args(next(f.annotation for f in fields(params) if f.name == "action")):
             assert f"| {action}" in DOC or f"({action})" in DOC or f"or {action})" in DOC, action
     for note_type in NOTE_TYPES:
         assert f"`{note_type}`" in DOC

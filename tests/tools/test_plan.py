@@ -71,7 +71,7 @@ def test_invalid_reply_gets_one_retry_with_the_validation_error(client_for) -> N
     assert len(plan["steps"]) == 7
     retry = server.requests[1]["messages"]
     assert [m["role"] for m in retry] == ["user", "assistant", "user"]
-    assert "steps: List should have at least 5 items" in retry[-1]["content"]
+    assert "steps: Expected `array` of length >= 5" in retry[-1]["content"]
 
 
 @pytest.mark.parametrize("bad", [

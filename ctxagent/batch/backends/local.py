@@ -47,7 +47,7 @@ class _Worker:
 
     def send(self, task: Task, attempt: int, options: RunOptions) -> None:
         self.job = (task, attempt)
-        request = {"task": task.model_dump(), "options": options.to_dict()}
+        request = {"task": task.to_dict(), "options": options.to_dict()}
         try:
             self.proc.stdin.write(json.dumps(request).encode() + b"\n")  # type: ignore[union-attr]
             self.proc.stdin.flush()  # type: ignore[union-attr]

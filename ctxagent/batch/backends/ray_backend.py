@@ -106,7 +106,7 @@ class _Scheduler:
             raise
 
     def _submit(self, task: Task, attempt: int) -> None:
-        ref = self.remote.remote(task.model_dump(), self.options.to_dict(), self.env)
+        ref = self.remote.remote(task.to_dict(), self.options.to_dict(), self.env)
         self.running[ref] = (task, attempt)
         self.report("started", id=task.id, attempt=attempt, pid=None)
 
