@@ -23,7 +23,8 @@ _INTERNAL = "internal"
 
 
 class Record(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
-    """Base of the typed records: keyword-only fields, unknown fields refused by `validate`.
+    """Base of the typed records: unknown fields refused by `validate`; keyword-only (a subclass
+    with a required field after a defaulted one says `kw_only=True` itself: msgspec does not pass it on).
 
     Bounds and descriptions go in `Annotated[T, msgspec.Meta(gt=..., description=...)]`;
     `Meta(extra={"internal": True})` keeps a field out of `json_schema` (set by code, not the model).
