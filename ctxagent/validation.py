@@ -77,13 +77,14 @@ class Invalid(ValueError):
 def validate(record: type[R], data: Any, *, strict: bool = True, finite: bool = False) -> R:
     """`record` built from `data` (JSON-like: dicts, lists, str, numbers). strict=False reads
     "5" as 5 and "true" as True (a model's tool arguments); finite=True refuses NaN and
-    infinities anywhere (settings). Raises Invalid; errors of `__post_init__` have loc ()."""
+    infinities anywhere (settings). Raises Invalid (a missing field and a table's key are in its
+    loc, a bad choice lists the choices); errors of `__post_init__` have loc ()."""
     if finite:
         _check_finite(data, ())
     try:
         return msgspec.convert(data, record, strict=strict, dec_hook=_decode)
     except msgspec.ValidationError as exc:
-        raise _invalid(str(exc)) from None
+        raise _invalid(str(exc), record, data) from None
 
 
 def json_schema(record: type[Record]) -> dict[str, Any]:
@@ -176,17 +177,73 @@ def _strip_meta(annotation: Any) -> Any:
     return annotation
 
 
-def _invalid(text: str) -> Invalid:
+def _invalid(text: str, record: Any, data: Any) -> Invalid:
+    """msgspec's error `text` as an Invalid: `$.a[0]` as loc ("a", 0); a table's `[...]` as the
+    key whose value has the type msgspec got; a missing field put in loc; choices listed."""
     match = _AT.match(text)
-    if not match:
-        return Invalid((), text)
+    msg, path = (match.group(1), match.group(2)) if match else (text, "")
     loc: list[str | int] = []
-    for name, index in (m.groups()[:2] for m in _STEP.finditer(match.group(2))):
-        if name:
-            loc.append(name)
-        elif index:
-            loc.append(int(index))
-    return Invalid(tuple(loc), match.group(1))
+    node, got = data, re.search(r", got `(\w+)`$", msg)
+    for m in _STEP.finditer(path):
+        name, index = m.groups()[:2]
+        if name or index:
+            step: str | int | None = name or int(index)
+        else:  # `[...]`: a table's value, key not given
+            step = next((k for k, v in node.items() if got and _kind(v) == got.group(1)), None) \
+                if isinstance(node, dict) else None
+            if step is None:
+                break
+        loc.append(step)
+        try:
+            node = node[step]
+        except (KeyError, IndexError, TypeError):
+            node = None
+    missing = re.fullmatch(r"Object missing required field `(.+)`", msg)
+    if missing:
+        loc.append(missing.group(1))
+        msg = "required field missing"
+    elif msg.startswith("Invalid enum value "):
+        choices = _choices(record, tuple(loc))
+        if choices:
+            msg += "; use one of " + ", ".join(map(repr, choices))
+    return Invalid(tuple(loc), msg)
+
+
+def _kind(value: Any) -> str:
+    """msgspec's name of the type of JSON-like `value` ("str", "int", "array", "object"...)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "bool"
+    return {list: "array", tuple: "array", dict: "object"}.get(type(value), type(value).__name__)
+
+
+def _choices(kind: Any, loc: tuple[str | int, ...]) -> list[Any] | None:
+    """The values of the `Literal` or Enum at `loc` inside `kind`; None when there is none (or
+    it is one member of a union of other types: "all" or a list of names)."""
+    import enum
+    from typing import Annotated, Literal, Union, get_args, get_origin
+
+    origin, args = get_origin(kind), get_args(kind)
+    if origin is Annotated:
+        return _choices(args[0], loc)
+    if origin is Union or type(kind).__name__ == "UnionType":
+        members = [a for a in args if a is not type(None)]
+        if not loc:
+            return _choices(members[0], loc) if len(members) == 1 else None
+        return next((c for c in (_choices(a, loc) for a in members) if c), None)
+    if not loc:
+        if origin is Literal:
+            return list(args)
+        return [m.value for m in kind] if isinstance(kind, type) and issubclass(kind, enum.Enum) else None
+    step, rest = loc[0], loc[1:]
+    if isinstance(kind, type) and issubclass(kind, msgspec.Struct) and isinstance(step, str):
+        return next((_choices(f.type, rest) for f in msgspec.structs.fields(kind) if f.name == step), None)
+    if origin in (list, tuple, set, frozenset) and isinstance(step, int) and args:
+        return _choices(args[0], rest)
+    if origin is dict and len(args) == 2:
+        return _choices(args[1], rest)
+    return None
 
 
 def _check_finite(data: Any, loc: tuple[str | int, ...]) -> None:

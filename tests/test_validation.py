@@ -50,7 +50,8 @@ def test_strict_refuses_a_boolean_for_an_integer() -> None:
     ({"command": "ls", "count": 0}, ("count",), ">= 1"),
     ({"command": "ls", "steps": [{"title": "a"}, {"title": ""}]}, ("steps", 1, "title"), "length >= 1"),
     ({"command": "ls", "mode": "c"}, ("mode",), "'c'"),
-    ({}, (), "`command`"),
+    ({}, ("command",), "required"),
+    ({"command": "ls", "steps": [{"done": True}]}, ("steps", 0, "title"), "required"),
     ({"command": "ls", "comand": "x"}, (), "unknown field `comand`"),
     ({"command": "rm -rf /"}, (), "not that command"),
 ])
@@ -106,3 +107,25 @@ def test_replace_and_to_dict() -> None:
     conf = Conf(where="a").replace(where=str(Path("b")))
     assert conf.where == "b" and Conf().to_dict() == {"key": None, "where": "."}
     assert validate(Args, {"command": "ls", "steps": [{"title": "x"}]}).to_dict()["steps"] == [{"title": "x", "done": False}]
+
+
+def test_a_bad_choice_lists_the_choices() -> None:
+    class Pick(Record):
+        mode: Literal["add", "list"] | None = None
+        steps: list[Args] = msgspec.field(default_factory=list)
+
+    with pytest.raises(Invalid) as err:
+        validate(Pick, {"mode": "frobnicate"})
+    assert err.value.loc == ("mode",) and err.value.msg == "Invalid enum value 'frobnicate'; use one of 'add', 'list'"
+    with pytest.raises(Invalid) as err:
+        validate(Pick, {"steps": [{"command": "ls", "mode": "z"}]})
+    assert err.value.loc == ("steps", 0, "mode") and err.value.msg.endswith("use one of 'a', 'b'")
+
+
+def test_a_bad_value_in_a_table_names_its_key() -> None:
+    class Env(Record):
+        env: dict[str, str] = msgspec.field(default_factory=dict)
+
+    with pytest.raises(Invalid) as err:
+        validate(Env, {"env": {"A": "x", "B": 1}})
+    assert err.value.loc == ("env", "B") and "got `int`" in err.value.msg

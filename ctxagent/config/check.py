@@ -79,7 +79,10 @@ def problem_text(msg: str, allowed: bool = False) -> str:
         unit = "items" if length.group(1) == "array" else "characters"
         return f"at {'most' if length.group(2) == '<' else 'least'} {length.group(3)} {unit}"
     if msg.startswith("Invalid enum value "):
-        return "not one of the choices" if allowed else f"{msg[len('Invalid enum value '):]} is not an allowed value"
+        value, _, choices = msg[len("Invalid enum value "):].partition("; use one of ")
+        if allowed:
+            return "not one of the choices"
+        return f"{value} is not an allowed value" + (f"; use one of {choices}" if choices else "")
     return msg[:1].lower() + msg[1:] if msg.startswith("Expected") else msg
 
 

@@ -48,6 +48,7 @@ def test_codex_tables_give_stdio_and_http_servers_with_defaults_and_filters() ->
     ({"command": "x", "args": "a b"}, r"args: Expected `array`, got `str`"),
     ({"command": "x", "startup_timeout_sec": True}, "startup_timeout_sec must be a number of seconds"),
     ({"command": "x", "tool_timeout_sec": -1}, r"tool_timeout_sec: Expected `float` > 0"),
+    ({"command": "x", "env": {"MODE": "x", "PORT": 8080}}, r"env\.PORT: Expected `str`, got `int`"),
 ])
 def test_a_bad_table_is_a_config_error_naming_the_file_server_and_key(entry: dict, message: str) -> None:
     with pytest.raises(ConfigError, match=r"/u/config.toml: \[mcp_servers.bad\].*" + message):

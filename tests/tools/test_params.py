@@ -52,7 +52,7 @@ def test_arguments_are_read_lax_and_unknown_keys_are_ignored() -> None:
 
 
 @pytest.mark.parametrize(("args", "words"), [
-    ({}, "count: invalid arguments: (arguments): Object missing required field `word`"),
+    ({}, "count: invalid arguments: word: required field missing"),
     ({"word": "hi", "times": 9}, "count: invalid arguments: times: Expected `int` <= 5"),
     ({"word": ""}, "count: invalid arguments: word: Expected `str` of length >= 1"),
 ])
@@ -60,6 +60,12 @@ def test_a_bad_argument_is_named(args: dict, words: str) -> None:
     with pytest.raises(ToolInputError, match=re.escape(words)):
         CountTool().run(args)
     assert words in CountTool().execute(args).content
+
+
+def test_a_bad_choice_tells_the_model_the_choices(tmp_path: Path) -> None:
+    result = TodoTool(workspace=tmp_path).execute({"action": "frobnicate"})
+    assert not result.ok and result.content == ("todo: invalid arguments: action: Invalid enum value 'frobnicate'; use "
+                                                "one of 'add', 'update', 'list', 'remove', 'clear_completed', 'set', 'write'")
 
 
 def test_the_schema_has_no_titles_and_no_internal_fields() -> None:
