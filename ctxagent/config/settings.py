@@ -8,6 +8,7 @@ fallback to a local model: docs/configuration.md (reference, "Module notes").
 from __future__ import annotations
 
 import os
+import re
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Callable, Iterator, Literal, Mapping
@@ -210,6 +211,7 @@ FLAGS = {"provider": "model.provider", "model": "model.model", "base_url": "mode
          "auto_approve": "agent.auto_approve", "yes": "agent.auto_approve", "mode": "agent.mode",
          "allow_exec": "agent.approval", "protocol": "model.protocol"}
 _IDENTITY = ("model.model", "model.base_url", "model.api_key")
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 #: The settings that choose the provider: a problem with one is "no usable model" for commands that need none.
 _PROVIDER_KEYS = ("model.provider", "model.base_url", "model.api_key", "model.api_key_env")
 _AUTO_ORDER = ("openai", "deepseek", "qwen")
@@ -431,7 +433,11 @@ def _resolve_key_env(values: dict[str, Value], env: Mapping[str, str]) -> None:
     if entry is None:
         return
     name, source, rank = entry
-    key = env.get(str(name), "")
+    if not isinstance(name, str) or not _ENV_NAME.fullmatch(name):  # not shown: it may be the key itself
+        raise ConfigError(f"{source}: model.api_key_env must be the name of an environment variable that holds "
+                          "the key (letters, digits and _, e.g. DEEPSEEK_API_KEY), not the key itself; to give "
+                          "the key, export it and name that variable, or set api_key", setting="model.api_key_env")
+    key = env.get(name, "")
     if not key:
         raise ConfigError(f"{source}: model.api_key_env names {name!r}, which is not set in the environment; "
                           f"export {name}=... or remove api_key_env", setting="model.api_key_env")

@@ -111,6 +111,16 @@ def test_api_key_env_names_the_variable(repo: Path, home: dict) -> None:
         load_settings(repo, env=home)
 
 
+@pytest.mark.parametrize("value", [f'"{KEY}"', "5"])
+def test_api_key_env_given_the_key_itself_never_shows_it(repo: Path, home: dict, value: str) -> None:
+    write(user_config_path(home), f'[model]\nbase_url = "http://127.0.0.1:3/v1"\napi_key_env = {value}\n')
+    with pytest.raises(ConfigError) as info:
+        load_settings(repo, env=home)
+    assert KEY not in str(info.value) and "the name of an environment variable" in str(info.value)
+    s = load_settings(repo, env=home, require_model=False)  # doctor shows the reason as the model's source
+    assert KEY not in json.dumps(s.sources) and KEY not in repr(s)
+
+
 def test_bad_toml_names_the_file_and_the_fix(repo: Path, home: dict) -> None:
     write(repo_config_path(repo), '[model]\nmodel = "unterminated\n')
     with pytest.raises(ConfigError) as info:
