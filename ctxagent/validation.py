@@ -179,7 +179,8 @@ def _strip_meta(annotation: Any) -> Any:
 
 def _invalid(text: str, record: Any, data: Any) -> Invalid:
     """msgspec's error `text` as an Invalid: `$.a[0]` as loc ("a", 0); a table's `[...]` as the
-    key whose value has the type msgspec got; a missing field put in loc; choices listed."""
+    key whose value has the type msgspec got; a missing field put in loc; choices listed; NaN
+    against a bound called not finite."""
     match = _AT.match(text)
     msg, path = (match.group(1), match.group(2)) if match else (text, "")
     loc: list[str | int] = []
@@ -199,7 +200,9 @@ def _invalid(text: str, record: Any, data: Any) -> Invalid:
         except (KeyError, IndexError, TypeError):
             node = None
     missing = re.fullmatch(r"Object missing required field `(.+)`", msg)
-    if missing:
+    if re.match(r"Expected `float` [<>]", msg) and not _finite(node):  # NaN fails every bound
+        msg = f"Expected a finite number, got {node}"
+    elif missing:
         loc.append(missing.group(1))
         msg = "required field missing"
     elif msg.startswith("Invalid enum value "):
@@ -207,6 +210,14 @@ def _invalid(text: str, record: Any, data: Any) -> Invalid:
         if choices:
             msg += "; use one of " + ", ".join(map(repr, choices))
     return Invalid(tuple(loc), msg)
+
+
+def _finite(value: Any) -> bool:
+    """False for a float (or text read as one, as lax reading does) that is NaN or infinite."""
+    try:
+        return math.isfinite(float(value))
+    except (TypeError, ValueError, OverflowError):
+        return True
 
 
 def _kind(value: Any) -> str:

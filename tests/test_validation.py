@@ -129,3 +129,10 @@ def test_a_bad_value_in_a_table_names_its_key() -> None:
     with pytest.raises(Invalid) as err:
         validate(Env, {"env": {"A": "x", "B": 1}})
     assert err.value.loc == ("env", "B") and "got `int`" in err.value.msg
+
+
+@pytest.mark.parametrize("bad", [float("nan"), "nan", "-inf"])
+def test_nan_against_a_bound_is_called_not_finite(bad: float | str) -> None:
+    with pytest.raises(Invalid) as err:
+        validate(Args, {"command": "ls", "timeout_s": bad}, strict=False)
+    assert err.value.loc == ("timeout_s",) and err.value.msg.startswith("Expected a finite number, got ")
