@@ -22,7 +22,7 @@ from ctxagent.agent.session import Session
 from ctxagent.agent.toolset import build_registry
 from ctxagent.agent.wiring import make_assembler, make_recorder
 from ctxagent.config.settings import Settings
-from ctxagent.harness.agents import CLAUDE_TOOLS, READ_ONLY_TOOLS, AgentDefinition
+from ctxagent.harness.agents import READ_ONLY_TOOLS, AgentDefinition
 from ctxagent.harness.hooks import NO_HOOKS, Hooks
 from ctxagent.llm.meter import MeteredClient, UsageMeter
 from ctxagent.mcp.names import covers, is_mcp_name, tool_name
@@ -256,10 +256,10 @@ class Subagents:
 
 
 def _known(name: str, servers: dict[str, Any], entries: Sequence[ToolEntry]) -> bool:
-    """Whether a `tools`/`disallowedTools` entry names something: a ctxagent tool, or MCP tools of
-    a running server (of any server that is configured but not running: not knowable, so yes)."""
+    """Whether a `tools`/`disallowedTools` entry (Claude Code's names already mapped) names a
+    ctxagent tool, or MCP tools of a running server (of a configured server not running: yes)."""
     if not is_mcp_name(name):
-        return name in TOOLS or name.lower() in CLAUDE_TOOLS
+        return name in TOOLS
     if any(covers(name, e.name) for e in entries):
         return True
     running = {e.server for e in entries}
