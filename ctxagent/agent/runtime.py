@@ -83,19 +83,23 @@ def open_agent(repo: Path, settings: Settings, *, resume: str | None = None, sin
         relay = AskRelay(ask)  # sub-agents ask the user through the main thread
         auto, allow_exec = settings.agent.auto_approve, settings.agent.approval == "never"
         wanted = settings.agent.tool_names(model.provider)
+        children = None
         if wanted is None or "delegate" in wanted:
             definitions, skipped = discover_agents(repo, user_config_path().parent)
-            warned += skipped
-            registry.register(Subagents(repo=repo, settings=settings, client=side_client, session=session,
-                                        tools=[*registry.names(), "delegate"], layer=layer, definitions=definitions,
-                                        relay=relay, sinks=sinks, hooks=hooks, auto_approve=auto,
-                                        allow_exec=allow_exec, mcp=mcp).tool())  # children get MCP tools of their own
+            children = Subagents(repo=repo, settings=settings, client=side_client, session=session,
+                                 tools=[*registry.names(), "delegate"], layer=layer, definitions=definitions,
+                                 relay=relay, sinks=sinks, hooks=hooks, auto_approve=auto,
+                                 allow_exec=allow_exec, mcp=mcp)  # children get MCP tools of their own
+            warned += skipped + children.warnings()
+            registry.register(children.tool())
         add_mcp_tools(registry, mcp, settings.mcp, auto_approve=auto)
         agent = Agent(client=client, registry=registry, session=session, settings=settings,
                       system=system_prompt(repo, registry.names(), layer), assembler=assembler,
                       approval=ApprovalPolicy(auto_approve=auto, ask=relay if ask is not None else None,
                                               allow_exec=allow_exec),
                       sinks=[*sinks, *extra], side_usage=side_usage, layer=layer, hooks=hooks, serve=relay.serve)
+        if children is not None:
+            children.bind(agent)  # a child never has more than the turn that delegates (a command's allowed-tools)
         agent.sinks.append(NestedRules(agent, layer, settings).on_event)  # nested AGENTS.md, on first read (it re-renders agent.system)
         for text in warned:
             agent.emit(Notice(message=text))

@@ -1,9 +1,9 @@
 """Sub-agents: a `delegate` call runs a child `Agent` with a clean context window (its system
 prompt, the project's rules, the task), a restricted tool set and its own step and token
-budget; its condensed report is the parent's tool result. Children's tokens count in the
-parent's limits (its side-call meter); their transcripts sit beside the parent's. They get the
-session's MCP tools (the same connections, the same approval rules) and fire the session's
-hooks, each payload naming the child (`Hooks.for_subagent`). docs/subagents.md."""
+budget; its condensed report is the parent's tool result. A child never has a tool its parent's
+turn lacks (a custom command's allowed-tools hold for it too). Children's tokens count in the
+parent's limits; their transcripts sit beside the parent's. They get the session's MCP tools
+(the same connections and approval rules) and fire its hooks, each payload naming the child."""
 
 from __future__ import annotations
 
@@ -25,10 +25,12 @@ from ctxagent.config.settings import Settings
 from ctxagent.harness.agents import READ_ONLY_TOOLS, AgentDefinition
 from ctxagent.harness.hooks import NO_HOOKS, Hooks
 from ctxagent.llm.meter import MeteredClient, UsageMeter
-from ctxagent.mcp.names import covers
+from ctxagent.mcp.names import covers, is_mcp_name, tool_name
 from ctxagent.text.tokens import estimate_tokens
 from ctxagent.tools import TOOLS
+from ctxagent.tools.base import ToolRegistry
 from ctxagent.tools.delegate import DelegateTool
+from ctxagent.tools.limited import LimitedTerminal, TerminalLimit
 
 if TYPE_CHECKING:  # asyncio and the SDK load only with a session's MCP servers
     from ctxagent.mcp.manager import ServerManager, ToolEntry
@@ -76,7 +78,8 @@ class Subagents:
     """Runs the children of one parent agent. `client`: the parent's metered side client (the
     children's usage counts in the parent's turn); `tools`: the parent's tool names; `sinks`:
     where children's progress is shown; `depth`: the parent's level (0 for the main agent); `mcp`:
-    the session's servers, `mcp_names`: the MCP tools the parent has (None: every running one)."""
+    the session's servers, `mcp_names`: the MCP tools the parent has (None: every running one).
+    `bind(agent)`: the parent, whose registry at each delegation (one turn's, say) bounds the child's."""
 
     def __init__(self, *, repo: Path, settings: Settings, client: Any, session: Session, tools: Sequence[str],
                  layer: Any, definitions: dict[str, AgentDefinition], relay: AskRelay, sinks: Sequence[Sink] = (),
@@ -91,6 +94,26 @@ class Subagents:
         self._lock = threading.Lock()
         self._emit_lock = threading.Lock()  # children's progress lines, one at a time
         self._running: set[threading.Event] = set()
+        self.parent: Any = None
+
+    def bind(self, agent: Any) -> None:
+        """Bound children by `agent`'s registry as it is when each starts (a custom command's turn)."""
+        self.parent = agent
+
+    def warnings(self) -> list[str]:
+        """One line per definition file naming tools or MCP servers that match nothing in this session."""
+        servers = {} if self.mcp is None else self.mcp.servers
+        entries = [] if self.mcp is None else self.mcp.tools()
+        out = []
+        for d in self.definitions.values():
+            names = [n for n in (*(d.tools or ()), *d.disallowed) if not _known(n, servers, entries)]
+            unknown = [n for n in d.mcp_servers or () if n not in servers]
+            if names:
+                out.append(f"agent definition {d.source}: no tool is named {', '.join(dict.fromkeys(names))}")
+            if unknown:
+                out.append(f"agent definition {d.source}: `mcpServers` {', '.join(unknown)}: no such server in "
+                           "this session (docs/mcp.md); the agent gets no tool of it")
+        return out
 
     def tool(self) -> DelegateTool:
         """The parent's `delegate` tool, running children here."""
@@ -132,6 +155,8 @@ class Subagents:
         remote = self._child_mcp(definition)
         registry = build_registry(self.repo, settings, session_id=child_id, client=side,
                                   only=[n for n in names if n != "delegate"])
+        self._restrict(definition, registry)
+        grandchildren = None
         if "delegate" in names:
             grandchildren = Subagents(repo=self.repo, settings=self.settings, client=self.client, session=session,
                                       tools=registry.names(), layer=self.layer, definitions=self.definitions,
@@ -152,9 +177,12 @@ class Subagents:
                         role=definition.prompt, report_tokens=REPORT_MAX_TOKENS)
         approval = ApprovalPolicy(auto_approve=self.auto_approve, ask=self.relay if self.relay.ask else None,
                                   allow_exec=self.allow_exec, question_lock=self.relay.question_lock)
-        return Agent(client=self.client, registry=registry, session=session, settings=settings, system=system,
-                     assembler=assembler, approval=approval, sinks=sinks,
-                     side_usage=meter, layer=self.layer, hooks=hooks, stop_event="SubagentStop")
+        child = Agent(client=self.client, registry=registry, session=session, settings=settings, system=system,
+                      assembler=assembler, approval=approval, sinks=sinks,
+                      side_usage=meter, layer=self.layer, hooks=hooks, stop_event="SubagentStop")
+        if grandchildren is not None:
+            grandchildren.bind(child)
+        return child
 
     def _child_settings(self, definition: AgentDefinition) -> Settings:
         agent = self.settings.agent
@@ -166,26 +194,54 @@ class Subagents:
             update["model"] = self.settings.model.replace(model=definition.model)
         return self.settings.replace(**update)
 
+    def _now(self) -> ToolRegistry | None:
+        """The parent's registry now (its turn's), None when unbound."""
+        return None if self.parent is None else self.parent.registry
+
     def _child_tools(self, definition: AgentDefinition) -> list[str]:
-        """The child's tools: its definition's (or the parent's, without delegate) that the parent
-        has; `delegate` only when listed and the depth allows; in TOOLS order. A read-only definition
-        (`permissionMode: plan`) keeps only READ_ONLY_TOOLS."""
+        """The child's tools: its definition's (or the parent's, without delegate) but its
+        `disallowedTools`, that the parent's turn has; `delegate` only when listed and the depth
+        allows; in TOOLS order. A read-only definition (`permissionMode: plan`) keeps only READ_ONLY_TOOLS."""
         wanted = definition.tools if definition.tools is not None else [n for n in self.tools if n != "delegate"]
+        wanted = [n for n in wanted if n not in definition.disallowed]
         if _read_only(definition):
             wanted = [n for n in wanted if n in READ_ONLY_TOOLS]
         allowed = set(self.tools) | ({"delegate"} if self.depth + 1 < MAX_DEPTH else set())
+        now = self._now()
+        if now is not None:
+            allowed &= set(now.names())
         chosen = [n for n in wanted if n in allowed and (n in TOOLS or n in self.tools)]
         return sorted(dict.fromkeys(chosen), key=lambda n: list(TOOLS).index(n) if n in TOOLS else len(TOOLS))
 
     def _child_mcp(self, definition: AgentDefinition) -> list[ToolEntry]:
-        """The MCP tools the child gets: the parent's that still run, all of them without `tools`
-        in its definition, else those its entries name (`ctxagent.mcp.names.covers`); none when read-only."""
+        """The MCP tools the child gets: the parent turn's that still run, of its `mcpServers`, but
+        its `disallowedTools`; with `tools`, those its MCP entries name (`ctxagent.mcp.names.covers`;
+        with `mcpServers` and no MCP entry, the servers' tools); none when read-only."""
         if self.mcp is None or _read_only(definition):
             return []
-        offered = [e for e in self.mcp.tools() if self.mcp_names is None or e.name in self.mcp_names]
-        if definition.tools is None:
+        now = self._now()
+        have = None if now is None else set(now.names())
+        offered = [e for e in self.mcp.tools() if (self.mcp_names is None or e.name in self.mcp_names)
+                   and (have is None or e.name in have)
+                   and (definition.mcp_servers is None or e.server in definition.mcp_servers)
+                   and not any(covers(denied, e.name) for denied in definition.disallowed)]
+        listed = [n for n in definition.tools or () if is_mcp_name(n)]
+        if definition.tools is None or (not listed and definition.mcp_servers is not None):
             return offered
-        return [e for e in offered if any(covers(wanted, e.name) for wanted in definition.tools)]
+        return [e for e in offered if any(covers(wanted, e.name) for wanted in listed)]
+
+    def _restrict(self, definition: AgentDefinition, registry: ToolRegistry) -> None:
+        """Narrow the child's tools in place: its terminal to the read-only path when its definition
+        denies `Bash` (or is read-only), then each tool within its parent turn's limit (`restrict`)."""
+        terminal = registry.get("terminal")
+        if terminal is not None and (definition.terminal_read_only or _read_only(definition)):
+            registry.tools["terminal"] = LimitedTerminal(terminal, TerminalLimit(reading=True),
+                                                         f"the definition of the sub-agent {definition.name!r}")
+        now = self._now()
+        for name, tool in list(registry.tools.items()):
+            restrict = getattr(now.get(name), "restrict", None) if now is not None else None
+            if callable(restrict):
+                registry.tools[name] = restrict(tool)
 
     def _report(self, child: Agent, end: TurnEnd) -> tuple[bool, str]:
         if end.reason == "finished":
@@ -197,6 +253,18 @@ class Subagents:
             except Exception as exc:  # the wrap-up call failed: what the child last said is the report
                 return False, f"{_last_words(child)}\n(the closing report failed: {exc})"
         return False, f"{end.message}\n{_last_words(child)}".strip()
+
+
+def _known(name: str, servers: dict[str, Any], entries: Sequence[ToolEntry]) -> bool:
+    """Whether a `tools`/`disallowedTools` entry (Claude Code's names already mapped) names a
+    ctxagent tool, or MCP tools of a running server (of a configured server not running: yes)."""
+    if not is_mcp_name(name):
+        return name in TOOLS
+    if any(covers(name, e.name) for e in entries):
+        return True
+    running = {e.server for e in entries}
+    return any(name.startswith(tool_name(s, "")) or name == tool_name(s, "")[:-2]
+               for s in servers if s not in running)
 
 
 def _read_only(definition: AgentDefinition) -> bool:

@@ -1,19 +1,20 @@
 """Claude Code's `allowed-tools` rules mapped onto ctxagent's tools, for one command's turn.
 
 A rule is a tool name with an optional pattern (`Bash(git diff:*)`); CLAUDE_TOOLS maps
-Claude Code's names onto ours. Matching rules: docs/slash-commands.md ("`allowed-tools`").
+Claude Code's names onto ours; the terminal's limit is `ctxagent.tools.limited`. Matching
+rules: docs/slash-commands.md ("`allowed-tools`").
 """
 
 from __future__ import annotations
 
-import fnmatch
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctxagent.errors import CtxAgentError
-from ctxagent.shell.parse import parse_pipeline
-from ctxagent.tools.base import ToolResult
+from ctxagent.tools.limited import LimitedTerminal, TerminalLimit, command_allowed
+
+__all__ = ["CLAUDE_TOOLS", "READING", "LimitedTerminal", "TerminalLimit", "ToolGrant", "command_allowed", "grant_for",
+           "offered_tools"]
 
 #: Claude Code tool name -> the ctxagent tools it stands for (those the agent has are offered).
 CLAUDE_TOOLS: dict[str, tuple[str, ...]] = {
@@ -25,19 +26,6 @@ CLAUDE_TOOLS: dict[str, tuple[str, ...]] = {
 #: Claude Code names that only read: through them the terminal keeps to its read-only path.
 READING = frozenset({"Read", "Grep", "Glob", "LS"})
 _RULE = re.compile(r"^\s*([A-Za-z_][\w-]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
-
-
-@dataclass
-class TerminalLimit:
-    """What the terminal may run: commands matching `patterns` (any path), and any command on
-    the read-only path when `reading` (a Read/Grep/Glob/LS rule)."""
-
-    patterns: list[str] = field(default_factory=list)
-    reading: bool = False
-
-    def describe(self) -> str:
-        parts = ([", ".join(self.patterns)] if self.patterns else []) + (["read-only commands"] if self.reading else [])
-        return " and ".join(parts)
 
 
 @dataclass
@@ -79,50 +67,6 @@ def grant_for(rules: list[str], available: list[str]) -> ToolGrant:
         for tool in offered:
             grant.add(tool, name if name in CLAUDE_TOOLS else "Bash", pattern)
     return grant
-
-
-def command_allowed(command: str, patterns: list[str]) -> bool:
-    """True when every `|` stage of `command` matches one of `patterns` (see the module doc)."""
-    try:
-        stages = [" ".join(w.text for w in stage) for stage in parse_pipeline(command.strip())]
-    except CtxAgentError:
-        return False
-    return bool(stages) and all(any(_matches(stage, p) for p in patterns) for stage in stages)
-
-
-def _matches(command: str, pattern: str) -> bool:
-    if pattern.endswith(":*"):
-        prefix = pattern[:-2].rstrip()
-        return command == prefix or command.startswith(prefix + " ")
-    return fnmatch.fnmatchcase(command, pattern)
-
-
-class LimitedTerminal:
-    """The terminal tool within a TerminalLimit; anything else is refused, saying what is
-    allowed. Every other attribute is the wrapped tool's."""
-
-    def __init__(self, terminal: Any, limit: TerminalLimit) -> None:
-        self.inner = terminal
-        self.limit = limit
-        self.name = terminal.name
-        self.description = f"{terminal.description} For this command, only: {limit.describe()}."
-
-    def schema(self) -> dict[str, Any]:
-        schema = self.inner.schema()
-        return {**schema, "function": {**schema["function"], "description": self.description}}
-
-    def execute(self, args: dict[str, Any] | None) -> ToolResult:
-        args = args if isinstance(args, dict) else {}
-        command = str(args.get("command", ""))
-        if command_allowed(command, self.limit.patterns):
-            return self.inner.execute(args)
-        if self.limit.reading and not args.get("allow_dangerous"):
-            return self.inner.execute(args)
-        return ToolResult(ok=False, content=(f"terminal: `{command}` is not allowed by this command's "
-                                             f"allowed-tools; allowed: {self.limit.describe()}"))
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
 
 
 def offered_tools(grant: ToolGrant, registry: Any) -> dict[str, Any]:
