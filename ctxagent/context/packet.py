@@ -213,12 +213,16 @@ class ContextConfig:
 
 
 def _check_shares(shares: Mapping[str, float]) -> dict[str, float]:
-    unknown = sorted(set(shares) - set(LAYERS))
+    if not isinstance(shares, Mapping):
+        raise ValueError(f"ContextConfig.layer_shares must be a table of layer = share, e.g. {{history = 0.3}}, "
+                         f"got {shares!r}; layers: {list(LAYERS)}")
+    unknown = sorted(set(shares) - set(LAYERS), key=str)
     if unknown:
         raise ValueError(f"ContextConfig.layer_shares has unknown layer(s) {unknown}; layers: {list(LAYERS)}")
-    merged = {layer: float(shares.get(layer, DEFAULT_SHARES[layer])) for layer in LAYERS}
+    merged = {layer: shares.get(layer, DEFAULT_SHARES[layer]) for layer in LAYERS}
     for layer, share in merged.items():
         _check_range(f"layer_shares[{layer!r}]", share, 0.0, 1.0)
+    merged = {layer: float(share) for layer, share in merged.items()}
     total = sum(merged.values())
     if total <= 0:
         raise ValueError("ContextConfig.layer_shares must have a positive sum")
