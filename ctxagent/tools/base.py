@@ -90,13 +90,14 @@ class Tool:
 
     def parse(self, args: dict[str, Any] | None) -> Any:
         """`args` validated against `Params` (lax: "5" reads as 5), a `Params` instance.
-        Raises ToolInputError naming the bad field."""
+        Raises ToolInputError naming the bad field (a lone surrogate in a text, too)."""
         if args is None:
             args = {}
         if not isinstance(args, dict):
             raise ToolInputError(
                 f"{self.name}: arguments must be a JSON object, got {type(args).__name__}"
             )
+        _check_text(self.name, args, ())
         if _is_pydantic(self.Params):
             return _pydantic_parse(self.name, self.Params, args)
         try:
@@ -132,6 +133,25 @@ def tool_limits(settings: Settings | None) -> ToolSettings:
     from ctxagent.config.settings import ToolSettings
 
     return ToolSettings()
+
+
+def _check_text(name: str, value: Any, loc: tuple[str | int, ...]) -> None:
+    """Raises ToolInputError for a string in `value` (nested too) that is no valid Unicode (a
+    lone surrogate such as "\\ud800", which JSON allows): no file, database or pipe takes it."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            where = ".".join(map(str, loc)) or "(arguments)"
+            raise ToolInputError(f"{name}: invalid arguments: {where}: holds characters that are not valid Unicode "
+                                 "text (a lone surrogate); send the text as plain UTF-8") from None
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _check_text(name, key, loc)
+            _check_text(name, item, (*loc, key))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _check_text(name, item, (*loc, i))
 
 
 def _is_pydantic(params: type) -> bool:

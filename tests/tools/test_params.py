@@ -17,6 +17,7 @@ from ctxagent.errors import ToolInputError
 from ctxagent.tools.base import Tool, ToolParams, ToolResult
 from ctxagent.tools.memory import MemoryTool
 from ctxagent.tools.plan import validate_plan
+from ctxagent.tools.terminal import TerminalTool
 from ctxagent.tools.todo import TodoTool
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -66,6 +67,17 @@ def test_a_bad_choice_tells_the_model_the_choices(tmp_path: Path) -> None:
     result = TodoTool(workspace=tmp_path).execute({"action": "frobnicate"})
     assert not result.ok and result.content == ("todo: invalid arguments: action: Invalid enum value 'frobnicate'; use "
                                                 "one of 'add', 'update', 'list', 'remove', 'clear_completed', 'set', 'write'")
+
+
+def test_a_lone_surrogate_in_an_argument_is_refused_by_name(tmp_path: Path) -> None:
+    for tool, args, where in [
+        (MemoryTool(workspace=tmp_path, embedder=None), {"action": "add", "content": "a\ud800"}, "content"),
+        (TerminalTool.for_repo(tmp_path), {"command": "echo \udfff"}, "command"),
+        (TodoTool(workspace=tmp_path), {"action": "set", "items": [{"content": "\ud83d"}]}, "items.0.content"),
+    ]:
+        result = tool.execute(args)
+        assert not result.ok and "internal error" not in result.content
+        assert f"invalid arguments: {where}: " in result.content and "not valid Unicode" in result.content
 
 
 def test_the_schema_has_no_titles_and_no_internal_fields() -> None:
