@@ -61,9 +61,14 @@ class ModelSettings(Record, kw_only=True):
 
     def __post_init__(self) -> None:
         """A key given as plain text (code and tests: `ModelSettings(api_key="sk-...")`) becomes a
-        Secret, so it never shows in repr."""
+        Secret, so it never shows in repr. Raises ValueError for an `extra_body` value that is no
+        JSON value (a TOML date)."""
         if isinstance(self.api_key, str):
             self.api_key = Secret(self.api_key)
+        where = _not_json(self.extra_body, ())
+        if where is not None:  # a TOML date or time: the request could not be written
+            raise ValueError(f"extra_body: {'.'.join(where)} is a {type(_at(self.extra_body, where)).__name__}, "
+                             "which a JSON request cannot carry; write it as a string")
 
     def __str__(self) -> str:
         return self.__repr__()
@@ -89,3 +94,18 @@ def mask(key: str | Secret | None) -> str:
         return "***"
     prefix = key.split("-", 1)[0] + "-" if "-" in key[:6] else ""
     return f"{prefix}...{key[-4:]}"
+
+
+def _not_json(value: Any, loc: tuple[str, ...]) -> tuple[str, ...] | None:
+    """Where in `value` the first value that is no JSON value is (None: all are)."""
+    if isinstance(value, dict):
+        return next((w for k, v in value.items() if (w := _not_json(v, (*loc, str(k)))) is not None), None)
+    if isinstance(value, list):
+        return next((w for i, v in enumerate(value) if (w := _not_json(v, (*loc, str(i)))) is not None), None)
+    return None if value is None or isinstance(value, (str, int, float, bool)) else loc
+
+
+def _at(value: Any, loc: tuple[str, ...]) -> Any:
+    for step in loc:
+        value = value[int(step)] if isinstance(value, list) else value[step]
+    return value

@@ -121,6 +121,14 @@ def test_api_key_env_given_the_key_itself_never_shows_it(repo: Path, home: dict,
     assert KEY not in json.dumps(s.sources) and KEY not in repr(s)
 
 
+def test_extra_body_with_a_toml_date_is_a_config_error_not_a_crash(repo: Path, home: dict) -> None:
+    write(user_config_path(home), '[model]\nbase_url = "http://127.0.0.1:3/v1"\nextra_body = {opts = {when = 1979-05-27}}\n')
+    with pytest.raises(ConfigError) as info:
+        load_settings(repo, env=home)
+    message = str(info.value)
+    assert "model.extra_body" in message and "opts.when" in message and "string" in message
+
+
 def test_bad_toml_names_the_file_and_the_fix(repo: Path, home: dict) -> None:
     write(repo_config_path(repo), '[model]\nmodel = "unterminated\n')
     with pytest.raises(ConfigError) as info:
