@@ -52,7 +52,8 @@ BUILTIN = (
     AgentDefinition("explore", "Read-only exploration: finds where things are and how they work, reports "
                     "the findings with file paths and line numbers. Use it for searches that would read many files.",
                     "You explore a code repository for the agent that delegated to you. You only read: search, "
-                    "list and open files. Be thorough but quick.", tools=READ_ONLY_TOOLS),
+                    "list and open files. Be thorough but quick.", tools=READ_ONLY_TOOLS,
+                    terminal_read_only=True),
     AgentDefinition("general", "A general helper with the parent's tools but delegation: for a separate "
                     "sub-task (its changes are approved by the user like the parent's).",
                     "You carry out one sub-task for the agent that delegated to you, with the tools you have."),

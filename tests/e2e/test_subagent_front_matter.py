@@ -104,3 +104,18 @@ def test_disallowed_tools_and_mcp_servers_shape_each_childs_tools(ctxagent, fake
     [planner] = _child_requests(server, "TASK-planner")  # Claude Code's read-only mode: the read-only path too
     assert "Here only: read-only commands" in _tools(planner)["terminal"]["description"]
     assert len([m for m in server.requests()[-1]["messages"] if m["role"] == "tool"]) == len(names)
+
+
+def test_the_built_in_explore_child_only_reads(ctxagent, fake_server, repo: Path, env) -> None:
+    """`explore` is described as read-only: a command needing approval is refused without a question."""
+    _config(env)
+    rules = [{"contains": "TASK-explore", "steps": [_terminal("touch made.txt", dangerous=True), REPORT]}]
+    delegate = tool_calls([("delegate", json.dumps({"agent": "explore", "task": "TASK-explore: look"}))])
+    server = fake_server([delegate, text("Looked.")], rules=rules)
+    proc = ctxagent("run", "Look.", "--repo", str(repo), "--mode", "workspace-write", extra_env=model_env(server))
+    assert proc.returncode == 0, proc.stderr
+    first, second = _child_requests(server, "TASK-explore")
+    assert set(_tools(first)) == {"terminal", "context_fetch"}
+    assert "Here only: read-only commands" in _tools(first)["terminal"]["description"]
+    assert "allowed: read-only commands" in [m for m in second["messages"] if m["role"] == "tool"][-1]["content"]
+    assert not (repo / "made.txt").exists() and "Run? [y]es" not in proc.stderr
