@@ -190,6 +190,8 @@ class ContextConfig:
                 raise ValueError(f"ContextConfig.{name} must be True or False, got {getattr(self, name)!r}")
         if not isinstance(self.tool_result_max_chars, int) or self.tool_result_max_chars < 200:
             raise ValueError(f"ContextConfig.tool_result_max_chars must be an integer >= 200, got {self.tool_result_max_chars!r}")
+        if self.output_instructions is not None and not isinstance(self.output_instructions, str):
+            raise ValueError(f"ContextConfig.output_instructions must be text, got {self.output_instructions!r}")
         self.layer_shares = _check_shares(self.layer_shares)
 
     @property

@@ -270,3 +270,12 @@ def test_a_window_below_the_context_engines_smallest_is_a_config_error(repo: Pat
     with pytest.raises(ConfigError, match=r"model\.context_window = 10 .*64 <= value"):
         load_settings(repo, env=home)
 
+
+
+def test_output_instructions_that_are_no_text_are_a_config_error(repo: Path, home: dict) -> None:
+    """`[context] output_instructions = 5` was accepted and rendered into every request as "5"."""
+    write(user_config_path(home), '[model]\nprovider = "custom"\nbase_url = "http://127.0.0.1:9/v1"\nmodel = "m"\n'
+                                  '[context]\noutput_instructions = 5\n')
+    with pytest.raises(ConfigError, match=r"context\.output_instructions = 5 from .*must be text") as err:
+        load_settings(repo, env=home)
+    assert err.value.setting == "context.output_instructions"

@@ -59,6 +59,7 @@ def test_config_textbook_defaults_work() -> None:
         ({"dedup_threshold": 0}, "dedup_threshold"), ({"tool_result_max_chars": 10}, "tool_result_max_chars"),
         ({"layer_shares": {"bogus": 1.0}}, "layer_shares"), ({"layer_shares": {"memory": -1}}, "layer_shares"),
         ({"layer_shares": 5}, "layer_shares"), ({"layer_shares": {"history": "x"}}, "layer_shares"),
+        ({"output_instructions": 5}, "output_instructions"),
     ],
 )
 def test_config_invalid_values_name_field_and_range(kwargs: dict, field: str) -> None:
