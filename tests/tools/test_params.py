@@ -87,6 +87,13 @@ def test_the_schema_has_no_titles_and_no_internal_fields() -> None:
         "times": {"type": "integer", "minimum": 1, "maximum": 5, "default": 1}}}
 
 
+def test_a_schema_is_a_fresh_copy_each_time() -> None:
+    """The schema is built once per record; a caller changing its copy changes no other."""
+    first = CountTool().schema()["function"]["parameters"]
+    first["properties"]["word"]["description"] = "changed"
+    assert CountTool().schema()["function"]["parameters"]["properties"]["word"]["description"] == "the word"
+
+
 def test_a_pydantic_params_tool_still_works() -> None:
     tool = PydanticTool()
     assert tool.run({"word": "hi", "times": "2"}) == 2
