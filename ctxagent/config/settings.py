@@ -149,7 +149,6 @@ class ContextSettings:
         return f"ContextSettings({self._values!r})"
 
 
-
 class Settings(Record, kw_only=True):
     """Everything ctxagent reads from configuration. `sources`: dotted key -> where its value came from.
     Built by `load_settings` from sections it checked; the constructor validates nothing."""

@@ -16,7 +16,7 @@ from typing import Any, Mapping
 import msgspec
 
 from ctxagent.errors import ConfigError
-from ctxagent.validation import Record
+from ctxagent.validation import Record, field_default
 
 FREE = frozenset({
     "model.model", "model.context_window", "model.max_output_tokens", "model.max_tokens_field",
@@ -152,12 +152,7 @@ class RepoTrust:
     def _default(self, key: str) -> Any:
         section, name = key.split(".", 1)
         model = self.sections[section]
-        if not (isinstance(model, type) and issubclass(model, Record)):
-            return None
-        field = next((f for f in msgspec.structs.fields(model) if f.name == name), None)
-        if field is None or field.default is not msgspec.NODEFAULT:
-            return None if field is None else field.default
-        return None if field.default_factory is msgspec.NODEFAULT else field.default_factory()
+        return field_default(model, name) if isinstance(model, type) and issubclass(model, Record) else None
 
 
 def _limit_refusal(new: float, old: Any, *, at_most: bool) -> str | None:
