@@ -124,12 +124,13 @@ class MemoryTool(TextbookExecute, Tool):
     def parse(self, args: dict[str, Any] | None) -> MemoryParams:
         """`args` validated, its keys that are no field put into `metadata` (the textbook's
         `add` with `file_path`, `source`...). Raises ToolInputError naming the bad field."""
-        if not isinstance(args, dict):
-            return super().parse(args)
         known = field_names(MemoryParams)
-        extra = {k: v for k, v in args.items() if k not in known}
-        params = super().parse({k: v for k, v in args.items() if k in known})
-        return params.replace(metadata={**(params.metadata or {}), **extra}) if extra else params
+        if isinstance(args, dict) and isinstance(args.get("metadata") or {}, dict):
+            extra = {k: v for k, v in args.items() if k not in known}
+            if extra:  # checked with the rest (text, JSON values), as metadata
+                args = {**{k: v for k, v in args.items() if k in known},
+                        "metadata": {**(args.get("metadata") or {}), **extra}}
+        return super().parse(args)
 
     def _run(self, params: MemoryParams) -> ToolResult:
         return getattr(self, f"_{params.action}")(params)

@@ -72,6 +72,8 @@ def test_a_bad_choice_tells_the_model_the_choices(tmp_path: Path) -> None:
 def test_a_lone_surrogate_in_an_argument_is_refused_by_name(tmp_path: Path) -> None:
     for tool, args, where in [
         (MemoryTool(workspace=tmp_path, embedder=None), {"action": "add", "content": "a\ud800"}, "content"),
+        (MemoryTool(workspace=tmp_path, embedder=None), {"action": "add", "content": "a", "source": "b\ud800"},
+         "metadata.source"),  # a textbook extra key, kept as metadata
         (TerminalTool.for_repo(tmp_path), {"command": "echo \udfff"}, "command"),
         (TodoTool(workspace=tmp_path), {"action": "set", "items": [{"content": "\ud83d"}]}, "items.0.content"),
     ]:
